@@ -1,0 +1,152 @@
+"""Integrity checks over stored events: hashes, chains, versions, positions, heads, digest.
+
+Pure over what it is given (events in position order and the stream heads), so
+the same checks run on any backend and on an export file. The projection part
+of ``benchledger audit`` lives in the application layer (it needs the reducers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import canonical
+from .store import StoredEvent
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    goal_id: str | None
+    position: int | None
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "goal_id": self.goal_id, "position": self.position, "detail": self.detail}
+
+
+@dataclass
+class ChainReport:
+    events_checked: int = 0
+    goals: set[str] = field(default_factory=set)
+    digest: str = ""
+    problems: list[Problem] = field(default_factory=list)
+
+
+def format_digest(last_position: int, running: str) -> str:
+    """A digest names how much history it covers: ``<last position>:<running hash>``."""
+    return f"{last_position}:{running}"
+
+
+def parse_digest(digest: str) -> tuple[int, str]:
+    try:
+        count, running = digest.split(":", 1)
+        position = int(count)
+    except ValueError as exc:
+        raise ValueError(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')") from exc
+    if position < 0 or len(running) != 64:
+        raise ValueError(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')")
+    return position, running
+
+
+def verify_events(
+    ordered_events: Iterable[StoredEvent],
+    heads: Iterable[dict[str, Any]],
+    *,
+    scope_goal: str | None = None,
+    expect_digest: str | None = None,
+) -> ChainReport:
+    """Check every event and every goal chain; compute the digest of the events checked.
+
+    ``ordered_events`` must be in position order. With ``scope_goal`` only that
+    goal's events are given, so global gap checks are skipped. With
+    ``expect_digest`` the running digest at the digest's position must match:
+    the earlier history is unchanged, whatever was appended after it.
+    """
+    report = ChainReport()
+    running = canonical.GENESIS_HASH
+    last_position = 0
+    last_recorded_at = ""
+    expected_position, expected_running = parse_digest(expect_digest) if expect_digest else (None, None)
+    digest_checked = expected_position == 0 and expected_running == canonical.GENESIS_HASH
+    tails: dict[str, StoredEvent] = {}
+
+    def problem(kind: str, event: StoredEvent | None, detail: str, goal_id: str | None = None) -> None:
+        report.problems.append(
+            Problem(kind, event.goal_id if event else goal_id, event.position if event else None, detail)
+        )
+
+    for event in ordered_events:
+        report.events_checked += 1
+        report.goals.add(event.goal_id)
+        if scope_goal is None and event.position != last_position + 1:
+            problem("position_gap", event, f"position {event.position} follows {last_position}")
+        if event.position <= last_position:
+            problem("position_order", event, f"position {event.position} is not after {last_position}")
+        if event.recorded_at < last_recorded_at:
+            problem("time_order", event, f"recorded_at {event.recorded_at} is before {last_recorded_at}")
+        last_position, last_recorded_at = event.position, max(last_recorded_at, event.recorded_at)
+
+        if canonical.sha256_hex(event.payload_text) != event.payload_sha256:
+            problem("payload_hash", event, "payload does not hash to payload_sha256")
+        if canonical.event_id_for(event.goal_id, event.kind, event.payload_sha256) != event.event_id:
+            problem("event_id", event, "event_id does not match goal, kind and payload hash")
+
+        previous = tails.get(event.goal_id)
+        expected_version = previous.stream_version + 1 if previous else 1
+        if event.stream_version != expected_version:
+            problem("version_gap", event, f"stream_version {event.stream_version}, expected {expected_version}")
+        expected_prev = previous.chain_hash if previous else canonical.GENESIS_HASH
+        if event.prev_hash != expected_prev:
+            problem("chain_link", event, "prev_hash is not the previous event's chain hash in this goal")
+        recomputed = canonical.chain_hash(
+            event.prev_hash,
+            goal_id=event.goal_id,
+            stream_version=event.stream_version,
+            kind=event.kind,
+            schema_version=event.schema_version,
+            payload_sha256=event.payload_sha256,
+            event_id=event.event_id,
+            recorded_at=event.recorded_at,
+            source=event.source,
+            source_sha256=event.source_sha256,
+        )
+        if recomputed != event.chain_hash:
+            problem("chain_hash", event, "chain_hash does not match the event's fields")
+        tails[event.goal_id] = event
+
+        running = canonical.digest_step(running, event.chain_hash)
+        if expected_position is not None and event.position == expected_position:
+            digest_checked = True
+            if running != expected_running:
+                problem("digest_mismatch", event, f"history up to position {expected_position} differs from the expected digest")
+
+    if expected_position is not None and not digest_checked:
+        report.problems.append(
+            Problem("digest_mismatch", scope_goal, None, f"the ledger has no event at position {expected_position}: history was truncated")
+        )
+
+    for head in heads:
+        goal_id = head["goal_id"]
+        if scope_goal is not None and goal_id != scope_goal:
+            continue
+        tail = tails.pop(goal_id, None)
+        if tail is None:
+            problem("missing_events", None, f"stream head at version {head['last_version']} but no events", goal_id)
+        elif (tail.stream_version, tail.chain_hash, tail.position) != (
+            head["last_version"],
+            head["last_chain_hash"],
+            head["last_position"],
+        ):
+            problem(
+                "head_mismatch",
+                tail,
+                f"stream head says version {head['last_version']} at position {head['last_position']}, "
+                f"last event is version {tail.stream_version} at position {tail.position}",
+            )
+    for goal_id, tail in tails.items():
+        problem("head_missing", tail, "events without a stream head", goal_id)
+
+    report.digest = format_digest(last_position, running)
+    return report

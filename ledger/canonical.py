@@ -1,0 +1,78 @@
+"""Canonical JSON, content hashes, event ids and the per-goal hash chain.
+
+The byte layouts here are the ledger's public contract (docs/hash-chain.md):
+an outside auditor recomputes them with a few lines of any language.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+# Namespace of benchledger's name-based (UUIDv5) event ids; never change it.
+EVENT_ID_NAMESPACE = uuid.UUID("6f2c1d52-4a8e-5b0f-9d4e-2b7f1c3a9e10")
+CHAIN_DOMAIN = "benchledger-chain-v1"
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no insignificant whitespace, non-ASCII kept literally (hashed as UTF-8).
+
+    ``NaN``/``Infinity`` are written as Python's JSON module writes them: the
+    review commands accept them because LoopX does, while ``ingest`` refuses them
+    before they get here.
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_hex(data: str | bytes) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def event_id_for(goal_id: str, kind: str, payload_sha256: str) -> str:
+    """Deterministic event id: equal content in the same goal is the same event (idempotent appends)."""
+    return str(uuid.uuid5(EVENT_ID_NAMESPACE, f"{goal_id}\n{kind}\n{payload_sha256}"))
+
+
+def chain_hash(
+    prev_hash: str,
+    *,
+    goal_id: str,
+    stream_version: int,
+    kind: str,
+    schema_version: str | None,
+    payload_sha256: str,
+    event_id: str,
+    recorded_at: str,
+    source: str,
+    source_sha256: str | None,
+) -> str:
+    """SHA-256 over the previous chain hash and every stored field of the event but its position.
+
+    Fields are joined with ``\\n`` in this order; a null field is the empty string.
+    Position is left out so a goal exported alone re-imports with the same chain;
+    the global order is covered by the ledger digest instead.
+    """
+    fields = [
+        CHAIN_DOMAIN,
+        prev_hash,
+        goal_id,
+        str(stream_version),
+        kind,
+        schema_version or "",
+        payload_sha256,
+        event_id,
+        recorded_at,
+        source,
+        source_sha256 or "",
+    ]
+    return sha256_hex("\n".join(fields))
+
+
+def digest_step(previous: str, chain: str) -> str:
+    """One step of the ledger digest: a running SHA-256 over chain hashes in position order."""
+    return sha256_hex(f"{previous}\n{chain}")

@@ -1,0 +1,32 @@
+"""Where the ledger lives.
+
+Resolution order: an explicit URL (``--database-url``), then the
+``BENCHLEDGER_DATABASE_URL`` environment variable, then the embedded default:
+a SQLite file ``ledger.sqlite`` in ``$BENCHLEDGER_HOME``, else
+``$XDG_DATA_HOME/benchledger``, else ``~/.local/share/benchledger``, created on
+first use.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+IN_MEMORY_URL = "sqlite://"
+
+
+def default_ledger_path() -> Path:
+    home = os.environ.get("BENCHLEDGER_HOME")
+    if home:
+        return Path(home).expanduser() / "ledger.sqlite"
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data_home) / "benchledger" / "ledger.sqlite"
+
+
+def resolve_url(explicit: str | None = None) -> str:
+    url = explicit or os.environ.get("BENCHLEDGER_DATABASE_URL")
+    if url:
+        return url
+    path = default_ledger_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"

@@ -1,0 +1,69 @@
+"""Schema migrations (alembic, shipped in the ``migrations`` package).
+
+The embedded SQLite ledger is migrated automatically when it is opened. A
+server database is never migrated behind its owners' backs: opening one at an
+older revision fails with an actionable message. Checking the revision costs
+one query; alembic itself is only imported when a migration really runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, inspect, text
+
+# The newest revision in migrations/versions (a test keeps the two in step).
+HEAD_REVISION = "0001"
+
+
+class LedgerNeedsUpgrade(RuntimeError):
+    """A server ledger is at an older schema revision than this benchledger needs."""
+
+
+def current_revision(connection: Connection) -> str | None:
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def _alembic_config(connection: Connection):
+    from alembic.config import Config
+
+    import migrations
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    from alembic import command
+
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), revision)
+
+
+def script_head() -> str:
+    from alembic.script import ScriptDirectory
+
+    import migrations
+
+    return ScriptDirectory(str(Path(migrations.__file__).parent)).get_current_head()
+
+
+def ensure_current(engine: Engine) -> None:
+    """Bring an embedded SQLite ledger to head; refuse a server ledger that is behind."""
+    with engine.connect() as connection:
+        revision = current_revision(connection)
+    if revision == HEAD_REVISION:
+        return
+    if engine.dialect.name == "sqlite":
+        upgrade(engine)
+        return
+    where = engine.url.render_as_string(hide_password=True)
+    found = f"at revision {revision}" if revision else "not initialized"
+    raise LedgerNeedsUpgrade(
+        f"the ledger at {where} is {found}; this benchledger needs revision {HEAD_REVISION}: "
+        f"run `benchledger --database-url URL db upgrade`"
+    )

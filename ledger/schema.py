@@ -1,0 +1,123 @@
+"""The ledger's tables: one SQLAlchemy Core definition for SQLite and PostgreSQL.
+
+``events`` is append-only (database triggers refuse UPDATE, DELETE and, on
+PostgreSQL, TRUNCATE); ``stream_heads`` lets an append find a goal's last
+version and chain hash without scanning the stream; ``projection_rows`` holds
+the materialized reviews, each row stamped with the reducer version and the
+last event position it reflects.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DDL,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    event,
+)
+
+metadata = MetaData()
+
+GOAL_ID_LENGTH = 121
+
+events = Table(
+    "events",
+    metadata,
+    # Global order. Assigned by the appender under a ledger-wide write lock, so it
+    # is contiguous and follows commit order on every backend.
+    Column("position", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=False),
+    Column("event_id", String(36), nullable=False, unique=True),
+    Column("goal_id", String(GOAL_ID_LENGTH), nullable=False),
+    Column("stream_version", Integer, nullable=False),
+    Column("kind", String(64), nullable=False),
+    Column("schema_version", String(128), nullable=True),
+    Column("payload", Text, nullable=False),
+    Column("payload_sha256", String(64), nullable=False),
+    Column("source_sha256", String(64), nullable=True),
+    Column("prev_hash", String(64), nullable=False),
+    Column("chain_hash", String(64), nullable=False),
+    Column("recorded_at", String(32), nullable=False),
+    Column("source", String(64), nullable=False),
+    UniqueConstraint("goal_id", "stream_version", name="uq_events_goal_version"),
+)
+# Reading one goal in order is served by the unique (goal_id, stream_version)
+# index; the global order by the primary key. Kind filters within a goal:
+Index("ix_events_goal_kind", events.c.goal_id, events.c.kind)
+
+stream_heads = Table(
+    "stream_heads",
+    metadata,
+    Column("goal_id", String(GOAL_ID_LENGTH), primary_key=True),
+    Column("last_version", Integer, nullable=False),
+    Column("last_chain_hash", String(64), nullable=False),
+    Column("last_position", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+    Column("last_recorded_at", String(32), nullable=False),
+)
+
+projection_rows = Table(
+    "projection_rows",
+    metadata,
+    Column("projection", String(64), nullable=False),
+    Column("goal_id", String(GOAL_ID_LENGTH), nullable=False),
+    Column("key", String(128), nullable=False),
+    Column("projection_version", Integer, nullable=False),
+    # "ok" or "faulted"; a faulted row carries the reducer's error instead of a payload.
+    Column("status", String(16), nullable=False),
+    Column("payload", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("position", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+    PrimaryKeyConstraint("projection", "goal_id", "key", name="pk_projection_rows"),
+)
+Index("ix_projection_rows_goal", projection_rows.c.goal_id)
+
+
+IMMUTABLE_MESSAGE = "events are immutable: the ledger is append-only"
+
+
+def immutability_ddl(dialect: str) -> list[str]:
+    """Statements that make the database itself refuse to change or remove events.
+
+    Used by the initial migration and by ``metadata.create_all`` (in-memory
+    ledgers), so both paths install the same triggers.
+    """
+    if dialect == "sqlite":
+        return [
+            f"CREATE TRIGGER events_no_{verb.lower()} BEFORE {verb} ON events "
+            f"BEGIN SELECT RAISE(ABORT, '{IMMUTABLE_MESSAGE}'); END"
+            for verb in ("UPDATE", "DELETE")
+        ]
+    if dialect == "postgresql":
+        return [
+            "CREATE FUNCTION benchledger_events_immutable() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            f"BEGIN RAISE EXCEPTION '{IMMUTABLE_MESSAGE}' USING ERRCODE = 'restrict_violation'; END $$",
+            "CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events "
+            "FOR EACH ROW EXECUTE FUNCTION benchledger_events_immutable()",
+            "CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events "
+            "FOR EACH STATEMENT EXECUTE FUNCTION benchledger_events_immutable()",
+        ]
+    raise ValueError(f"unsupported database dialect: {dialect}")
+
+
+def drop_immutability_ddl(dialect: str) -> list[str]:
+    """The inverse of :func:`immutability_ddl` (migration downgrades and tamper tests)."""
+    if dialect == "sqlite":
+        return ["DROP TRIGGER IF EXISTS events_no_update", "DROP TRIGGER IF EXISTS events_no_delete"]
+    return [
+        "DROP TRIGGER IF EXISTS events_no_update_delete ON events",
+        "DROP TRIGGER IF EXISTS events_no_truncate ON events",
+        "DROP FUNCTION IF EXISTS benchledger_events_immutable()",
+    ]
+
+
+@event.listens_for(events, "after_create")
+def _install_immutability(target, connection, **_kw) -> None:
+    for statement in immutability_ddl(connection.dialect.name):
+        connection.execute(DDL(statement))

@@ -1,0 +1,482 @@
+"""The event store: append-only streams of events, one stream per goal.
+
+One :class:`Ledger` serves both backends. Appends are serialized ledger-wide
+(SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock)
+because global positions must be contiguous *and* follow commit order: with
+sequence-assigned positions, a transaction that took position 7 could commit
+after one that took 8, and a reader following positions would skip 7 forever.
+Appends of compact artifacts are small, so one writer at a time costs little
+and buys a gap-free, never-reordered global log.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import StaticPool
+
+from . import canonical
+from .schema import events, metadata, projection_rows, stream_heads
+
+GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
+# Any constant works; it only has to be the same for every benchledger writer.
+APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
+SQLITE_BUSY_TIMEOUT_S = 5.0
+LOCKED_RETRY_BUDGET_S = 60.0
+
+
+class LedgerError(RuntimeError):
+    """Base class of the store's errors; ``str()`` is a message for the user."""
+
+
+class InvalidGoalId(LedgerError, ValueError):
+    pass
+
+
+class VersionConflict(LedgerError):
+    """``expected_version`` did not match the goal's current version."""
+
+    def __init__(self, goal_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"goal {goal_id!r} is at version {actual}, not the expected {expected}")
+        self.goal_id, self.expected, self.actual = goal_id, expected, actual
+
+
+class LedgerBusy(LedgerError):
+    """Another writer held the SQLite ledger for longer than the retry budget."""
+
+
+def validate_goal_id(goal_id: str) -> str:
+    if not isinstance(goal_id, str) or not GOAL_ID_PATTERN.fullmatch(goal_id):
+        raise InvalidGoalId(
+            f"invalid goal id {goal_id!r}: use 1-121 letters, digits, '_', '.', ':' or '-', "
+            "starting with a letter or digit"
+        )
+    return goal_id
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append: what it is and its (JSON-compatible) payload."""
+
+    kind: str
+    payload: Any
+    schema_version: str | None = None
+    source_sha256: str | None = None
+
+    def canonical(self) -> tuple[str, str]:
+        body = canonical.canonical_json(self.payload)
+        return body, canonical.sha256_hex(body)
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    position: int
+    event_id: str
+    goal_id: str
+    stream_version: int
+    kind: str
+    schema_version: str | None
+    payload_text: str
+    payload_sha256: str
+    source_sha256: str | None
+    prev_hash: str
+    chain_hash: str
+    recorded_at: str
+    source: str
+
+    @property
+    def payload(self) -> Any:
+        return json.loads(self.payload_text)
+
+    def as_record(self) -> dict[str, Any]:
+        """Every stored field, with the payload kept as its canonical text."""
+        return {column.name: getattr(self, _FIELD_OF_COLUMN.get(column.name, column.name)) for column in events.c}
+
+
+_FIELD_OF_COLUMN = {"payload": "payload_text"}
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The outcome for one input of an append: the stored event and whether it is new."""
+
+    event: StoredEvent
+    status: str  # "appended" | "duplicate"
+
+
+def _row_to_event(row: Any) -> StoredEvent:
+    m = row._mapping
+    return StoredEvent(
+        position=m["position"],
+        event_id=m["event_id"],
+        goal_id=m["goal_id"],
+        stream_version=m["stream_version"],
+        kind=m["kind"],
+        schema_version=m["schema_version"],
+        payload_text=m["payload"],
+        payload_sha256=m["payload_sha256"],
+        source_sha256=m["source_sha256"],
+        prev_hash=m["prev_hash"],
+        chain_hash=m["chain_hash"],
+        recorded_at=m["recorded_at"],
+        source=m["source"],
+    )
+
+
+def utc_timestamp(moment: datetime | None = None) -> str:
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def normalize_url(url: str) -> str:
+    """``postgresql://`` means psycopg 3 here (the ``postgres`` extra), not psycopg2."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def create_ledger_engine(url: str) -> Engine:
+    url = normalize_url(url)
+    if url.startswith("sqlite"):
+        in_memory = url in ("sqlite://", "sqlite:///:memory:")
+        engine = create_engine(
+            url,
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
+            poolclass=StaticPool if in_memory else None,
+        )
+        _configure_sqlite(engine, wal=not in_memory)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:
+        # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        if wal:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL" if wal else "PRAGMA synchronous=FULL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection) -> None:
+        # Writers take the write lock up front so two appends never deadlock
+        # upgrading read locks; readers stay concurrent under WAL.
+        immediate = connection.get_execution_options().get("benchledger_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _is_locked_error(exc: OperationalError) -> bool:
+    message = str(exc.orig).lower()
+    return "database is locked" in message or "database is busy" in message
+
+
+class Transaction:
+    """Reads and projection writes inside one open transaction (used by appends and replays)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    def read_goal(self, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
+        query = select(events).where(events.c.goal_id == goal_id)
+        if upto_position is not None:
+            query = query.where(events.c.position <= upto_position)
+        return [_row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version))]
+
+    def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        ids = list(dict.fromkeys(event_ids))
+        found: dict[str, StoredEvent] = {}
+        for start in range(0, len(ids), 500):
+            query = select(events).where(events.c.event_id.in_(ids[start : start + 500]))
+            found.update((e.event_id, e) for e in map(_row_to_event, self.connection.execute(query)))
+        return found
+
+    def replace_projection_rows(self, goal_id: str, rows: Sequence[dict[str, Any]], *, projection: str | None = None) -> None:
+        """Replace a goal's stored rows (all projections, or one) with ``rows``."""
+        delete = projection_rows.delete().where(projection_rows.c.goal_id == goal_id)
+        if projection is not None:
+            delete = delete.where(projection_rows.c.projection == projection)
+        self.connection.execute(delete)
+        if rows:
+            self.connection.execute(insert(projection_rows), list(rows))
+
+
+class Ledger:
+    """An event ledger on one database (see module docstring)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @classmethod
+    def open(cls, url: str, *, migrate: bool = True) -> "Ledger":
+        """Open the ledger at ``url``; an in-memory URL gets a fresh schema."""
+        engine = create_ledger_engine(url)
+        if engine.url.database in (None, "", ":memory:") and engine.dialect.name == "sqlite":
+            metadata.create_all(engine)
+        elif migrate:
+            from .migrate import ensure_current
+
+            ensure_current(engine)
+        return cls(engine)
+
+    @classmethod
+    def in_memory(cls) -> "Ledger":
+        return cls.open("sqlite://")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- writing -----------------------------------------------------------
+
+    def append(
+        self,
+        goal_id: str,
+        new_events: Sequence[NewEvent],
+        *,
+        source: str,
+        expected_version: int | None = None,
+        within: Callable[[Transaction, list[Appended]], None] | None = None,
+    ) -> list[Appended]:
+        """Append ``new_events`` to ``goal_id`` in one transaction: all or nothing.
+
+        An event whose canonical content (kind + payload) already exists in the
+        goal, or earlier in the same call, is not written again: its outcome is
+        the existing event with status ``duplicate``. ``within`` runs inside the
+        transaction after the inserts (inline projections); if it raises, nothing
+        is written.
+        """
+        validate_goal_id(goal_id)
+        prepared = []
+        for new in new_events:
+            body, digest = new.canonical()
+            prepared.append((new, body, digest, canonical.event_id_for(goal_id, new.kind, digest)))
+        deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
+        delay = 0.01
+        def attempt() -> list[Appended]:
+            with self.transaction(write=True) as tx:
+                outcome = self._append_locked(tx.connection, goal_id, prepared, source, expected_version)
+                if within is not None:
+                    within(tx, outcome)
+            return outcome
+
+        return self.retrying_when_locked(attempt)
+
+    def retrying_when_locked(self, attempt: Callable[[], Any]) -> Any:
+        """Run a write, retrying with backoff while another SQLite writer holds the lock.
+
+        SQLite's own busy timeout absorbs short waits; this bounded loop absorbs
+        long ones so "database is locked" never reaches the user as such.
+        """
+        deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
+        delay = 0.01
+        while True:
+            try:
+                return attempt()
+            except OperationalError as exc:
+                if self.dialect != "sqlite" or not _is_locked_error(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise LedgerBusy(
+                        f"the ledger stayed locked by another writer for {LOCKED_RETRY_BUDGET_S:.0f} s; "
+                        "nothing was written, try again"
+                    ) from exc
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 1.0)
+
+    def _append_locked(
+        self,
+        connection: Connection,
+        goal_id: str,
+        prepared: list[tuple[NewEvent, str, str, str]],
+        source: str,
+        expected_version: int | None,
+    ) -> list[Appended]:
+        head = connection.execute(select(stream_heads).where(stream_heads.c.goal_id == goal_id)).first()
+        version = head.last_version if head else 0
+        if expected_version is not None and expected_version != version:
+            raise VersionConflict(goal_id, expected_version, version)
+        prev_hash = head.last_chain_hash if head else canonical.GENESIS_HASH
+        last = connection.execute(
+            select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
+        ).first()
+        position = last.position if last else 0
+        # recorded_at never goes backwards along positions, even if the clock does.
+        recorded_at = max(utc_timestamp(), last.recorded_at) if last else utc_timestamp()
+
+        existing = Transaction(connection).events_by_id(p[3] for p in prepared)
+        rows: list[dict[str, Any]] = []
+        outcome: list[Appended] = []
+        for new, body, digest, event_id in prepared:
+            if event_id in existing:
+                outcome.append(Appended(existing[event_id], "duplicate"))
+                continue
+            version += 1
+            position += 1
+            row = {
+                "position": position,
+                "event_id": event_id,
+                "goal_id": goal_id,
+                "stream_version": version,
+                "kind": new.kind,
+                "schema_version": new.schema_version,
+                "payload": body,
+                "payload_sha256": digest,
+                "source_sha256": new.source_sha256,
+                "prev_hash": prev_hash,
+                "recorded_at": recorded_at,
+                "source": source,
+            }
+            row["chain_hash"] = prev_hash = canonical.chain_hash(
+                prev_hash,
+                goal_id=goal_id,
+                stream_version=version,
+                kind=new.kind,
+                schema_version=new.schema_version,
+                payload_sha256=digest,
+                event_id=event_id,
+                recorded_at=recorded_at,
+                source=source,
+                source_sha256=new.source_sha256,
+            )
+            stored = _row_to_event(_Row(row))
+            existing[event_id] = stored
+            rows.append(row)
+            outcome.append(Appended(stored, "appended"))
+        if rows:
+            connection.execute(insert(events), rows)
+            head_values = {
+                "last_version": version,
+                "last_chain_hash": prev_hash,
+                "last_position": position,
+                "last_recorded_at": recorded_at,
+            }
+            if head:
+                connection.execute(
+                    stream_heads.update().where(stream_heads.c.goal_id == goal_id).values(**head_values)
+                )
+            else:
+                connection.execute(insert(stream_heads).values(goal_id=goal_id, **head_values))
+        return outcome
+
+    def insert_verbatim(self, records: Sequence[dict[str, Any]], *, within: Callable[[Transaction], None] | None = None) -> None:
+        """Insert exported event records exactly as given (``import-ndjson``), in one transaction.
+
+        The caller has verified the records; the ledger must be empty of them.
+        Heads are rebuilt from the inserted events.
+        """
+        with self.transaction(write=True) as tx:
+            tx.connection.execute(insert(events), list(records))
+            heads: dict[str, dict[str, Any]] = {}
+            for record in records:
+                heads[record["goal_id"]] = {
+                    "goal_id": record["goal_id"],
+                    "last_version": record["stream_version"],
+                    "last_chain_hash": record["chain_hash"],
+                    "last_position": record["position"],
+                    "last_recorded_at": record["recorded_at"],
+                }
+            if heads:
+                tx.connection.execute(insert(stream_heads), list(heads.values()))
+            if within is not None:
+                within(tx)
+
+    def transaction(self, *, write: bool = False):
+        """A context manager yielding a :class:`Transaction` (``write`` takes the SQLite write lock)."""
+        return _TransactionContext(self, write)
+
+    # -- reading -----------------------------------------------------------
+
+    def read_goal(self, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
+        with self.engine.connect() as connection:
+            return Transaction(connection).read_goal(goal_id, upto_position=upto_position)
+
+    def read_all(self, *, after_position: int = 0, goal_id: str | None = None, batch_size: int = 2000) -> Iterator[StoredEvent]:
+        """Every event in global order (optionally one goal's), fetched in pages."""
+        while True:
+            query = select(events).where(events.c.position > after_position)
+            if goal_id is not None:
+                query = query.where(events.c.goal_id == goal_id)
+            with self.engine.connect() as connection:
+                page = [_row_to_event(r) for r in connection.execute(query.order_by(events.c.position).limit(batch_size))]
+            yield from page
+            if len(page) < batch_size:
+                return
+            after_position = page[-1].position
+
+    def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        with self.engine.connect() as connection:
+            return Transaction(connection).events_by_id(event_ids)
+
+    def heads(self) -> list[dict[str, Any]]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(stream_heads).order_by(stream_heads.c.goal_id))
+            return [dict(r._mapping) for r in rows]
+
+    def head(self, goal_id: str) -> dict[str, Any] | None:
+        with self.engine.connect() as connection:
+            row = connection.execute(select(stream_heads).where(stream_heads.c.goal_id == goal_id)).first()
+            return dict(row._mapping) if row else None
+
+    def event_count(self) -> int:
+        with self.engine.connect() as connection:
+            return connection.execute(select(func.count()).select_from(events)).scalar_one()
+
+    def projection_rows(self, *, goal_id: str | None = None, projection: str | None = None) -> list[dict[str, Any]]:
+        query = select(projection_rows)
+        if goal_id is not None:
+            query = query.where(projection_rows.c.goal_id == goal_id)
+        if projection is not None:
+            query = query.where(projection_rows.c.projection == projection)
+        order = (projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.key)
+        with self.engine.connect() as connection:
+            return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
+
+
+class _Row:
+    """Adapts a plain dict to the ``._mapping`` shape :func:`_row_to_event` reads."""
+
+    def __init__(self, mapping: dict[str, Any]) -> None:
+        self._mapping = mapping
+
+
+class _TransactionContext:
+    def __init__(self, ledger: Ledger, write: bool) -> None:
+        self.ledger, self.write = ledger, write
+
+    def __enter__(self) -> Transaction:
+        connection = self.ledger.engine.connect()
+        if self.write:
+            connection = connection.execution_options(benchledger_write=True)
+        self._connection = connection
+        self._transaction = connection.begin()
+        if self.write and self.ledger.dialect == "postgresql":
+            # Serializes writers for the rest of this transaction (see module docstring).
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK_KEY})
+        return Transaction(connection)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
+                self._transaction.commit()
+            else:
+                self._transaction.rollback()
+        finally:
+            self._connection.close()

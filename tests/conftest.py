@@ -1,0 +1,58 @@
+"""Backend fixtures: the same tests run on SQLite and on PostgreSQL (contract-suite style).
+
+PostgreSQL tests use ``BENCHLEDGER_TEST_POSTGRES_URL`` (CI sets it). When it is
+unset they are skipped; when it is set and the server cannot be reached they
+fail. Every test gets its own PostgreSQL schema, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from urllib.parse import quote
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from ledger.store import Ledger, normalize_url
+
+POSTGRES_URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def _postgres_schema_url(schema: str) -> str:
+    base = normalize_url(POSTGRES_URL)
+    separator = "&" if "?" in base else "?"
+    return f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
+@pytest.fixture(params=BACKENDS)
+def ledger_url(request, tmp_path):
+    """A URL of an empty ledger database on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+        return
+    if not POSTGRES_URL:
+        pytest.skip("BENCHLEDGER_TEST_POSTGRES_URL is not set")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(normalize_url(POSTGRES_URL))
+    with admin.begin() as connection:  # fails loudly when the server is unreachable
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield _postgres_schema_url(schema)
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture
+def ledger(ledger_url):
+    """A migrated, empty :class:`Ledger` on each backend."""
+    from ledger.migrate import upgrade
+    from ledger.store import create_ledger_engine
+
+    upgrade(create_ledger_engine(ledger_url))
+    opened = Ledger.open(ledger_url)
+    yield opened
+    opened.close()
