@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from .db import db
+from .ingest import ingest_command
+from .queries import audit_command, goals_command, history_command, replay_command, show_command, status_command
 from .reviews import benchmark
 
 
@@ -30,7 +33,18 @@ def cli(ctx: click.Context, database_url: str | None, global_format: str | None)
     ctx.obj["format"] = global_format
 
 
-cli.add_command(benchmark)
+for command in (
+    ingest_command,
+    goals_command,
+    show_command,
+    history_command,
+    status_command,
+    replay_command,
+    audit_command,
+    benchmark,
+    db,
+):
+    cli.add_command(command)
 
 
 def main() -> None:

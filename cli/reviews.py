@@ -8,17 +8,27 @@ review through a ledger and prints the payload.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
-import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import click
 
+from ledger.application import evaluate_review
 from ledger.intake import Artifact, IntakeError, NotCompactable
 from ledger.intake.kinds import normalize
 from ledger.intake.reading import read_json
+from projections import REVIEW_MODULES
 from projections import review as review_module
+
+from .common import goal_option, open_ledger
+
+GOAL_META = "benchledger.goal"
+# baseline-failure-gate keeps LoopX's own --goal-id / --execute.
+COMMANDS_WITH_OWN_GOAL = {"baseline_failure_gate"}
 
 FORMAT_OPTION = click.option(
     "--format",
@@ -29,9 +39,32 @@ FORMAT_OPTION = click.option(
 )
 
 
-@click.group()
+class _ReviewGroup(click.Group):
+    """Loads a review command's module only when that command runs (fast start, lazy imports)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(REVIEW_MODULES)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        module = REVIEW_MODULES.get(name)
+        if module is None:
+            return None
+        # The command modules bear the names of the reducer modules they serve.
+        command = importlib.import_module(f"cli.review_commands.{module}").command
+        if module not in COMMANDS_WITH_OWN_GOAL and not any(p.name == "goal" for p in command.params):
+            _add_goal_option(command)
+        return command
+
+
+@click.group(cls=_ReviewGroup)
 def benchmark() -> None:
-    """LoopX 0.4.8-compatible reviews, evaluated through the ledger."""
+    """LoopX 0.4.8-compatible reviews, evaluated through the ledger.
+
+    Each command takes the same flags as `loopx benchmark <command>` and prints
+    the same payload. Its inputs are ingested as one batch into a throwaway
+    in-memory ledger and the review is reduced from the stored events; with
+    --goal they are ingested into the real ledger and the review is kept.
+    """
 
 
 def load(
@@ -60,11 +93,18 @@ def load(
 
 
 def evaluate(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> dict[str, Any]:
-    """Reduce ``artifacts`` with the review ``name``."""
-    inputs: dict[str, list[Any]] = {}
+    """Evaluate the review ``name`` on ``artifacts`` through a throwaway in-memory ledger."""
+    return evaluate_review(name, artifacts, options)[0]
+
+
+def _refuse_unsafe_for_storage(artifacts: list[Artifact]) -> None:
+    from ledger.intake.artifacts import refuse_unsafe
+
     for artifact in artifacts:
-        inputs.setdefault(artifact.kind, []).append(artifact.payload)
-    return review_module(name).reduce(inputs, options)
+        try:
+            refuse_unsafe(artifact)
+        except IntakeError as exc:
+            raise click.ClickException(f"--goal: {exc}") from exc
 
 
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:
@@ -87,19 +127,31 @@ def run_review(
     except IntakeError as exc:
         payload = module.error_payload(str(exc), options)
     else:
-        payload = evaluate(name, artifacts, options)
+        goal = ctx.meta.get(GOAL_META)
+        if goal:
+            _refuse_unsafe_for_storage(artifacts)
+        with open_ledger(ctx) if goal else nullcontext() as ledger:
+            payload, _ = evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal)
     fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     click.echo(render(name, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)
 
 
-def _register_commands() -> None:
-    import importlib
+def _add_goal_option(command: click.Command) -> None:
+    """Give a review command ``--goal`` without every command module repeating it."""
+    command.params.append(
+        goal_option(
+            help="Keep the review: ingest its inputs as one batch into this goal of the ledger "
+            "(--database-url, else BENCHLEDGER_DATABASE_URL, else the embedded default). "
+            "Without it the review runs in a throwaway in-memory ledger."
+        )
+    )
+    callback = command.callback
 
-    from .review_commands import MODULES
+    @functools.wraps(callback)
+    def with_goal(*args: Any, goal: str | None, **kwargs: Any) -> Any:
+        click.get_current_context().meta[GOAL_META] = goal
+        return callback(*args, **kwargs)
 
-    for module in MODULES:
-        benchmark.add_command(importlib.import_module(f"cli.review_commands.{module}").command)
+    command.callback = with_goal
 
-
-_register_commands()

@@ -439,8 +439,12 @@ class Ledger:
         with self.engine.connect() as connection:
             return connection.execute(select(func.count()).select_from(events)).scalar_one()
 
-    def projection_rows(self, *, goal_id: str | None = None, projection: str | None = None) -> list[dict[str, Any]]:
+    def projection_rows(
+        self, *, goal_id: str | None = None, projection: str | None = None, key: str | None = None
+    ) -> list[dict[str, Any]]:
         query = select(projection_rows)
+        if key is not None:
+            query = query.where(projection_rows.c.key == key)
         if goal_id is not None:
             query = query.where(projection_rows.c.goal_id == goal_id)
         if projection is not None:

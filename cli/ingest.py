@@ -1,0 +1,108 @@
+"""``benchledger ingest``: append a run's compact artifacts to a goal as one batch."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from ledger.intake import KINDS
+
+from .common import goal_option, open_ledger
+
+
+def _progress(files: list[str]):
+    """A progress bar on a terminal for large batches; silent otherwise."""
+    if len(files) > 200 and sys.stderr.isatty():
+        return click.progressbar(files, label="reading", file=sys.stderr)
+    return _Quiet(files)
+
+
+class _Quiet:
+    def __init__(self, items: list[str]) -> None:
+        self.items = items
+
+    def __enter__(self) -> list[str]:
+        return self.items
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    if not report["ok"]:
+        lines = [f"# Ingest refused: nothing written to `{report['goal_id']}`", ""]
+        lines += [f"- {e['source']}: {e['error']}" for e in report["errors"]]
+        return "\n".join(lines) + "\n"
+    verb = "would append" if report["dry_run"] else "appended"
+    lines = [
+        f"# Ingest into `{report['goal_id']}`" + (" (dry run)" if report["dry_run"] else ""),
+        "",
+        f"- {verb}: {report['appended_count']} event(s); duplicates: {report['duplicate_count']}",
+        f"- batch: `{report['batch_event_id']}` ({report['batch_status']})",
+        "",
+    ]
+    for e in report["events"]:
+        where = f"#{e['position']} v{e['stream_version']}"
+        lines.append(f"- {e['status']:9} {e['kind']:20} {where:12} {e['source']}")
+    return "\n".join(lines) + "\n"
+
+
+@click.command("ingest")
+@click.option("--kind", type=click.Choice(KINDS), help="Kind of every document (needed for lifecycle inputs and adapter invocations, which carry no reliable schema).")
+@click.option("--dry-run", is_flag=True, help="Validate and report what would be appended, without writing.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown).")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.pass_context
+def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: bool, fmt: str | None, paths: tuple[str, ...]) -> None:
+    """Append compact artifacts to GOAL as one batch: all of them or none.
+
+    PATH is a JSON file, a directory (its *.json, *.ndjson and *.jsonl files,
+    recursively, sorted), an NDJSON file (one artifact a line) or - for
+    standard input. The kind of each document is detected from its
+    schema_version (run, comparison, result, learning-ledger, claim-review);
+    --kind names it otherwise (see the choices above).
+    """
+    from ledger.application import ingest
+    from ledger.intake.artifacts import collect_artifacts
+    from ledger.intake.files import expand_paths
+
+    fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
+    files = expand_paths(list(paths))
+    with _progress(files) as progress:
+        artifacts, sources, errors = collect_artifacts(progress, kind)
+    if errors:
+        report = {"ok": False, "goal_id": goal, "errors": [{"source": s, "error": e} for s, e in errors]}
+        for source, error in errors:
+            click.echo(f"error: {source}: {error}", err=True)
+    else:
+        with open_ledger(ctx) as ledger:
+            outcome = ingest(ledger, goal, artifacts, source="cli ingest", dry_run=dry_run)
+        report = {
+            "ok": True,
+            "dry_run": dry_run,
+            "goal_id": goal,
+            "batch_event_id": outcome.batch.event.event_id,
+            "batch_status": outcome.batch.status,
+            "appended_count": outcome.appended_count,
+            "duplicate_count": outcome.duplicate_count,
+            "events": [
+                {
+                    "event_id": m.event.event_id,
+                    "position": m.event.position,
+                    "stream_version": m.event.stream_version,
+                    "kind": m.event.kind,
+                    "schema_version": m.event.schema_version,
+                    "status": m.status,
+                    "source": source,
+                }
+                for m, source in zip(outcome.members, sources)
+            ],
+        }
+    click.echo(json.dumps(report, indent=2, ensure_ascii=False) if fmt == "json" else _markdown(report), nl=fmt == "json")
+    ctx.exit(0 if report["ok"] else 1)
+
+
+ingest_command.params.insert(0, goal_option(required=True, help="The goal (stream) the batch is appended to."))

@@ -1,0 +1,261 @@
+"""Commands that read the ledger or rebuild its projections: goals, show, history, status, replay, audit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from .common import open_ledger
+
+
+def _json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])
+
+
+def _markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
+    escape = lambda v: "" if v is None else str(v).replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(escape(v) for v in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _format(ctx: click.Context, fmt: str | None, choices: tuple[str, ...], default: str) -> str:
+    """The command's --format, else the root --format when this command offers it, else ``default``."""
+    root = (ctx.find_root().obj or {}).get("format")
+    return fmt or (root if root in choices else default)
+
+
+def _goal_errors(func):
+    """Unknown goals and malformed --as-of values are usage-level errors with a clear message."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from ledger.views import UnknownGoal
+
+        try:
+            return func(*args, **kwargs)
+        except UnknownGoal as exc:
+            raise click.ClickException(str(exc.args[0])) from exc
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--as-of") from exc
+
+    return wrapper
+
+
+@click.command("goals")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default=None, help="Output format (default table, or the root --format).")
+@click.pass_context
+def goals_command(ctx: click.Context, fmt: str) -> None:
+    """Every goal: event count, last activity, lifecycle phase, first blocker, claim strength, learning status."""
+    fmt = _format(ctx, fmt, ("table", "json"), "table")
+    from ledger.views import goals
+
+    with open_ledger(ctx) as ledger:
+        listing = goals(ledger)
+    if fmt == "json":
+        _json({"goals": listing})
+        return
+    headers = ["goal", "events", "last activity", "phase", "first blocker", "claim strength", "learning"]
+    keys = ["goal_id", "event_count", "last_activity", "current_phase", "first_blocker", "claim_strength", "learning_status"]
+    click.echo(_table(headers, [[g[k] for k in keys] for g in listing]))
+
+
+@click.command("show")
+@click.argument("goal")
+@click.option("--as-of", metavar="POSITION|TIME", help="Replay only the events up to this global position or ISO-8601 time.")
+@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default=None, help="Output format (default json, or the root --format).")
+@click.pass_context
+@_goal_errors
+def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> None:
+    """The goal's current projections: all eight reviews where they apply."""
+    fmt = _format(ctx, fmt, ("json", "markdown"), "json")
+    from ledger.views import show
+
+    with open_ledger(ctx) as ledger:
+        view = show(ledger, goal, as_of=as_of)
+    if fmt == "json":
+        _json(view)
+        return
+    from projections import REVIEW_MODULES, review
+
+    when = f"as of position {view['as_of_position']}" if view["as_of_position"] is not None else "current"
+    click.echo(f"# Goal `{goal}` ({when}; head at position {view['head_position']})\n")
+    for name, rows in view["projections"].items():
+        for row in rows:
+            click.echo(f"## {name} [{row['key']}] @ position {row['position']}\n")
+            if row["status"] == "faulted":
+                click.echo(f"FAULTED: {row['error']}\n")
+            elif name in REVIEW_MODULES:
+                click.echo(review(name).render_markdown(row["payload"]))
+            else:
+                click.echo("```json\n" + json.dumps(row["payload"], indent=2, ensure_ascii=False) + "\n```\n")
+
+
+def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
+    if not gates:
+        return ""
+    opened = [g for g in changed if gates.get(g) is True]
+    closed = [g for g in changed if gates.get(g) is not True]
+    return " ".join([*(f"+{g}" for g in opened), *(f"-{g}" for g in closed)])
+
+
+@click.command("history")
+@click.argument("goal")
+@click.option("--as-of", metavar="POSITION|TIME", help="Only the events up to this global position or ISO-8601 time: what the ledger said then.")
+@click.option("--kind", help="Only entries of this event kind (the lifecycle state still reflects every event).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default=None, help="Output format (default table, or the root --format).")
+@click.pass_context
+@_goal_errors
+def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str | None, fmt: str) -> None:
+    """The goal's lifecycle history: every event, and the lifecycle state after it.
+
+    Entries where the lifecycle phase or a gate changed are marked with '*'
+    (the gates column lists +opened / -closed gates).
+    """
+    fmt = _format(ctx, fmt, ("table", "json", "markdown"), "table")
+    from ledger.views import history
+
+    with open_ledger(ctx) as ledger:
+        view = history(ledger, goal, as_of=as_of, kind=kind)
+    if fmt == "json":
+        _json(view)
+        return
+    headers = ["", "pos", "ver", "recorded_at", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
+    rows = []
+    for e in view["entries"]:
+        life = e["lifecycle"] or {}
+        changed = e["phase_changed"] or bool(e["gates_changed"])
+        rows.append(
+            [
+                "*" if changed else "",
+                e["position"],
+                e["stream_version"],
+                e["recorded_at"],
+                e["kind"],
+                e["summary"],
+                life.get("current_phase"),
+                life.get("first_blocker"),
+                life.get("next_required_transition"),
+                _gate_text(life.get("gates"), e["gates_changed"]),
+            ]
+        )
+    if fmt == "markdown":
+        title = f"# Lifecycle history of `{goal}`" + (f" as of position {view['as_of_position']}" if view["as_of_position"] is not None else "")
+        click.echo(title + "\n\n" + _markdown_table(headers, rows))
+    else:
+        click.echo(_table(headers, rows))
+
+
+@click.command("status")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown, or the root --format).")
+@click.pass_context
+def status_command(ctx: click.Context, fmt: str) -> None:
+    """Projections stored by an older reducer version, faulted rows, and goals whose projections lag.
+
+    Exits 1 when anything needs `benchledger replay`.
+    """
+    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
+    from ledger.application import status
+
+    with open_ledger(ctx) as ledger:
+        report = status(ledger)
+    if fmt == "json":
+        _json(report)
+    else:
+        if report["ok"]:
+            click.echo("all projections are current")
+        for s in report["stale"]:
+            click.echo(f"stale: {s['projection']} stored by version {s['stored_version']}, code is {s['code_version']} ({s['rows']} rows)")
+        for f in report["faulted"]:
+            click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
+        for g in report["lagging_goals"]:
+            click.echo(f"lagging: {g['goal_id']} reflects position {g['reflects_position']}, head is {g['head_position']}")
+    ctx.exit(0 if report["ok"] else 1)
+
+
+@click.command("replay")
+@click.option("--goal", help="Only this goal (default: every goal).")
+@click.option("--projection", help="Only this projection (a review name, lifecycle-history or goal-summary).")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown, or the root --format).")
+@click.pass_context
+def replay_command(ctx: click.Context, goal: str | None, projection: str | None, fmt: str) -> None:
+    """Recompute stored projections from the events and replace them atomically.
+
+    A reducer that raises marks its row faulted (queries say so) and the
+    command exits 1.
+    """
+    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
+    import time
+
+    from ledger.application import replay
+    from projections.linking import projection_versions
+
+    if projection is not None and projection not in projection_versions():
+        raise click.BadParameter(f"{projection!r}; known: {', '.join(sorted(projection_versions()))}", param_hint="--projection")
+    started = time.perf_counter()
+    with open_ledger(ctx) as ledger:
+        total = ledger.head(goal)["last_version"] if goal and ledger.head(goal) else ledger.event_count()
+        bar = click.progressbar(length=total, label="replaying", file=sys.stderr) if sys.stderr.isatty() and total > 1000 else None
+        try:
+            report = replay(ledger, goal_id=goal, projection=projection, progress=bar.update if bar else None)
+        finally:
+            if bar is not None:
+                bar.render_finish()
+    elapsed = time.perf_counter() - started
+    report["seconds"] = round(elapsed, 3)
+    report["events_per_second"] = round(report["events"] / elapsed, 1) if elapsed > 0 else None
+    if fmt == "json":
+        _json(report)
+    else:
+        click.echo(
+            f"replayed {report['events']} events of {report['goals']} goal(s) into {report['rows']} rows "
+            f"in {report['seconds']} s ({report['events_per_second']} events/s)"
+        )
+        for f in report["faulted"]:
+            click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
+    ctx.exit(1 if report["faulted"] else 0)
+
+
+@click.command("audit")
+@click.option("--goal", help="Audit only this goal (its chain, its projections, a digest over its events).")
+@click.option("--expect-digest", metavar="DIGEST", help="A digest printed by an earlier audit: prove that history is unchanged.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown, or the root --format).")
+@click.pass_context
+def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | None, fmt: str) -> None:
+    """Prove the ledger: hashes, chains, versions, positions, projections; print its digest.
+
+    Exits 1 when any problem is found. See docs/hash-chain.md for the digest.
+    """
+    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
+    from ledger.application import audit
+    from ledger.audit import parse_digest
+
+    if expect_digest is not None:
+        try:
+            parse_digest(expect_digest)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--expect-digest") from exc
+    with open_ledger(ctx) as ledger:
+        report = audit(ledger, goal_id=goal, expect_digest=expect_digest)
+    if fmt == "json":
+        _json(report)
+    else:
+        verdict = "clean" if report["ok"] else f"{len(report['problems'])} problem(s)"
+        click.echo(
+            f"# Audit: {verdict}\n\n- events checked: {report['events_checked']}\n- goals checked: {report['goals_checked']}\n"
+            f"- projections checked: {report['projections_checked']}\n- digest: `{report['digest']}`"
+        )
+        for p in report["problems"]:
+            click.echo(f"- {p['kind']} (goal {p['goal_id']}, position {p['position']}): {p['detail']}")
+    ctx.exit(0 if report["ok"] else 1)

@@ -1,0 +1,243 @@
+"""The application layer: intake, the event store and the projections, put together.
+
+The store (``ledger.store``) knows nothing of reviews and the reducers
+(``projections``) nothing of storage; this module is where an ingest becomes
+one transaction holding its events, its batch manifest and (issue 6) the
+projections they change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from projections import linking
+from projections.linking import GoalProjector, ProjectionRow, project_goal
+from projections import review as review_module
+
+from .audit import Problem, verify_events
+from .canonical import canonical_json, event_id_for
+from .intake import Artifact
+from .store import Appended, Ledger, NewEvent, StoredEvent, Transaction
+
+REVIEW_GOAL = "review"
+
+
+@dataclass(frozen=True)
+class IngestOutcome:
+    goal_id: str
+    batch: Appended
+    members: list[Appended]
+    dry_run: bool = False
+
+    @property
+    def appended_count(self) -> int:
+        return sum(1 for m in self.members if m.status == "appended")
+
+    @property
+    def duplicate_count(self) -> int:
+        return sum(1 for m in self.members if m.status == "duplicate")
+
+
+class _DryRun(Exception):
+    """Raised inside the append transaction to roll it back after computing the outcome."""
+
+    def __init__(self, outcome: list[Appended]) -> None:
+        self.outcome = outcome
+
+
+def _member_event(artifact: Artifact) -> NewEvent:
+    schema = artifact.payload.get("schema_version") if isinstance(artifact.payload, dict) else None
+    return NewEvent(artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256)
+
+
+def ingest(
+    ledger: Ledger,
+    goal_id: str,
+    artifacts: Sequence[Artifact],
+    *,
+    source: str,
+    review: Mapping[str, Any] | None = None,
+    dry_run: bool = False,
+) -> IngestOutcome:
+    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction."""
+    members = [_member_event(a) for a in artifacts]
+    manifest_members = []
+    for artifact, new in zip(artifacts, members):
+        member = {"event_id": event_id_for(goal_id, new.kind, new.canonical()[1]), "kind": new.kind}
+        if artifact.role:
+            member["role"] = artifact.role
+        manifest_members.append(member)
+    manifest = linking.batch_manifest(manifest_members, review)
+    batch = NewEvent(linking.BATCH_KIND, manifest, linking.BATCH_SCHEMA)
+
+    def finish(tx: Transaction, outcome: list[Appended]) -> None:
+        if dry_run:
+            raise _DryRun(outcome)
+        if any(a.status == "appended" for a in outcome):
+            materialize_goal(tx, goal_id, strict=True)
+
+    try:
+        outcome = ledger.append(goal_id, [*members, batch], source=source, within=finish)
+    except _DryRun as stop:
+        outcome = stop.outcome
+    return IngestOutcome(goal_id, outcome[-1], outcome[:-1], dry_run)
+
+
+def evaluate_review(
+    name: str,
+    artifacts: Sequence[Artifact],
+    options: Mapping[str, Any],
+    *,
+    ledger: Ledger | None = None,
+    goal_id: str | None = None,
+) -> tuple[dict[str, Any], IngestOutcome]:
+    """Ingest a review command's inputs as one batch and reduce them from the stored events.
+
+    Without ``ledger`` the batch goes into a fresh in-memory ledger: the
+    stateless LoopX-style call and the stored path are the same code.
+    """
+    ledger = ledger or Ledger.in_memory()
+    outcome = ingest(
+        ledger,
+        goal_id or REVIEW_GOAL,
+        artifacts,
+        source=f"benchmark {name}",
+        review={"command": name, "options": dict(options)},
+    )
+    stored = ledger.events_by_id(m.event.event_id for m in outcome.members)
+    inputs = linking.batch_inputs(outcome.batch.event.payload, stored)
+    return review_module(name).reduce(inputs, options), outcome
+
+
+# -- materialized projections ------------------------------------------------------
+
+
+def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
+    """A projection row as stored (payload in canonical JSON)."""
+    return {
+        "projection": row.projection,
+        "goal_id": goal_id,
+        "key": row.key,
+        "projection_version": row.version,
+        "status": row.status,
+        "payload": None if row.payload is None else canonical_json(row.payload),
+        "error": row.error,
+        "position": row.position,
+    }
+
+
+def materialize_goal(tx: Transaction, goal_id: str, *, strict: bool, projection: str | None = None) -> GoalProjector:
+    """Recompute a goal's projections from its events and replace its stored rows.
+
+    ``strict`` (ingest) lets a raising reducer abort the transaction; otherwise
+    (replay) the row is stored as faulted. With ``projection`` only that
+    projection's rows are replaced.
+    """
+    projector = project_goal(tx.read_goal(goal_id), strict=strict)
+    rows = [
+        row_record(goal_id, row)
+        for row in projector.rows.values()
+        if projection is None or row.projection == projection
+    ]
+    tx.replace_projection_rows(goal_id, rows, projection=projection)
+    return projector
+
+
+def replay(
+    ledger: Ledger,
+    *,
+    goal_id: str | None = None,
+    projection: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Rebuild stored projections from the events, atomically (readers see old rows or new rows).
+
+    A reducer that raises marks its row faulted instead of aborting the replay.
+    ``progress`` is called with the number of events folded for each goal.
+    """
+    goals = [goal_id] if goal_id else [h["goal_id"] for h in ledger.heads()]
+    report = {"goals": 0, "events": 0, "rows": 0, "faulted": []}
+
+    def rebuild() -> None:
+        report.update(goals=0, events=0, rows=0, faulted=[])
+        with ledger.transaction(write=True) as tx:
+            for goal in goals:
+                projector = materialize_goal(tx, goal, strict=False, projection=projection)
+                folded = len(projector.events)
+                report["goals"] += 1
+                report["events"] += folded
+                for row in projector.rows.values():
+                    if projection is None or row.projection == projection:
+                        report["rows"] += 1
+                        if row.error is not None:
+                            report["faulted"].append({"goal_id": goal, "projection": row.projection, "key": row.key, "error": row.error})
+                if progress is not None:
+                    progress(folded)
+
+    ledger.retrying_when_locked(rebuild)
+    return report
+
+
+def status(ledger: Ledger) -> dict[str, Any]:
+    """Projections stored by older code, faulted rows, and goals whose projections lag their events."""
+    code_versions = linking.projection_versions()
+    stale: dict[tuple[str, int], int] = {}
+    faulted = []
+    lagging = {}
+    covered: dict[str, int] = {}
+    for row in ledger.projection_rows():
+        name, version = row["projection"], row["projection_version"]
+        if version != code_versions.get(name):
+            stale[(name, version)] = stale.get((name, version), 0) + 1
+        if row["status"] == "faulted":
+            faulted.append({"goal_id": row["goal_id"], "projection": name, "key": row["key"], "error": row["error"]})
+        covered[row["goal_id"]] = max(covered.get(row["goal_id"], 0), row["position"])
+    for head in ledger.heads():
+        if covered.get(head["goal_id"], 0) < head["last_position"]:
+            lagging[head["goal_id"]] = {"reflects_position": covered.get(head["goal_id"]), "head_position": head["last_position"]}
+    return {
+        "ok": not stale and not faulted and not lagging,
+        "stale": [
+            {"projection": name, "stored_version": version, "code_version": code_versions.get(name), "rows": count}
+            for (name, version), count in sorted(stale.items(), key=lambda item: (item[0][0], item[0][1]))
+        ],
+        "faulted": faulted,
+        "lagging_goals": [{"goal_id": g, **info} for g, info in sorted(lagging.items())],
+    }
+
+
+def audit(ledger: Ledger, *, goal_id: str | None = None, expect_digest: str | None = None) -> dict[str, Any]:
+    """Prove the ledger: hashes, chains, versions, positions, digest, and every projection against a replay."""
+    report = verify_events(
+        ledger.read_all(goal_id=goal_id), ledger.heads(), scope_goal=goal_id, expect_digest=expect_digest
+    )
+    problems = list(report.problems)
+    projections_checked = 0
+    goals = sorted(report.goals | {h["goal_id"] for h in ledger.heads() if goal_id in (None, h["goal_id"])})
+    for goal in goals:
+        stored = {(r["projection"], r["key"]): r for r in ledger.projection_rows(goal_id=goal)}
+        expected = {
+            key: row_record(goal, row) for key, row in project_goal(ledger.read_goal(goal), strict=False).rows.items()
+        }
+        for key in sorted(set(stored) | set(expected)):
+            projections_checked += 1
+            have, want = stored.get(key), expected.get(key)
+            where = (want or have)["position"]
+            label = f"{key[0]} [{key[1]}]"
+            if have is None:
+                problems.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
+            elif want is None:
+                problems.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
+            elif have != want:
+                fields = sorted(f for f in want if have.get(f) != want[f])
+                problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
+    return {
+        "ok": not problems,
+        "events_checked": report.events_checked,
+        "goals_checked": len(goals),
+        "projections_checked": projections_checked,
+        "digest": report.digest,
+        "problems": [p.as_dict() for p in problems],
+    }

@@ -1,0 +1,150 @@
+"""What ``benchledger ingest`` reads: files, directories, NDJSON and standard input, with guards.
+
+The review commands read exactly what LoopX reads (``reading.py``); ingest is
+the ledger's front door and is stricter, because whatever it accepts is kept
+forever: documents larger than :data:`MAX_DOCUMENT_BYTES`, nested deeper than
+:data:`MAX_NESTING_DEPTH`, or carrying ``NaN``/``Infinity`` are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import IntakeError
+
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+MAX_NESTING_DEPTH = 64
+MAX_NDJSON_BYTES = 64 * 1024 * 1024
+NDJSON_SUFFIXES = (".ndjson", ".jsonl")
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """One JSON document to ingest and where it came from (``path`` or ``path:line``)."""
+
+    source: str
+    value: Any
+    sha256: str
+
+
+class InputFileError(IntakeError):
+    """A named input could not be taken in; ``str()`` is ``<source>: <reason>``."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source, self.reason = source, reason
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (the ledger stores only finite numbers)")
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed document, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def parse_document(data: bytes, source: str) -> SourceDocument:
+    """Parse one document strictly; any refusal names ``source`` and the reason."""
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise InputFileError(source, f"document is {len(data)} bytes, larger than the {MAX_DOCUMENT_BYTES}-byte limit")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(source, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    if text.startswith("\ufeff"):
+        raise InputFileError(source, "starts with a UTF-8 byte-order mark; save it as plain UTF-8")
+    if "\x00" in text:
+        raise InputFileError(source, "contains a NUL character")
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(source, f"invalid JSON: {exc}") from exc
+    except ValueError as exc:
+        raise InputFileError(source, str(exc)) from exc
+    except RecursionError as exc:
+        raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit") from exc
+    if _depth(value) > MAX_NESTING_DEPTH:
+        raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit")
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputFileError(source, "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)") from exc
+    return SourceDocument(source, value, hashlib.sha256(data).hexdigest())
+
+
+def _read(path: Path, source: str) -> bytes:
+    try:
+        size = path.stat().st_size
+        limit = MAX_NDJSON_BYTES if path.suffix in NDJSON_SUFFIXES else MAX_DOCUMENT_BYTES
+        if size > limit:
+            raise InputFileError(source, f"file is {size} bytes, larger than the {limit}-byte limit")
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputFileError(source, exc.strerror or str(exc)) from exc
+
+
+def _ndjson(data: bytes, source: str) -> Iterator[SourceDocument]:
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield parse_document(line.rstrip(b"\r"), f"{source}:{number}")
+
+
+def _directory_files(directory: Path) -> list[Path]:
+    """Every ``*.json``/NDJSON file below ``directory``, sorted; symlinked folders are not followed (no loops)."""
+    found = []
+    for root, dirs, files in os.walk(directory, followlinks=False):
+        dirs.sort()
+        found.extend(Path(root) / name for name in files if name.endswith((".json", *NDJSON_SUFFIXES)))
+    return sorted(found)
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """The files that ``paths`` name, in argument order (directories expanded, sorted)."""
+    files: list[str] = []
+    for raw in paths:
+        path = Path(os.path.expanduser(raw))
+        if raw != "-" and path.is_dir():
+            files.extend(str(p) for p in _directory_files(path))
+        else:
+            files.append(raw)
+    return files
+
+
+def read_documents(file: str) -> Iterator[SourceDocument]:
+    """The documents of one file from :func:`expand_paths` (``-`` is standard input)."""
+    if file == "-":
+        data = sys.stdin.buffer.read()
+        text_start = data.lstrip()[:1]
+        # Standard input holds one document, or NDJSON when it has several lines of objects.
+        if text_start == b"{" and b"\n{" in data.strip():
+            yield from _ndjson(data, "<stdin>")
+        else:
+            yield parse_document(data, "<stdin>")
+        return
+    path = Path(os.path.expanduser(file))
+    data = _read(path, file)
+    if path.suffix in NDJSON_SUFFIXES:
+        yield from _ndjson(data, file)
+    else:
+        yield parse_document(data, file)

@@ -1,0 +1,143 @@
+"""Read-side queries: goals, a goal's current projections, its lifecycle history.
+
+Current state is read from the materialized rows; ``as_of`` answers "what did
+the ledger say then" by folding only the events up to that point, in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from projections import linking
+from projections.history import HISTORY, changes, event_summary
+
+from .store import Ledger, StoredEvent, utc_timestamp
+
+
+class UnknownGoal(LookupError):
+    pass
+
+
+def _payload(row: dict[str, Any]) -> Any:
+    return None if row["payload"] is None else json.loads(row["payload"])
+
+
+def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None:
+    """``as_of`` as a global position: a number is a position, anything else an ISO-8601 time."""
+    if as_of is None:
+        return None
+    if as_of.strip().isdigit():
+        return int(as_of)
+    try:
+        moment = datetime.fromisoformat(as_of.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"--as-of {as_of!r} is neither a position nor an ISO-8601 time") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    cutoff = utc_timestamp(moment)
+    earlier = [e.position for e in ledger.read_goal(goal_id) if e.recorded_at <= cutoff]
+    return max(earlier) if earlier else 0
+
+
+def _require_goal(ledger: Ledger, goal_id: str) -> dict[str, Any]:
+    head = ledger.head(goal_id)
+    if head is None:
+        raise UnknownGoal(f"no goal {goal_id!r} in this ledger")
+    return head
+
+
+def goals(ledger: Ledger) -> list[dict[str, Any]]:
+    """Every goal with its size, last activity, lifecycle and latest claim/learning verdicts."""
+    current = {
+        (r["goal_id"], r["projection"]): r
+        for r in ledger.projection_rows(key=linking.CURRENT_KEY)
+    }
+    listing = []
+    for head in ledger.heads():
+        goal = head["goal_id"]
+        lifecycle_row = current.get((goal, linking.LIFECYCLE))
+        lifecycle = (_payload(lifecycle_row) if lifecycle_row else None) or {}
+        summary_row = current.get((goal, linking.SUMMARY))
+        summary = (_payload(summary_row) if summary_row else None) or {}
+        listing.append(
+            {
+                "goal_id": goal,
+                "event_count": head["last_version"],
+                "last_position": head["last_position"],
+                "last_activity": head["last_recorded_at"],
+                "current_phase": lifecycle.get("current_phase"),
+                "first_blocker": lifecycle.get("first_blocker"),
+                "claim_strength": summary.get("claim_strength"),
+                "learning_status": summary.get("learning_status"),
+                "faulted": lifecycle_row is not None and lifecycle_row["status"] == "faulted",
+            }
+        )
+    return listing
+
+
+def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    shown: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["projection"] == HISTORY:
+            continue
+        entry = {"key": row["key"], "position": row["position"], "status": row["status"]}
+        if row["status"] == "faulted":
+            entry["error"] = row["error"]
+        else:
+            entry["payload"] = row["payload"]
+        shown.setdefault(row["projection"], []).append(entry)
+    return shown
+
+
+def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str, Any]:
+    """A goal's projections: the stored rows, or (``as_of``) a replay of the events up to then."""
+    head = _require_goal(ledger, goal_id)
+    position = resolve_as_of(ledger, goal_id, as_of)
+    if position is None:
+        rows = [{**r, "payload": _payload(r)} for r in ledger.projection_rows(goal_id=goal_id)]
+    else:
+        projector = linking.project_goal(ledger.read_goal(goal_id, upto_position=position), strict=False)
+        rows = [
+            {"projection": r.projection, "key": r.key, "position": r.position, "status": r.status, "payload": r.payload, "error": r.error}
+            for r in projector.rows.values()
+        ]
+    return {
+        "goal_id": goal_id,
+        "as_of_position": position,
+        "head_position": head["last_position"],
+        "projections": _rows_by_projection(rows),
+    }
+
+
+def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str | None = None) -> dict[str, Any]:
+    """Every event of the goal in order, with the lifecycle state after it and what changed."""
+    _require_goal(ledger, goal_id)
+    position = resolve_as_of(ledger, goal_id, as_of)
+    events: list[StoredEvent] = ledger.read_goal(goal_id, upto_position=position)
+    states = {r["position"]: r for r in ledger.projection_rows(goal_id=goal_id, projection=HISTORY)}
+    entries = []
+    previous = None
+    for event in events:
+        row = states.get(event.position)
+        lifecycle = _payload(row) if row else None
+        change = changes(previous, lifecycle) if lifecycle is not None else {"phase_changed": False, "gates_changed": []}
+        if lifecycle is not None:
+            previous = lifecycle
+        if kind is not None and event.kind != kind:
+            continue
+        entries.append(
+            {
+                "position": event.position,
+                "stream_version": event.stream_version,
+                "recorded_at": event.recorded_at,
+                "kind": event.kind,
+                "event_id": event.event_id,
+                "summary": event_summary(event.kind, event.payload),
+                "lifecycle": lifecycle,
+                "lifecycle_status": row["status"] if row else "missing",
+                **change,
+            }
+        )
+    return {"goal_id": goal_id, "as_of_position": position, "entries": entries}

@@ -1,0 +1,72 @@
+"""The per-goal lifecycle history: what each event was, and the lifecycle state after it.
+
+Pure helpers used by the linking rules (to materialize one history row per
+event) and by the ``history`` query (to mark where the phase or a gate changed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import lifecycle
+
+HISTORY = "lifecycle-history"
+SUMMARY_FIELDS = ("current_phase", "first_blocker", "next_required_transition", "gates")
+
+
+def lifecycle_summary(state: dict[str, Any] | None) -> dict[str, Any]:
+    """The part of a ``lifecycle-state`` payload that the history shows after every event."""
+    state = state or {}
+    return {name: state.get(name) for name in SUMMARY_FIELDS}
+
+
+def history_key(position: int) -> str:
+    """Row key of the history entry of the event at ``position`` (sorts like the position)."""
+    return f"{position:012d}"
+
+
+def changes(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
+    """Whether the phase changed and which gates changed between two summaries."""
+    if before is None:
+        return {"phase_changed": after.get("current_phase") is not None, "gates_changed": sorted((after.get("gates") or {}).keys())}
+    before_gates, after_gates = before.get("gates") or {}, after.get("gates") or {}
+    return {
+        "phase_changed": before.get("current_phase") != after.get("current_phase"),
+        "gates_changed": [g for g in lifecycle.GATES if before_gates.get(g) != after_gates.get(g)]
+        + sorted(set(after_gates) - set(lifecycle.GATES)),
+    }
+
+
+def _first(payload: Any, *names: str) -> Any:
+    if isinstance(payload, dict):
+        for name in names:
+            value = payload.get(name)
+            if value not in (None, "", [], {}):
+                return value
+    return None
+
+
+def event_summary(kind: str, payload: Any) -> str:
+    """One line saying what an event holds, from its public-safe payload."""
+    if kind == "ingest_batch":
+        members = payload.get("members", [])
+        kinds: dict[str, int] = {}
+        for member in members:
+            kinds[member["kind"]] = kinds.get(member["kind"], 0) + 1
+        text = f"batch of {len(members)}: " + ", ".join(f"{n} {k}" for k, n in kinds.items())
+        review = payload.get("review")
+        return text + (f" (via benchmark {review['command']})" if review else "")
+    parts = []
+    identity = _first(payload, "task_id", "comparison_id", "case_id", "benchmark_id")
+    if identity is not None:
+        parts.append(str(identity))
+    mode = _first(payload, "mode", "job_name", "baseline_scenario_id")
+    if mode is not None:
+        parts.append(f"mode={mode}")
+    for name in ("official_score", "official_task_score_delta", "claim_strength", "learning_status", "status", "first_blocker"):
+        value = _first(payload, name)
+        if value is not None and not isinstance(value, (dict, list)):
+            parts.append(f"{name}={value}")
+    if kind == "adapter-invocation" and isinstance(payload, (list, dict)):
+        parts.append(f"{len(payload)} {'arguments' if isinstance(payload, list) else 'kwargs'}")
+    return " ".join(parts) if parts else kind

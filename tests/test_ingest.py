@@ -1,0 +1,181 @@
+"""`benchledger ingest`: detection, normalization, batches, idempotency and refusals, on every backend."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import func, select
+
+from cli.main import cli
+from ledger.schema import metadata
+from ledger.store import Ledger
+from tests.conformance.cases import CORPUS
+
+FIXTURE = CORPUS / "cases" / "review-claim" / "claim-review-01"
+
+
+def invoke(url, *args, input=None):
+    return CliRunner().invoke(cli, ["--database-url", url, *args], input=input, catch_exceptions=False)
+
+
+def row_counts(url) -> dict[str, int]:
+    ledger = Ledger.open(url)
+    try:
+        with ledger.engine.connect() as connection:
+            return {t.name: connection.execute(select(func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables}
+    finally:
+        ledger.close()
+
+
+@pytest.fixture
+def artifacts(tmp_path) -> Path:
+    folder = tmp_path / "run-artifacts"
+    folder.mkdir()
+    for name in ("comparison.json", "run-1.json", "run-2.json"):
+        shutil.copy(FIXTURE / name, folder / name)
+    return folder
+
+
+def test_ingest_a_directory_as_one_batch(ledger_url, artifacts):
+    result = invoke(ledger_url, "ingest", "--goal", "tb-demo", "--format", "json", str(artifacts))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] is True and report["goal_id"] == "tb-demo"
+    assert [e["kind"] for e in report["events"]] == ["comparison", "run", "run"]
+    assert [e["status"] for e in report["events"]] == ["appended"] * 3
+    assert [e["stream_version"] for e in report["events"]] == [1, 2, 3]
+    assert report["appended_count"] == 3 and report["duplicate_count"] == 0
+    ledger = Ledger.open(ledger_url)
+    stored = ledger.read_goal("tb-demo")
+    assert [e.kind for e in stored] == ["comparison", "run", "run", "ingest_batch"]
+    batch = stored[-1]
+    assert batch.event_id == report["batch_event_id"]
+    assert [m["event_id"] for m in batch.payload["members"]] == [e["event_id"] for e in report["events"]]
+    # provenance: the SHA-256 of the original bytes, not the bytes
+    import hashlib
+
+    assert stored[0].source_sha256 == hashlib.sha256((artifacts / "comparison.json").read_bytes()).hexdigest()
+
+
+def test_ingesting_the_same_directory_twice_appends_nothing(ledger_url, artifacts):
+    assert invoke(ledger_url, "ingest", "--goal", "g", str(artifacts)).exit_code == 0
+    before = row_counts(ledger_url)
+    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts))
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert report["appended_count"] == 0 and report["duplicate_count"] == 3
+    assert {e["status"] for e in report["events"]} == {"duplicate"}
+    assert row_counts(ledger_url) == before
+
+
+def test_a_new_batch_lists_members_already_in_the_goal(ledger_url, artifacts):
+    invoke(ledger_url, "ingest", "--goal", "g", str(artifacts / "run-1.json"))
+    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts / "run-1.json"), str(artifacts / "comparison.json"))
+    report = json.loads(result.stdout)
+    assert [e["status"] for e in report["events"]] == ["duplicate", "appended"]
+    batch = Ledger.open(ledger_url).read_goal("g")[-1]
+    assert batch.kind == "ingest_batch"
+    assert [m["kind"] for m in batch.payload["members"]] == ["run", "comparison"]
+
+
+def test_dry_run_validates_and_writes_nothing(ledger_url, artifacts):
+    before = row_counts(ledger_url)
+    result = invoke(ledger_url, "ingest", "--goal", "g", "--dry-run", "--format", "json", str(artifacts))
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert report["dry_run"] is True and report["appended_count"] == 3
+    assert row_counts(ledger_url) == before
+
+
+def test_public_safe_filter_drops_paths_and_tokens_from_free_text(ledger_url, tmp_path):
+    comparison = json.loads((FIXTURE / "comparison.json").read_text())
+    comparison["next_action"] = "rerun from /Users/alice/private/jobs/run-7 please"
+    comparison["decision"] = {"why": "Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123"}
+    path = tmp_path / "comparison.json"
+    path.write_text(json.dumps(comparison))
+    assert invoke(ledger_url, "ingest", "--goal", "g", str(path)).exit_code == 0
+    (stored, _batch) = Ledger.open(ledger_url).read_goal("g")
+    assert "next_action" not in stored.payload
+    assert "why" not in stored.payload.get("decision", {})
+    assert "/Users/alice" not in stored.payload_text and "abcdefghijklmnop" not in stored.payload_text
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+BAD_INPUTS = {
+    "invalid-utf8": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "\xff"}', "not valid UTF-8"),
+    "invalid-json": (b'{"schema_version": ', "invalid JSON"),
+    "not-an-object": (b"[1, 2, 3]", "cannot tell the artifact kind"),
+    "unknown-schema": (b'{"schema_version": "something_else_v9"}', "cannot tell the artifact kind"),
+    "missing-schema": (b'{"task_id": "x"}', "cannot tell the artifact kind"),
+    "nan": (b'{"schema_version": "benchmark_comparison_v0", "official_task_score_delta": NaN}', "NaN is not valid JSON"),
+    "bom": (b'\xef\xbb\xbf{"schema_version": "benchmark_comparison_v0", "task_id": "x"}', "byte-order mark"),
+    "nul": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "a\x00b"}', "invalid JSON"),
+    "deep": (b'{"schema_version": "benchmark_comparison_v0", "x": ' + b"[" * 200 + b"]" * 200 + b"}", "nested deeper"),
+    "not-compactable": (b'{"schema_version": "benchmark_comparison_v0"}', "not a compactable comparison"),
+    "identifier-dropped": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "/Users/alice/task", "both_success": true}', "task_id is empty after the public-safe filter"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_names_the_file_and_writes_nothing(ledger_url, artifacts, tmp_path, case):
+    data, reason = BAD_INPUTS[case]
+    bad = _write(tmp_path, f"{case}.json", data)
+    before = row_counts(ledger_url)
+    result = CliRunner().invoke(cli, ["--database-url", ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts), bad])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] is False
+    assert [e["source"] for e in report["errors"]] == [bad]
+    assert reason in report["errors"][0]["error"]
+    assert f"error: {bad}: " in result.stderr
+    assert row_counts(ledger_url) == before
+
+
+def test_oversized_and_missing_files_are_refused(ledger_url, tmp_path):
+    big = _write(tmp_path, "big.json", b'{"schema_version": "benchmark_comparison_v0", "task_id": "' + b"x" * (5 * 1024 * 1024) + b'"}')
+    missing = str(tmp_path / "missing.json")
+    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", big, missing)
+    assert result.exit_code == 1
+    errors = {e["source"]: e["error"] for e in json.loads(result.stdout)["errors"]}
+    assert "larger than the" in errors[big]
+    assert "No such file" in errors[missing]
+    assert row_counts(ledger_url) == {t.name: 0 for t in metadata.sorted_tables}
+
+
+def test_ndjson_errors_name_the_line(ledger_url, tmp_path):
+    comparison = (FIXTURE / "comparison.json").read_text().replace("\n", "")
+    path = _write(tmp_path, "batch.ndjson", (comparison + "\n\n{oops\n").encode())
+    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", path)
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["errors"][0]["source"] == f"{path}:3"
+
+
+def test_stdin_and_explicit_kind(ledger_url):
+    preflight = {"schema_version": "benchmark_preflight_fixture_v0", "ready": True}
+    result = invoke(ledger_url, "ingest", "--goal", "g", "--kind", "preflight", "--format", "json", "-", input=json.dumps(preflight))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["events"][0]["kind"] == "preflight" and report["events"][0]["source"] == "<stdin>"
+
+
+@pytest.mark.parametrize("goal", ["", "-x", "a b", "a/b", "x" * 122])
+def test_invalid_goal_id_is_a_usage_error(ledger_url, artifacts, goal):
+    result = CliRunner().invoke(cli, ["--database-url", ledger_url, "ingest", "--goal", goal, str(artifacts)])
+    assert result.exit_code == 2
+    assert "goal" in result.output.lower()
+
+
+def test_symlink_loop_in_a_directory_is_not_followed(ledger_url, artifacts):
+    (artifacts / "loop").symlink_to(artifacts, target_is_directory=True)
+    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts))
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["appended_count"] == 3
