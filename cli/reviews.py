@@ -22,6 +22,7 @@ from ledger.intake import Artifact, IntakeError, NotCompactable
 from ledger.intake.kinds import normalize
 from ledger.intake.reading import read_json
 from projections import REVIEW_MODULES
+from projections.linking import ProjectionFault
 from projections import review as review_module
 
 from .common import goal_option, open_ledger
@@ -131,7 +132,10 @@ def run_review(
         if goal:
             _refuse_unsafe_for_storage(artifacts)
         with open_ledger(ctx) if goal else nullcontext() as ledger:
-            payload, _ = evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal)
+            try:
+                payload, _ = evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal)
+            except ProjectionFault as exc:
+                raise click.ClickException(f"nothing was stored: {exc}") from exc
     fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     click.echo(render(name, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)

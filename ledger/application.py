@@ -60,8 +60,13 @@ def ingest(
     source: str,
     review: Mapping[str, Any] | None = None,
     dry_run: bool = False,
+    materialize: bool = True,
 ) -> IngestOutcome:
-    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction."""
+    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction.
+
+    With ``materialize`` (every persistent ledger) the goal's projections are
+    recomputed in the same transaction; a reducer that raises aborts the ingest.
+    """
     members = [_member_event(a) for a in artifacts]
     manifest_members = []
     for artifact, new in zip(artifacts, members):
@@ -75,7 +80,7 @@ def ingest(
     def finish(tx: Transaction, outcome: list[Appended]) -> None:
         if dry_run:
             raise _DryRun(outcome)
-        if any(a.status == "appended" for a in outcome):
+        if materialize and any(a.status == "appended" for a in outcome):
             materialize_goal(tx, goal_id, strict=True)
 
     try:
@@ -95,9 +100,12 @@ def evaluate_review(
 ) -> tuple[dict[str, Any], IngestOutcome]:
     """Ingest a review command's inputs as one batch and reduce them from the stored events.
 
-    Without ``ledger`` the batch goes into a fresh in-memory ledger: the
-    stateless LoopX-style call and the stored path are the same code.
+    Without ``ledger`` the batch goes into a fresh in-memory ledger that only
+    this review reads (no other projection is materialized there): the
+    stateless LoopX-style call and the stored path reduce the same stored
+    events. A reducer failure becomes the review's error payload, as in LoopX.
     """
+    persistent = ledger is not None
     ledger = ledger or Ledger.in_memory()
     outcome = ingest(
         ledger,
@@ -105,10 +113,16 @@ def evaluate_review(
         artifacts,
         source=f"benchmark {name}",
         review={"command": name, "options": dict(options)},
+        materialize=persistent,
     )
     stored = ledger.events_by_id(m.event.event_id for m in outcome.members)
     inputs = linking.batch_inputs(outcome.batch.event.payload, stored)
-    return review_module(name).reduce(inputs, options), outcome
+    module = review_module(name)
+    try:
+        payload = module.reduce(inputs, options)
+    except Exception as exc:  # LoopX reports any reducer failure as the error payload
+        payload = module.error_payload(str(exc), options)
+    return payload, outcome
 
 
 # -- materialized projections ------------------------------------------------------

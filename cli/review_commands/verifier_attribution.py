@@ -1,9 +1,36 @@
-"""`benchledger benchmark review-verifier-attribution` (placeholder until the review lands)."""
+"""`benchledger benchmark review-verifier-attribution`: is a baseline score failure the verifier's fault?"""
+
+from __future__ import annotations
 
 import click
 
+from cli.reviews import FORMAT_OPTION, load, run_review
+from ledger.intake import Artifact
+from projections.verifier_attribution import NAME
 
-@click.command("review-verifier-attribution")
-def command() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("review-verifier-attribution is not implemented yet")
+NOT_AN_OBJECT = "--benchmark-run-json must contain JSON objects"
+NOT_COMPACTABLE = "--benchmark-run-json did not contain a compactable benchmark_run_v0 object"
+
+
+@click.command(NAME)
+@FORMAT_OPTION
+@click.option(
+    "--benchmark-run-json",
+    "benchmark_run_json",
+    required=True,
+    multiple=True,
+    metavar="PATH",
+    help="Path to a compact benchmark_run_v0 JSON object. Repeat for baseline and treatment compact run files.",
+)
+@click.pass_context
+def command(ctx: click.Context, fmt: str | None, benchmark_run_json: tuple[str, ...]) -> None:
+    """Classify each run's score failure and route the baseline's attribution caveat."""
+
+    def collect() -> list[Artifact]:
+        # Each file is read, shape-checked and compacted before the next one is opened.
+        return [
+            load(path, "run", not_object=NOT_AN_OBJECT, not_compactable=NOT_COMPACTABLE)
+            for path in benchmark_run_json
+        ]
+
+    run_review(ctx, NAME, fmt, {}, collect)

@@ -80,7 +80,7 @@ def parse_document(data: bytes, source: str) -> SourceDocument:
         value = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise InputFileError(source, f"invalid JSON: {exc}") from exc
-    except ValueError as exc:
+    except ValueError as exc:  # NaN/Infinity, integer literals over Python's 4300-digit limit
         raise InputFileError(source, str(exc)) from exc
     except RecursionError as exc:
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit") from exc

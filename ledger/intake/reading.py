@@ -42,10 +42,10 @@ def parse_json_bytes(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
         return json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IntakeError(str(exc)) from exc
     except RecursionError as exc:
-        raise IntakeError("JSON nesting is too deep to parse") from exc
+        raise IntakeError("maximum recursion depth exceeded while decoding a JSON array from a unicode string") from exc
+    except ValueError as exc:  # decode errors, JSON syntax, over-long integer literals
+        raise IntakeError(str(exc)) from exc
 
 
 def read_json(path: str, *, stdin_dash: bool = False) -> Document:

@@ -1,0 +1,216 @@
+"""Derived classifiers over a COMPACTED ``benchmark_run_v0`` (spec common-inputs-part1 §6).
+
+Several reviews judge a run by the same few derived facts: its normalized mode,
+the kinds of its trial exceptions and worker-start statuses, whether a
+pre-worker startup blocker was recorded, its failure labels, its score-failure
+attribution and the evidence that a LoopX-assisted worker actually ran. Each
+fact is one small function here so every review reads it the same way.
+
+All functions take the compacted run (at most 3 compacted trials) and never fail
+on missing or mistyped fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ledger.intake.safe import is_int
+
+# D-EXC exception kinds of ``trials[].exception_type``.
+AGENT_SETUP_TIMEOUT = "agent_setup_timeout"
+AGENT_TIMEOUT = "agent_timeout"
+AGENT_SETUP_FAILURE = "agent_setup_failure"
+AGENT_EXCEPTION = "agent_exception"
+# Exception texts that mean "no exception happened".
+NO_EXCEPTION_TEXTS = frozenset({"none", "null", "no_exception"})
+
+# D-WSS worker-start-status kinds (AGENT_SETUP_FAILURE is shared with D-EXC).
+ENVIRONMENT_SETUP_FAILURE = "environment_setup_failure"
+WORKER_START_STATUS_KINDS = {
+    "pre_worker_agent_setup_failed": AGENT_SETUP_FAILURE,
+    "environment_setup_failed_before_worker": ENVIRONMENT_SETUP_FAILURE,
+}
+
+# D-STARTUP: the marker value and the fields searched for it, in order.
+PRE_WORKER_STARTUP_BLOCKER_RECORDED = "pre_worker_startup_blocker_recorded"
+STARTUP_BLOCKER_FIELDS = (
+    "worker_bridge_materialization_status",
+    "worker_bridge_materialization_blocker",
+    "pre_worker_startup_blocker",
+    "first_blocker",
+    "repeat_blocked_by",
+)
+
+# D-LABELS derived labels.
+AGENT_SETUP_TIMEOUT_LABEL = "agent_setup_timeout_before_worker_start"
+AGENT_SETUP_FAILED_LABEL = "agent_setup_failed_before_worker_start"
+AGENT_TIMEOUT_LABEL = "agent_timeout_before_solution_completion"
+ENVIRONMENT_SETUP_FAILED_LABEL = "environment_setup_failed_before_worker"
+MAX_FAILURE_LABELS = 8
+
+# D-ATTR attributions.
+NO_ATTRIBUTION = "none"
+AGENT_SETUP_TIMEOUT_SCORE_FAILURE = "agent_setup_timeout_score_failure"
+AGENT_SETUP_SCORE_FAILURE = "agent_setup_score_failure"
+AGENT_TIMEOUT_SCORE_FAILURE = "agent_timeout_score_failure"
+
+
+def _int_or_zero(value: Any) -> int:
+    return value if is_int(value) else 0
+
+
+def _stripped_text(value: Any) -> str | None:
+    """The stripped text of a non-blank string, else ``None``."""
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _object(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _trials(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    trials = run.get("trials")
+    if not isinstance(trials, list):
+        return []
+    return [trial for trial in trials if isinstance(trial, Mapping)]
+
+
+def normalized_mode(run: Mapping[str, Any], field: str = "mode") -> str:
+    """D-MODE: ``run[field]`` (``mode`` or ``job_name``) lower-cased with ``_`` → ``-``."""
+    value = run.get(field)
+    return value.lower().replace("_", "-") if isinstance(value, str) else ""
+
+
+def exception_kind(value: Any) -> str | None:
+    """D-EXC: the kind of a trial's ``exception_type``, or ``None``."""
+    text = _stripped_text(value)
+    if text is None:
+        return None
+    text = text.lower()
+    if "setup" in text and "timeout" in text:
+        return AGENT_SETUP_TIMEOUT
+    if "timeout" in text:
+        return AGENT_TIMEOUT
+    if "agent" in text and "setup" in text:
+        return AGENT_SETUP_FAILURE
+    if text not in NO_EXCEPTION_TEXTS:
+        return AGENT_EXCEPTION
+    return None
+
+
+def count_exceptions(run: Mapping[str, Any], kind: str) -> int:
+    """Number of compacted trials whose exception has D-EXC kind ``kind``."""
+    return sum(1 for trial in _trials(run) if exception_kind(trial.get("exception_type")) == kind)
+
+
+def worker_start_kind(value: Any) -> str | None:
+    """D-WSS: the kind of a trial's ``worker_start_status``, or ``None``."""
+    text = _stripped_text(value)
+    return WORKER_START_STATUS_KINDS.get(text) if text is not None else None
+
+
+def count_worker_starts(run: Mapping[str, Any], kind: str) -> int:
+    """Number of compacted trials whose worker-start status has D-WSS kind ``kind``.
+
+    Only trials count: a run-level ``worker_start_status`` never survives
+    compaction, so it is deliberately not consulted.
+    """
+    return sum(1 for trial in _trials(run) if worker_start_kind(trial.get("worker_start_status")) == kind)
+
+
+def startup_blocker_observed(obj: Any) -> bool:
+    """D-STARTUP: did the run (or its ``worker_bridge_outcome``) record a pre-worker startup blocker?"""
+    if not isinstance(obj, Mapping):
+        return False
+    count = obj.get("worker_startup_blocker_count")
+    if is_int(count) and count > 0:
+        return True
+    for field in STARTUP_BLOCKER_FIELDS:
+        text = _stripped_text(obj.get(field))
+        if text is None:
+            continue
+        if text == PRE_WORKER_STARTUP_BLOCKER_RECORDED:
+            return True
+        if field == "pre_worker_startup_blocker" and text != NO_ATTRIBUTION:
+            return True
+    return startup_blocker_observed(obj.get("worker_bridge_outcome"))
+
+
+def _has_setup_worker_start_failure(run: Mapping[str, Any]) -> bool:
+    return (
+        count_worker_starts(run, AGENT_SETUP_FAILURE) > 0
+        or count_worker_starts(run, ENVIRONMENT_SETUP_FAILURE) > 0
+        or startup_blocker_observed(run)
+    )
+
+
+def _recorded_labels(run: Mapping[str, Any]) -> list[str]:
+    labels = run.get("failure_attribution_labels")
+    if not isinstance(labels, list):
+        return []
+    # Compaction has already turned every label into a public-safe string.
+    return [label for label in labels if isinstance(label, str)]
+
+
+def failure_labels(run: Mapping[str, Any]) -> list[str]:
+    """D-LABELS: recorded labels plus labels derived from trials, deduplicated, at most 8."""
+    derived = (
+        (AGENT_SETUP_TIMEOUT_LABEL, count_exceptions(run, AGENT_SETUP_TIMEOUT) > 0),
+        (AGENT_SETUP_FAILED_LABEL, count_exceptions(run, AGENT_SETUP_FAILURE) > 0),
+        (AGENT_TIMEOUT_LABEL, count_exceptions(run, AGENT_TIMEOUT) > 0),
+        (AGENT_SETUP_FAILED_LABEL, count_worker_starts(run, AGENT_SETUP_FAILURE) > 0),
+        (ENVIRONMENT_SETUP_FAILED_LABEL, count_worker_starts(run, ENVIRONMENT_SETUP_FAILURE) > 0),
+        (PRE_WORKER_STARTUP_BLOCKER_RECORDED, startup_blocker_observed(run)),
+    )
+    labels = _recorded_labels(run) + [label for label, holds in derived if holds]
+    return list(dict.fromkeys(labels))[:MAX_FAILURE_LABELS]
+
+
+def score_failure_attribution(run: Mapping[str, Any]) -> str:
+    """D-ATTR: the recorded attribution, or one derived from trials when it is ``none``."""
+    recorded = _stripped_text(run.get("score_failure_attribution")) or NO_ATTRIBUTION
+    if recorded != NO_ATTRIBUTION:
+        return recorded
+    if count_exceptions(run, AGENT_SETUP_TIMEOUT) > 0:
+        return AGENT_SETUP_TIMEOUT_SCORE_FAILURE
+    if count_exceptions(run, AGENT_SETUP_FAILURE) > 0 or _has_setup_worker_start_failure(run):
+        return AGENT_SETUP_SCORE_FAILURE
+    if count_exceptions(run, AGENT_TIMEOUT) > 0:
+        return AGENT_TIMEOUT_SCORE_FAILURE
+    return NO_ATTRIBUTION
+
+
+def treatment_worker_evidence(run: Mapping[str, Any]) -> dict[str, Any]:
+    """D-EVIDENCE: did a LoopX-assisted worker demonstrably run? Key order is the payload's."""
+    counters = _object(run.get("interaction_counters"))
+    calls = _object(counters.get("loopx_cli_calls"))
+    observation = _object(run.get("active_user_observation"))
+
+    run_call_total = run.get("worker_loopx_cli_call_total")
+    cli_call_total = run_call_total if is_int(run_call_total) else _int_or_zero(calls.get("total"))
+    schema_ok_count = _int_or_zero(run.get("worker_benchmark_run_schema_ok_count"))
+    decisions = _int_or_zero(counters.get("controller_action_decisions"))
+    heartbeats = _int_or_zero(counters.get("heartbeat_count"))
+    state_reads = _int_or_zero(counters.get("loopx_state_reads"))
+    state_writes = _int_or_zero(counters.get("loopx_state_writes"))
+    controller_present = counters.get("loopx_automation_loop") is True and (
+        counters.get("controller_trace_present") is True
+        or any(count > 0 for count in (decisions, heartbeats, state_reads, state_writes))
+    )
+    observed = (
+        observation.get("observed_after_worker_start") is True
+        or observation.get("worker_observation_proof") is True
+    )
+    return {
+        "worker_loopx_cli_call_total": cli_call_total,
+        "worker_benchmark_run_schema_ok_count": schema_ok_count,
+        "outer_loopx_controller_present": controller_present,
+        "outer_loopx_controller_action_decisions": decisions,
+        "outer_loopx_heartbeat_count": heartbeats,
+        "loopx_state_reads": state_reads,
+        "loopx_state_writes": state_writes,
+        "active_user_observed_after_worker_start": observed,
+        "present": cli_call_total > 0 or schema_ok_count > 0 or controller_present or observed,
+    }
