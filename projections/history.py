@@ -27,13 +27,12 @@ def history_key(position: int) -> str:
 
 def changes(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
     """Whether the phase changed and which gates changed between two summaries."""
-    if before is None:
-        return {"phase_changed": after.get("current_phase") is not None, "gates_changed": sorted((after.get("gates") or {}).keys())}
+    if before is None:  # the goal's first event: compare with a lifecycle that has nothing open
+        before = {"current_phase": None, "gates": {}}
     before_gates, after_gates = before.get("gates") or {}, after.get("gates") or {}
     return {
         "phase_changed": before.get("current_phase") != after.get("current_phase"),
-        "gates_changed": [g for g in lifecycle.GATES if before_gates.get(g) != after_gates.get(g)]
-        + sorted(set(after_gates) - set(lifecycle.GATES)),
+        "gates_changed": [g for g in lifecycle.GATES if bool(before_gates.get(g)) != bool(after_gates.get(g))],
     }
 
 
@@ -60,9 +59,13 @@ def event_summary(kind: str, payload: Any) -> str:
     identity = _first(payload, "task_id", "comparison_id", "case_id", "benchmark_id")
     if identity is not None:
         parts.append(str(identity))
-    mode = _first(payload, "mode", "job_name", "baseline_scenario_id")
+    mode = _first(payload, "mode", "job_name")
     if mode is not None:
         parts.append(f"mode={mode}")
+    if kind == "comparison":
+        for arm in ("baseline_scenario_id", "treatment_scenario_id"):
+            if _first(payload, arm) is not None:
+                parts.append(f"{arm.split('_')[0]}={payload[arm]}")
     for name in ("official_score", "official_task_score_delta", "claim_strength", "learning_status", "status", "first_blocker"):
         value = _first(payload, name)
         if value is not None and not isinstance(value, (dict, list)):

@@ -21,8 +21,7 @@ The rules follow how LoopX users chain the review commands:
 A claim review or learning ledger can be ingested (LoopX's own
 ``benchmark_claim_review_v0`` / ``benchmark_learning_ledger_v0``) or derived
 from a batch. The next review reads the most recent one by ledger position; a
-derived one takes its batch's position, and within one batch an ingested
-artifact wins over the derived one (it is the verdict the user supplied).
+derived one takes its batch's position (after the batch's members).
 """
 
 from __future__ import annotations
@@ -30,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from ledger.intake.kinds import normalize
 
 from . import REVIEW_MODULES
 from . import review as review_module
@@ -131,7 +132,7 @@ class GoalProjector:
         self.strict = strict
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
         self._by_id: dict[str, EventLike] = {}
-        self._latest: dict[str, tuple[int, int, Any]] = {}  # kind -> (position, rank, payload)
+        self._latest: dict[str, tuple[int, Any]] = {}  # kind -> (position, payload) of the newest
         self._runs: list[EventLike] = []
         self.events: list[EventLike] = []
 
@@ -150,8 +151,7 @@ class GoalProjector:
             self._apply_batch(event)
         else:
             if event.kind in LIFECYCLE_KINDS:
-                # Ingested artifacts rank above reviews derived at the same position.
-                self._remember(event.kind, event.position, 1, event.payload)
+                self._remember(event.kind, event.position, event.payload)
             if event.kind == "run":
                 self._runs.append(event)
                 self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
@@ -169,10 +169,11 @@ class GoalProjector:
         if "comparison" in inputs:
             claim = self._reduce(CLAIM, batch.event_id, batch.position, inputs, default_options(CLAIM))
             learning = self._reduce(LEARNING, batch.event_id, batch.position, inputs, default_options(LEARNING))
-            if claim is not None:
-                self._remember("claim-review", batch.position, 0, claim)
-            if learning is not None:
-                self._remember("learning-ledger", batch.position, 0, learning)
+            # The next reviews read these as LoopX users feed them: as files of
+            # those kinds, i.e. through the same normalizers an ingest applies.
+            for kind, derived in (("claim-review", claim), ("learning-ledger", learning)):
+                if derived is not None:
+                    self._remember(kind, batch.position, normalize(kind, derived))
         if "run" in inputs:
             self._reduce(VERIFIER, batch.event_id, batch.position, inputs, default_options(VERIFIER))
         recorded = manifest.get("review")
@@ -180,14 +181,13 @@ class GoalProjector:
             options = {**default_options(recorded["command"]), **recorded.get("options", {})}
             self._reduce(recorded["command"], batch.event_id, batch.position, inputs, options)
 
-    def _remember(self, kind: str, position: int, rank: int, payload: Any) -> None:
-        current = self._latest.get(kind)
-        if current is None or (position, rank) >= current[:2]:
-            self._latest[kind] = (position, rank, payload)
+    def _remember(self, kind: str, position: int, payload: Any) -> None:
+        # Events arrive in stream order, so the newest is simply the last remembered.
+        self._latest[kind] = (position, payload)
 
     def _latest_payload(self, kind: str) -> Any:
         entry = self._latest.get(kind)
-        return entry[2] if entry else None
+        return entry[1] if entry else None
 
     def _gate_attempts(self, runs: Sequence[EventLike], position: int) -> None:
         """Gate runs against the goal's current learning ledger (a new ledger re-gates every run)."""

@@ -118,7 +118,7 @@ BAD_INPUTS = {
     "missing-schema": (b'{"task_id": "x"}', "cannot tell the artifact kind"),
     "nan": (b'{"schema_version": "benchmark_comparison_v0", "official_task_score_delta": NaN}', "NaN is not valid JSON"),
     "bom": (b'\xef\xbb\xbf{"schema_version": "benchmark_comparison_v0", "task_id": "x"}', "byte-order mark"),
-    "nul": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "a\x00b"}', "invalid JSON"),
+    "nul": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "a\x00b"}', "NUL character"),
     "deep": (b'{"schema_version": "benchmark_comparison_v0", "x": ' + b"[" * 200 + b"]" * 200 + b"}", "nested deeper"),
     "not-compactable": (b'{"schema_version": "benchmark_comparison_v0"}', "not a compactable comparison"),
     "identifier-dropped": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "/Users/alice/task", "both_success": true}', "task_id is empty after the public-safe filter"),

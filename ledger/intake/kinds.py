@@ -1,5 +1,132 @@
-"""Placeholder: the kind registry and normalize() dispatcher land with the intake work."""
+"""The artifact kinds: each one's schema, how it is recognised and how it is normalized.
+
+``normalize(kind, value)`` is the one entry point the review commands and
+``benchledger ingest`` share, so a payload stored in the ledger is exactly what
+the review would have computed from the file.
+
+* Compacted kinds (run, comparison, result, learning-ledger) go through
+  LoopX 0.4.8's compaction; an input it cannot compact raises
+  :class:`NotCompactable`.
+* ``claim-review`` is only schema-checked (common-inputs.md §6).
+* ``preflight``, ``launch`` and ``post-launch`` are kept as the very object
+  given, unscrubbed, because lifecycle-state reads them raw (common-inputs.md §7).
+* ``adapter-invocation`` (an argv list, or a kwargs object) is reduced to the
+  generated ``loopx_*`` key names the adapter review reads; values are never kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import KINDS, NotAnObject, NotCompactable
+from .comparison import compact_comparison
+from .learning_ledger import compact_learning_ledger
+from .result import compact_result
+
+CLAIM_REVIEW_SCHEMA = "benchmark_claim_review_v0"
+ADAPTER_KEYS_FIELD = "loopx_kwarg_keys"
 
 
-def normalize(kind, value):
-    raise NotImplementedError(kind)
+def _compact_run(value: dict[str, Any]) -> dict[str, Any]:
+    # Imported on use: the run compactor is large and only run artifacts need it.
+    from .run import compact_run
+
+    return compact_run(value)
+
+
+def _as_given(value: dict[str, Any]) -> dict[str, Any]:
+    """A raw lifecycle input: any object, kept as the very object given."""
+    return value
+
+
+def _checked_claim_review(value: dict[str, Any]) -> dict[str, Any]:
+    """A claim review is accepted as given iff its own top-level schema is exact (no envelope)."""
+    if value.get("schema_version") != CLAIM_REVIEW_SCHEMA:
+        raise NotCompactable(f"schema_version is not {CLAIM_REVIEW_SCHEMA}")
+    return value
+
+
+def _adapter_invocation(value: Any) -> dict[str, list[str]]:
+    """The generated ``loopx_*`` key names of an argv list, or of a kwargs object's keys.
+
+    An already normalized payload (``{"loopx_kwarg_keys": [...]}``) normalizes
+    to itself, so stored payloads can be ingested again.
+    """
+    from projections.adapter_kwargs_review import invocation_payload, loopx_keys
+
+    if isinstance(value, list):
+        return invocation_payload(value)
+    if isinstance(value, dict):
+        if value.keys() == {ADAPTER_KEYS_FIELD} and isinstance(value[ADAPTER_KEYS_FIELD], list):
+            return {ADAPTER_KEYS_FIELD: loopx_keys(value[ADAPTER_KEYS_FIELD])}
+        return {ADAPTER_KEYS_FIELD: loopx_keys(value)}
+    raise NotAnObject("an adapter invocation must be a JSON argv list or a kwargs object")
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """How one artifact kind is recognised and normalized.
+
+    ``schema`` is the ``schema_version`` its payload carries (``None``: it has
+    no fixed one); ``envelope_key`` the key a wrapped artifact of this kind sits
+    under; ``objects_only`` whether anything but a JSON object is refused
+    before the normalizer sees it.
+    """
+
+    normalizer: Callable[[Any], Any]
+    schema: str | None = None
+    envelope_key: str | None = None
+    objects_only: bool = True
+
+
+KIND_SPECS: dict[str, KindSpec] = {
+    "run": KindSpec(_compact_run, "benchmark_run_v0", "benchmark_run"),
+    "comparison": KindSpec(compact_comparison, "benchmark_comparison_v0", "benchmark_comparison"),
+    "result": KindSpec(compact_result, "benchmark_result_v0", "benchmark_result"),
+    "learning-ledger": KindSpec(
+        compact_learning_ledger, "benchmark_learning_ledger_v0", "benchmark_learning_ledger"
+    ),
+    "claim-review": KindSpec(_checked_claim_review, CLAIM_REVIEW_SCHEMA),
+    "preflight": KindSpec(_as_given),
+    "launch": KindSpec(_as_given),
+    "post-launch": KindSpec(_as_given),
+    "adapter-invocation": KindSpec(_adapter_invocation, objects_only=False),
+}
+
+# Kind -> the schema_version its (compacted or checked) payload carries.
+KIND_SCHEMAS: dict[str, str] = {kind: spec.schema for kind, spec in KIND_SPECS.items() if spec.schema}
+
+
+def normalize(kind: str, value: Any) -> Any:
+    """The stored payload of ``value`` as an artifact of ``kind``.
+
+    Raises :class:`NotAnObject` when ``value`` has the wrong JSON type,
+    :class:`NotCompactable` when the kind's normalizer refuses it, and
+    :class:`~ledger.intake.IntakeError` with the reference's text for other
+    refusals (e.g. a comparison whose ``result_refs`` is a number).
+    """
+    spec = KIND_SPECS.get(kind)
+    if spec is None:
+        raise ValueError(f"unknown artifact kind {kind!r}; expected one of: {', '.join(KINDS)}")
+    if spec.objects_only and not isinstance(value, dict):
+        raise NotAnObject(f"a {kind} artifact must be a JSON object")
+    return spec.normalizer(value)
+
+
+def detect_kind(value: Any) -> str | None:
+    """The kind a document declares, or ``None`` when it declares none we know.
+
+    A known envelope key holding an object of its kind's schema wins (as in
+    compaction), then the top-level ``schema_version``. Kinds without a schema
+    (raw lifecycle inputs, adapter argv lists) are never guessed.
+    """
+    if not isinstance(value, Mapping):
+        return None
+    for kind, spec in KIND_SPECS.items():
+        nested = value.get(spec.envelope_key) if spec.envelope_key else None
+        if isinstance(nested, Mapping) and nested.get("schema_version") == spec.schema:
+            return kind
+    schema = value.get("schema_version")
+    return next((kind for kind, known in KIND_SCHEMAS.items() if known == schema), None)
