@@ -1,0 +1,575 @@
+"""``lifecycle-state``: where is a benchmark attempt, what blocks it, which gates are open.
+
+Spec: lifecycle-state.md. From the latest evidence of up to seven kinds
+(preflight, launch, post-launch, run, comparison, claim review, learning
+ledger) the reducer derives a handful of base facts, orders them as
+transitions, names the first blocker and the next transition, projects a
+benchmark-neutral canonical lifecycle and opens or closes the gates that
+budget counting, repeats and new candidates depend on.
+
+Preflight, launch and post-launch payloads are raw objects (never compacted);
+the run, comparison and ledger are compact; the claim review is only
+schema-checked. The reducer reads ``inputs`` alone, so the same evidence gives
+the same state whether it came from files or from a goal's stored events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.intake.safe import is_int, is_number, label
+from projections import lifecycle as lc
+from projections.boundaries import environment_setup_read_boundary, lifecycle_read_boundary
+from projections.markdown import code, document, get, text
+
+NAME = "lifecycle-state"
+VERSION = 1
+SCHEMA_VERSION = "benchmark_lifecycle_state_v0"
+CANONICAL_SCHEMA_VERSION = "benchmark_canonical_lifecycle_v0"
+READINESS_SCHEMA_VERSION = "terminal_bench_environment_setup_readiness_preflight_v0"
+PROBE_SCHEMA_VERSION = "terminal_bench_environment_setup_probe_result_v0"
+
+# The command's flags (python names) at their defaults; input paths are not options.
+DEFAULT_OPTIONS = {"require_budget_count_allowed": False}
+
+# Input kinds (ledger.intake.KINDS) and the schema each compact/checked one carries.
+PREFLIGHT = "preflight"
+LAUNCH = "launch"
+POST_LAUNCH = "post-launch"
+RUN = "run"
+COMPARISON = "comparison"
+CLAIM_REVIEW = "claim-review"
+LEARNING_LEDGER = "learning-ledger"
+RUN_SCHEMA = "benchmark_run_v0"
+COMPARISON_SCHEMA = "benchmark_comparison_v0"
+CLAIM_REVIEW_SCHEMA = "benchmark_claim_review_v0"
+LEARNING_LEDGER_SCHEMA = "benchmark_learning_ledger_v0"
+
+# A launch summary proves a started process through any one truthy field.
+PROCESS_EVIDENCE_FIELDS = ("process_started", "launched", "started", "pid")
+# A preflight is ready by its own verdict when its first blocker is one of these.
+READY_PREFLIGHT_BLOCKERS = frozenset(
+    {
+        "ready_for_private_managed_no_upload_pilot_review",
+        "ready_for_operator_triggered_no_upload_ale_dry_run",
+    }
+)
+# Nested objects whose readiness makes the whole preflight ready (checked recursively).
+NESTED_PREFLIGHT_FIELDS = ("benchmark_run", "preflight_guard")
+LAUNCH_SUMMARY_FIELD = "private_runner_launch_summary"
+SCORE_FIELDS = ("official_score", "official_task_score", "score")
+
+# --- environment setup -------------------------------------------------------------
+SETUP_CONTEXT_FIELD = "environment_setup_failure_context"
+SETUP_CONTEXT_TEXT_FIELDS = (
+    "surface",
+    "failure_kind",
+    "diagnostic_granularity",
+    "exception_type",
+    "timeout_signal",
+    "resource_signal",
+    "environment_setup_duration_tier",
+    "next_probe",
+)
+SETUP_CONTEXT_TEXT_LIMIT = 140
+SETUP_CONTEXT_BOOLEAN_FIELDS = (
+    "environment_setup_present",
+    "environment_setup_started",
+    "environment_setup_finished",
+    "agent_setup_started",
+    "agent_execution_started",
+    "worker_trace_present",
+    "worker_benchmark_run_present",
+)
+SETUP_CONTEXT_DURATION_FIELD = "environment_setup_duration_seconds"
+# Run fields that, holding ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER, imply a failure without a context.
+SETUP_FAILURE_MARKER_FIELDS = ("repeat_blocked_by", "first_blocker", "worker_bridge_materialization_status")
+SETUP_FAILURE_COUNT_FIELD = "environment_setup_failure_before_worker_count"
+# Used when the run says setup failed but carries no usable context object.
+FALLBACK_SETUP_CONTEXT = {
+    "schema_version": READINESS_SCHEMA_VERSION,
+    "surface": "harbor_environment_setup",
+    "failure_kind": lc.ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER,
+    "diagnostic_granularity": "compact_counts_only_no_raw_logs",
+    "next_probe": "environment_setup_readiness_preflight_before_repeat",
+}
+
+DEFAULT_BENCHMARK_ID = "benchmark"
+UNKNOWN_TASK = "unknown_task"
+UNKNOWN_WORKER_MODE = "unknown"
+NO_EXCEPTION = "none"
+NO_EXCEPTION_TEXTS = frozenset({"", NO_EXCEPTION, "not_applicable"})
+
+PREFLIGHT_STATUS_READY = "ready"
+PREFLIGHT_STATUS_NOT_READY = "not_ready_or_absent"
+READINESS_DIAGNOSTIC_LIMIT = "cannot_prove_reproducible_or_cleared_from_no_run_preflight"
+NEXT_ACTION_SETUP_PROBE = "run_setup_only_environment_preflight_or_select_new_material_ready_case"
+NEXT_ACTION_REPAIR_PREFLIGHT = "repair_no_run_preflight_before_environment_setup_probe"
+
+PROBE_WITH_EXCEPTION = "materialized_with_exception"
+PROBE_WITHOUT_EXCEPTION = "materialized_without_exception"
+NEXT_ACTION_CLASSIFY_PROBE_EXCEPTION = "classify_environment_setup_probe_exception_before_same_task_repeat"
+NEXT_ACTION_REVIEW_PROBE = "review_environment_setup_probe_result_before_same_task_repeat"
+
+
+# --- small readers ----------------------------------------------------------------
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _latest(inputs: Mapping[str, Sequence[Any]], kind: str) -> Any:
+    """The newest payload of ``kind`` (files give at most one; a goal's events may give several)."""
+    payloads = inputs.get(kind) or ()
+    return payloads[-1] if payloads else None
+
+
+def schema(value: Any) -> str:
+    """``str()`` of an object's ``schema_version``; ``""`` when absent, falsy or not an object."""
+    if not isinstance(value, dict):
+        return ""
+    return str(value.get("schema_version") or "")
+
+
+def _is_true(obj: Any, key: str) -> bool:
+    return isinstance(obj, dict) and obj.get(key) is True
+
+
+def _bool_or_false(obj: Mapping[str, Any], key: str) -> bool:
+    value = obj.get(key)
+    return value if isinstance(value, bool) else False
+
+
+def _trials(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    trials = run.get("trials")
+    return [trial for trial in trials if isinstance(trial, dict)] if isinstance(trials, list) else []
+
+
+def preflight_ready(value: Any) -> bool:
+    """Spec §2.1: a preflight (or a nested run / guard inside it) declares itself ready."""
+    if not isinstance(value, dict) or not value:
+        return False
+    if any(isinstance(value.get(field), dict) and preflight_ready(value[field]) for field in NESTED_PREFLIGHT_FIELDS):
+        return True
+    if _is_true(value.get(LAUNCH_SUMMARY_FIELD), "ready") or value.get("ready") is True:
+        return True
+    first_blocker = str(value.get("first_blocker") or "")
+    return (value.get("ok") is True and first_blocker.startswith("ready")) or first_blocker in READY_PREFLIGHT_BLOCKERS
+
+
+def process_launched(launch: Any) -> bool:
+    return isinstance(launch, dict) and any(launch.get(field) for field in PROCESS_EVIDENCE_FIELDS)
+
+
+def verifier_scored(run: Mapping[str, Any]) -> bool:
+    """A numeric score on the run or on any of its trials."""
+    return any(is_number(obj.get(field)) for obj in (run, *_trials(run)) for field in SCORE_FIELDS)
+
+
+# --- environment setup readiness (spec §3) ---------------------------------------------
+def _setup_context_candidates(run: Mapping[str, Any]) -> list[Any]:
+    outcome = _object(run.get("worker_bridge_outcome"))
+    return [
+        run.get(SETUP_CONTEXT_FIELD),
+        outcome.get(SETUP_CONTEXT_FIELD),
+        *(trial.get(SETUP_CONTEXT_FIELD) for trial in _trials(run)),
+    ]
+
+
+def _setup_context(candidate: dict[str, Any], schema_label: str) -> dict[str, Any]:
+    context: dict[str, Any] = {"schema_version": schema_label}
+    for field in SETUP_CONTEXT_TEXT_FIELDS:
+        value = label(candidate.get(field), limit=SETUP_CONTEXT_TEXT_LIMIT)
+        if value is not None:
+            context[field] = value
+    for field in SETUP_CONTEXT_BOOLEAN_FIELDS:
+        if isinstance(candidate.get(field), bool):
+            context[field] = candidate[field]
+    if is_number(candidate.get(SETUP_CONTEXT_DURATION_FIELD)):
+        context[SETUP_CONTEXT_DURATION_FIELD] = candidate[SETUP_CONTEXT_DURATION_FIELD]
+    return context
+
+
+def _run_reports_setup_failure(run: Mapping[str, Any]) -> bool:
+    failure_count = run.get(SETUP_FAILURE_COUNT_FIELD)
+    return (is_int(failure_count) and failure_count > 0) or any(
+        run.get(field) == lc.ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER for field in SETUP_FAILURE_MARKER_FIELDS
+    )
+
+
+def setup_failure_context(run: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The first labelled failure context of the run, else the fallback if the run reports a failure."""
+    for candidate in _setup_context_candidates(run):
+        if isinstance(candidate, dict):
+            schema_label = label(candidate.get("schema_version"))
+            if schema_label is not None:
+                return _setup_context(candidate, schema_label)
+    return dict(FALLBACK_SETUP_CONTEXT) if _run_reports_setup_failure(run) else None
+
+
+def _benchmark_id(run: Mapping[str, Any]) -> str:
+    return label(run.get("benchmark_id")) or DEFAULT_BENCHMARK_ID
+
+
+def readiness_preflight(run: Mapping[str, Any], no_run_preflight_ready: bool) -> dict[str, Any]:
+    """Spec §3.2: a same-task repeat after a setup failure waits for a setup-only check ({} if none)."""
+    context = setup_failure_context(run)
+    if context is None:
+        return {}
+    task_ids = (label(trial.get("task_id")) for trial in _trials(run))
+    return {
+        "schema_version": READINESS_SCHEMA_VERSION,
+        "benchmark_id": _benchmark_id(run),
+        "task_id": next((task_id for task_id in task_ids if task_id), UNKNOWN_TASK),
+        "previous_failure_observed": True,
+        "previous_failure_context": context,
+        "no_run_preflight_ready": no_run_preflight_ready,
+        "no_run_preflight_status": PREFLIGHT_STATUS_READY if no_run_preflight_ready else PREFLIGHT_STATUS_NOT_READY,
+        "same_task_repeat_allowed": False,
+        "repeat_blocked_by": lc.ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER,
+        "first_blocker": lc.ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER,
+        "diagnostic_limit": READINESS_DIAGNOSTIC_LIMIT,
+        "next_allowed_action": NEXT_ACTION_SETUP_PROBE if no_run_preflight_ready else NEXT_ACTION_REPAIR_PREFLIGHT,
+        "read_boundary": environment_setup_read_boundary(),
+    }
+
+
+# --- environment setup probe (spec §4) --------------------------------------------------
+def probe_result(run: Mapping[str, Any]) -> dict[str, Any]:
+    """Spec §4: a setup-only probe materialized the environment; never a countable attempt ({} if none)."""
+    trials = _trials(run)
+    materialized = [t for t in trials if t.get("worker_start_status") == lc.ENVIRONMENT_SETUP_PROBE_MATERIALIZED]
+    if not materialized:
+        return {}
+    probe_trial = materialized[0]
+    exception_type = label(probe_trial.get("exception_type")) or NO_EXCEPTION
+    exception_present = exception_type not in NO_EXCEPTION_TEXTS
+    return {
+        "schema_version": PROBE_SCHEMA_VERSION,
+        "benchmark_id": _benchmark_id(run),
+        "task_id": label(probe_trial.get("task_id")) or UNKNOWN_TASK,
+        "worker_mode": label(run.get("worker_mode")) or UNKNOWN_WORKER_MODE,
+        "probe_materialized": True,
+        "materialized_trial_count": len(materialized),
+        "trial_result_present_count": sum(1 for t in trials if t.get("trial_result_present") is True),
+        "artifact_manifest_present_count": sum(1 for t in trials if t.get("artifact_manifest_present") is True),
+        "exception_type": exception_type,
+        "exception_present": exception_present,
+        "probe_outcome": PROBE_WITH_EXCEPTION if exception_present else PROBE_WITHOUT_EXCEPTION,
+        "repeat_blocked_by": (
+            lc.ENVIRONMENT_SETUP_PROBE_EXCEPTION_REQUIRES_INTERPRETATION
+            if exception_present
+            else lc.ENVIRONMENT_SETUP_PROBE_RESULT_REQUIRES_REVIEW
+        ),
+        "case_attempt_countable": False,
+        "benchmark_budget_countable": False,
+        "same_task_repeat_allowed": False,
+        "next_allowed_action": (
+            NEXT_ACTION_CLASSIFY_PROBE_EXCEPTION if exception_present else NEXT_ACTION_REVIEW_PROBE
+        ),
+        "read_boundary": environment_setup_read_boundary(),
+    }
+
+
+# --- base facts (spec §2) ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Evidence:
+    """The latest payload of each input kind; ``None`` when not given."""
+
+    preflight: Any
+    launch: Any
+    post_launch: Any
+    run: Any
+    comparison: Any
+    claim_review: Any
+    ledger: Any
+
+    @classmethod
+    def from_inputs(cls, inputs: Mapping[str, Sequence[Any]]) -> Evidence:
+        return cls(
+            preflight=_latest(inputs, PREFLIGHT),
+            launch=_latest(inputs, LAUNCH),
+            post_launch=_latest(inputs, POST_LAUNCH),
+            run=_latest(inputs, RUN),
+            comparison=_latest(inputs, COMPARISON),
+            claim_review=_latest(inputs, CLAIM_REVIEW),
+            ledger=_latest(inputs, LEARNING_LEDGER),
+        )
+
+
+@dataclass(frozen=True)
+class Facts:
+    preflight_ready: bool
+    process_launched: bool
+    materialized: bool
+    compact_ready: bool
+    compact_failure_marker_ready: bool
+    result_ingested: bool
+    verifier_scored: bool
+    paired_compared: bool
+    claim_reviewed: bool
+    learning_ledgered: bool
+    budget_count_allowed: bool
+    readiness: dict[str, Any]
+    probe: dict[str, Any]
+
+    @property
+    def environment_setup_repeat_cleared(self) -> bool:
+        # No input clears a setup failure: only its absence does.
+        return not self.readiness
+
+    @property
+    def environment_setup_probe_completed(self) -> bool:
+        return bool(self.probe)
+
+
+def derive_facts(evidence: Evidence) -> Facts:
+    run = _object(evidence.run)
+    post_launch = evidence.post_launch
+    result_ingested = schema(evidence.run) == RUN_SCHEMA
+    ready = preflight_ready(evidence.preflight)
+    return Facts(
+        preflight_ready=ready,
+        # A run implies every earlier stage happened.
+        process_launched=result_ingested or process_launched(evidence.launch),
+        materialized=result_ingested or _is_true(post_launch, "ready_for_launch_state"),
+        compact_ready=result_ingested or _is_true(post_launch, "ready_for_compact_result_ingest"),
+        compact_failure_marker_ready=_is_true(post_launch, "ready_for_compact_failure_marker"),
+        result_ingested=result_ingested,
+        verifier_scored=verifier_scored(run),
+        paired_compared=schema(evidence.comparison) == COMPARISON_SCHEMA,
+        claim_reviewed=schema(evidence.claim_review) == CLAIM_REVIEW_SCHEMA,
+        learning_ledgered=schema(evidence.ledger) == LEARNING_LEDGER_SCHEMA,
+        budget_count_allowed=_is_true(_object(evidence.ledger).get("lifecycle_gate"), "budget_count_allowed"),
+        readiness=readiness_preflight(run, ready),
+        probe=probe_result(run),
+    )
+
+
+# --- transitions (spec §5) -----------------------------------------------------------------
+# Each phase's fact; the two conditional phases are listed only when their evidence exists.
+PHASE_FACTS: dict[str, Callable[[Facts], bool]] = {
+    lc.PREFLIGHT_READY: lambda f: f.preflight_ready,
+    lc.LAUNCHED_PROCESS: lambda f: f.process_launched,
+    lc.POST_LAUNCH_MATERIALIZED: lambda f: f.materialized,
+    lc.COMPACT_RESULT_READY: lambda f: f.compact_ready,
+    lc.RESULT_INGESTED: lambda f: f.result_ingested,
+    lc.ENVIRONMENT_SETUP_REPEAT_CLEARED: lambda f: f.environment_setup_repeat_cleared,
+    lc.ENVIRONMENT_SETUP_PROBE_COMPLETED: lambda f: f.environment_setup_probe_completed,
+    lc.PAIRED_COMPARED: lambda f: f.paired_compared,
+    lc.CLAIM_REVIEWED: lambda f: f.claim_reviewed,
+    lc.LEARNING_LEDGERED: lambda f: f.learning_ledgered,
+    lc.BUDGET_COUNTED: lambda f: f.budget_count_allowed,
+}
+PHASE_LISTED: dict[str, Callable[[Facts], bool]] = {
+    lc.ENVIRONMENT_SETUP_REPEAT_CLEARED: lambda f: bool(f.readiness),
+    lc.ENVIRONMENT_SETUP_PROBE_COMPLETED: lambda f: bool(f.probe),
+}
+
+
+def transition_ready(facts: Facts) -> dict[str, bool]:
+    return {
+        phase: PHASE_FACTS[phase](facts)
+        for phase in lc.PHASES
+        if phase not in lc.CONDITIONAL_PHASES or PHASE_LISTED[phase](facts)
+    }
+
+
+# First blocker (spec §5.1): the first rule whose condition holds names it. A blocker is
+# either a constant or read from the facts (the probe names its own).
+BlockerRule = tuple[Callable[[Facts], bool], Callable[[Facts], str]]
+
+
+def _named(blocker: str) -> Callable[[Facts], str]:
+    return lambda _facts: blocker
+
+
+FIRST_BLOCKER_RULES: tuple[BlockerRule, ...] = (
+    (lambda f: not f.preflight_ready, _named(lc.PREFLIGHT_NOT_READY)),
+    (lambda f: f.process_launched and not f.materialized, _named(lc.POST_LAUNCH_MATERIALIZATION_MISSING)),
+    (lambda f: f.materialized and not f.compact_ready, _named(lc.COMPACT_RESULT_NOT_READY)),
+    (lambda f: f.compact_ready and not f.result_ingested, _named(lc.COMPACT_RESULT_NOT_INGESTED)),
+    (
+        lambda f: f.result_ingested and not f.environment_setup_repeat_cleared,
+        _named(lc.ENVIRONMENT_SETUP_READINESS_PREFLIGHT_REQUIRED),
+    ),
+    (lambda f: f.result_ingested and f.environment_setup_probe_completed, lambda f: f.probe["repeat_blocked_by"]),
+    (lambda f: f.result_ingested and not f.paired_compared, _named(lc.PAIRED_COMPARISON_MISSING)),
+    (lambda f: f.paired_compared and not f.claim_reviewed, _named(lc.CLAIM_REVIEW_MISSING)),
+    (lambda f: f.claim_reviewed and not f.learning_ledgered, _named(lc.BENCHMARK_LEARNING_LEDGER_MISSING)),
+    (
+        lambda f: f.learning_ledgered and not f.budget_count_allowed,
+        _named(lc.BUDGET_COUNT_BLOCKED_BY_LEARNING_LEDGER),
+    ),
+)
+
+
+def first_blocker(facts: Facts) -> str:
+    for condition, blocker in FIRST_BLOCKER_RULES:
+        if condition(facts):
+            return blocker(facts)
+    return lc.READY_FOR_BUDGET_COUNT if facts.budget_count_allowed else lc.NO_BLOCKER
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where the attempt stands: the part of the payload that the overrides may rewrite."""
+
+    current_phase: str
+    achieved_transitions: list[str]
+    next_required_transition: str
+    first_blocker: str
+
+
+def position(facts: Facts, ready: Mapping[str, bool]) -> Position:
+    achieved = [phase for phase, value in ready.items() if value]
+    pending = [phase for phase, value in ready.items() if not value]
+    current = achieved[-1] if achieved else lc.NOT_STARTED
+    next_required = pending[0] if pending else lc.ALL_TRANSITIONS_DONE
+    blocker = first_blocker(facts)
+    # Spec §5.2, in order. A failure marker stands in for the missing result,
+    # even ahead of an unready preflight.
+    if facts.materialized and facts.compact_failure_marker_ready and not facts.result_ingested:
+        if lc.COMPACT_FAILURE_MARKER_READY not in achieved:
+            achieved.append(lc.COMPACT_FAILURE_MARKER_READY)
+        current = lc.COMPACT_FAILURE_MARKER_READY
+        next_required = lc.COMPACT_FAILURE_MARKER_LEDGER_INGEST
+        blocker = lc.COMPACT_FAILURE_MARKER_LEDGER_INGEST_REQUIRED
+    # A completed probe leaves only the repeat decision (the blocker stays as ruled).
+    if facts.result_ingested and facts.environment_setup_probe_completed:
+        current = lc.ENVIRONMENT_SETUP_PROBE_COMPLETED
+        next_required = lc.CASE_REPEAT_DECISION
+    return Position(current, achieved, next_required, blocker)
+
+
+# --- canonical lifecycle (spec §6) ---------------------------------------------------------
+CANONICAL_PHASE_FACTS: dict[str, Callable[[Facts], bool]] = {
+    lc.PROCESS_STARTED: lambda f: f.process_launched,
+    lc.RUNNER_ACCEPTED_ARGS: lambda f: f.process_launched,
+    lc.JOB_ROOT_MATERIALIZED: lambda f: f.materialized,
+    lc.TRIAL_STARTED: lambda f: f.compact_ready or f.result_ingested,
+    lc.WORKER_STARTED: lambda f: f.result_ingested,
+    lc.RESULT_WRITTEN: lambda f: f.result_ingested,
+    lc.VERIFIER_SCORED: lambda f: f.verifier_scored,
+}
+
+
+def canonical_lifecycle(facts: Facts) -> dict[str, Any]:
+    """Benchmark-neutral phases; a phase is ready only if every earlier one is (prefix semantics)."""
+    phase_ready: dict[str, bool] = {}
+    previous_ready = True
+    for phase in lc.CANONICAL_PHASES:
+        previous_ready = phase_ready[phase] = previous_ready and CANONICAL_PHASE_FACTS[phase](facts)
+    ready_phases = [phase for phase, value in phase_ready.items() if value]
+    current = ready_phases[-1] if ready_phases else lc.NOT_STARTED
+    entered = current in lc.CASE_ENTERED_PHASES
+    return {
+        "schema_version": CANONICAL_SCHEMA_VERSION,
+        "current_phase": current,
+        "entered_benchmark_case": entered,
+        "case_attempt_countable": entered,
+        "next_required_phase": next((phase for phase, value in phase_ready.items() if not value), ""),
+        "phase_ready": phase_ready,
+    }
+
+
+# --- gates (spec §7) -------------------------------------------------------------------------
+def gates(facts: Facts, evidence: Evidence) -> dict[str, bool | None]:
+    marker = _object(_object(evidence.post_launch).get("compact_failure_marker"))
+    ledger = _object(evidence.ledger)
+    routing = _object(ledger.get("routing"))
+    quota = _object(ledger.get("learning_quota_gate"))
+    return {
+        lc.LAUNCH_STATE_COUNTABLE: facts.materialized,
+        lc.COMPACT_RESULT_INGEST_ALLOWED: facts.compact_ready,
+        lc.COMPACT_FAILURE_MARKER_READY_GATE: facts.compact_failure_marker_ready,
+        lc.TERMINAL_CLOSEOUT: marker.get("terminal_closeout") is True,
+        lc.CASE_ATTEMPT_COUNTABLE: marker.get("case_attempt_countable") is True,
+        lc.BENCHMARK_BUDGET_COUNTABLE: marker.get("benchmark_budget_countable") is True or facts.budget_count_allowed,
+        lc.BUDGET_COUNT_ALLOWED: facts.budget_count_allowed,
+        lc.NEW_CANDIDATE_ALLOWED: _bool_or_false(routing, "new_candidate_allowed"),
+        lc.REPEAT_ALLOWED: _bool_or_false(routing, "repeat_allowed") and facts.environment_setup_repeat_cleared,
+        lc.ENVIRONMENT_SETUP_REPEAT_ALLOWED: False if facts.readiness else None,
+        lc.ENVIRONMENT_SETUP_PROBE_COMPLETED_GATE: facts.environment_setup_probe_completed,
+        lc.ENVIRONMENT_SETUP_PROBE_CASE_ATTEMPT_COUNTABLE: False if facts.probe else None,
+        lc.LEARNING_SPEND_ALLOWED: _bool_or_false(quota, "spend_allowed"),
+    }
+
+
+def input_summary(evidence: Evidence) -> dict[str, Any]:
+    post_launch_blocker = _object(evidence.post_launch).get("first_blocker")
+    return {
+        "preflight_schema": schema(evidence.preflight),
+        "launch_present": isinstance(evidence.launch, dict) and bool(evidence.launch),
+        "post_launch_schema": schema(evidence.post_launch),
+        # Raw and unfiltered: whatever the post-launch check wrote, as str().
+        "post_launch_first_blocker": str(post_launch_blocker) if post_launch_blocker else "",
+        "benchmark_run_schema": schema(evidence.run),
+        "benchmark_comparison_schema": schema(evidence.comparison),
+        "claim_review_schema": schema(evidence.claim_review),
+        "learning_ledger_schema": schema(evidence.ledger),
+    }
+
+
+# --- payload ----------------------------------------------------------------------------------
+def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> dict[str, Any]:
+    evidence = Evidence.from_inputs(inputs)
+    facts = derive_facts(evidence)
+    ready = transition_ready(facts)
+    where = position(facts, ready)
+    gate_values = gates(facts, evidence)
+    payload: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "current_phase": where.current_phase,
+        "canonical_lifecycle": canonical_lifecycle(facts),
+        "achieved_transitions": where.achieved_transitions,
+        "next_required_transition": where.next_required_transition,
+        "first_blocker": where.first_blocker,
+        "transition_ready": ready,
+        "gates": gate_values,
+        "environment_setup_readiness_preflight": facts.readiness,
+        "environment_setup_probe_result": facts.probe,
+        "inputs": input_summary(evidence),
+        "read_boundary": lifecycle_read_boundary(),
+        "ok": True,
+    }
+    require_budget_count = bool({**DEFAULT_OPTIONS, **options}["require_budget_count_allowed"])
+    if require_budget_count and gate_values[lc.BUDGET_COUNT_ALLOWED] is not True:
+        payload["ok"] = False
+        payload["error"] = where.first_blocker or lc.BUDGET_COUNT_NOT_ALLOWED
+    payload["require_budget_count_allowed"] = require_budget_count
+    return payload
+
+
+def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "schema_version": SCHEMA_VERSION,
+        "error": message,
+        "read_boundary": lifecycle_read_boundary(),
+    }
+
+
+def render_markdown(payload: Mapping[str, Any]) -> str:
+    return document(
+        "Benchmark Lifecycle State",
+        [
+            code("Schema", get(payload, "schema_version")),
+            code("Current phase", get(payload, "current_phase")),
+            code("First blocker", get(payload, "first_blocker")),
+            code("Next transition", get(payload, "next_required_transition")),
+            code("Launch state countable", get(payload, "gates", lc.LAUNCH_STATE_COUNTABLE)),
+            code("Compact ingest allowed", get(payload, "gates", lc.COMPACT_RESULT_INGEST_ALLOWED)),
+            code("Budget count allowed", get(payload, "gates", lc.BUDGET_COUNT_ALLOWED)),
+            code("New candidate allowed", get(payload, "gates", lc.NEW_CANDIDATE_ALLOWED)),
+            code("Repeat allowed", get(payload, "gates", lc.REPEAT_ALLOWED)),
+            code("Environment setup repeat allowed", get(payload, "gates", lc.ENVIRONMENT_SETUP_REPEAT_ALLOWED)),
+            text(
+                "Environment setup next action",
+                get(payload, "environment_setup_readiness_preflight", "next_allowed_action") or "",
+            ),
+            code("Compact only", get(payload, "read_boundary", "compact_only")),
+            code("Raw artifacts read", get(payload, "read_boundary", "raw_artifacts_read")),
+        ],
+    )
