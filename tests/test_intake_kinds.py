@@ -253,10 +253,30 @@ def test_normalize_dispatches_to_the_compactors():
 
 
 @pytest.mark.parametrize("kind", ["preflight", "launch", "post-launch"])
-def test_raw_lifecycle_inputs_are_kept_as_the_very_object(kind):
-    value = {"anything": "/tmp/private/path", "token": "token=abcdefghijklmnop"}
-    assert normalize(kind, value) is value
+def test_raw_lifecycle_inputs_keep_only_what_lifecycle_state_reads(kind):
+    value = {"anything": "/tmp/private/path", "token": "token=abcdefghijklmnop", "schema_version": "x_v0"}
+    assert normalize(kind, value) == {"anything": None, "token": None, "schema_version": "x_v0"}
     assert normalize(kind, {}) == {}
+
+
+def test_nested_preflights_are_read_the_same_way():
+    value = {
+        "benchmark_run": {"ready": True, "job_dir": "/tmp/x/jobs", "preflight_guard": {"ok": True, "first_blocker": "ready", "n": 3}},
+        "private_runner_launch_summary": {"ready": False, "log": "/Users/a/log"},
+    }
+    assert normalize("preflight", value) == {
+        "benchmark_run": {"ready": True, "job_dir": None, "preflight_guard": {"ok": True, "first_blocker": "ready", "n": None}},
+        "private_runner_launch_summary": {"ready": False, "log": None},
+    }
+
+
+def test_post_launch_keeps_the_failure_marker_flags():
+    value = {"first_blocker": "job_root_missing", "compact_failure_marker": {"terminal_closeout": True, "path": "/tmp/a/b"}, "jobs_dir": "/tmp/a"}
+    assert normalize("post-launch", value) == {
+        "first_blocker": "job_root_missing",
+        "compact_failure_marker": {"terminal_closeout": True, "path": None},
+        "jobs_dir": None,
+    }
 
 
 def test_claim_review_is_schema_checked_only():

@@ -14,6 +14,8 @@ from .safe import is_public_safe
 # task or comparison id was a local path or a secret cannot be told apart from
 # others, so ingest refuses it instead of storing it anonymised.
 IDENTIFIER_FIELDS = ("goal_id", "task_id", "comparison_id")
+# The kinds LoopX compacts through the public-safe filter (the others keep identifiers as given).
+COMPACTED_KINDS = frozenset({"run", "comparison", "result", "learning-ledger"})
 
 
 def _source_object(value: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
@@ -25,8 +27,8 @@ def _source_object(value: dict[str, Any], payload: dict[str, Any]) -> dict[str, 
     return value
 
 
-def _dropped_identifiers(value: Any, payload: Any) -> list[str]:
-    if not isinstance(value, dict) or not isinstance(payload, dict) or payload is value:
+def _dropped_identifiers(kind: str, value: Any, payload: Any) -> list[str]:
+    if kind not in COMPACTED_KINDS or not isinstance(value, dict) or not isinstance(payload, dict):
         return []
     source = _source_object(value, payload)
     return [
@@ -86,7 +88,7 @@ def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
         raise
     except Exception as exc:  # the front door never answers with a traceback
         raise IntakeError(f"the {kind} normalizer could not read it ({type(exc).__name__}: {exc})") from exc
-    dropped = _dropped_identifiers(value, payload)
+    dropped = _dropped_identifiers(kind, value, payload)
     if dropped:
         raise IntakeError(
             f"{', '.join(dropped)} is empty after the public-safe filter (it looked like a local path or a secret)"

@@ -8,8 +8,10 @@ the review would have computed from the file.
   LoopX 0.4.8's compaction; an input it cannot compact raises
   :class:`NotCompactable`.
 * ``claim-review`` is only schema-checked (common-inputs.md §6).
-* ``preflight``, ``launch`` and ``post-launch`` are kept as the very object
-  given, unscrubbed, because lifecycle-state reads them raw (common-inputs.md §7).
+* ``preflight``, ``launch`` and ``post-launch`` are read raw by lifecycle-state
+  (common-inputs.md §7): what it reads is kept verbatim, every other field
+  keeps only its name (``projections.lifecycle.RAW_INPUT_READS``), so private
+  paths in, say, a launch summary's job directory are never stored.
 * ``adapter-invocation`` (an argv list, or a kwargs object) is reduced to the
   generated ``loopx_*`` key names the adapter review reads; values are never kept.
 """
@@ -36,9 +38,24 @@ def _compact_run(value: dict[str, Any]) -> dict[str, Any]:
     return compact_run(value)
 
 
-def _as_given(value: dict[str, Any]) -> dict[str, Any]:
-    """A raw lifecycle input: any object, kept as the very object given."""
-    return value
+def _read_part(value: dict[str, Any], reads: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of ``value`` that ``reads`` names; other fields keep their name, not their value."""
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        if key not in reads:
+            kept[key] = None
+        elif isinstance(reads[key], Mapping) and isinstance(item, dict):
+            kept[key] = _read_part(item, reads[key])
+        else:
+            kept[key] = item
+    return kept
+
+
+def _lifecycle_input(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A raw lifecycle input, reduced to what lifecycle-state reads of it (LoopX never compacts these)."""
+    from projections.lifecycle import RAW_INPUT_READS
+
+    return lambda value: _read_part(value, RAW_INPUT_READS[kind])
 
 
 def _checked_claim_review(value: dict[str, Any]) -> dict[str, Any]:
@@ -89,9 +106,9 @@ KIND_SPECS: dict[str, KindSpec] = {
         compact_learning_ledger, "benchmark_learning_ledger_v0", "benchmark_learning_ledger"
     ),
     "claim-review": KindSpec(_checked_claim_review, CLAIM_REVIEW_SCHEMA),
-    "preflight": KindSpec(_as_given),
-    "launch": KindSpec(_as_given),
-    "post-launch": KindSpec(_as_given),
+    "preflight": KindSpec(_lifecycle_input("preflight")),
+    "launch": KindSpec(_lifecycle_input("launch")),
+    "post-launch": KindSpec(_lifecycle_input("post-launch")),
     "adapter-invocation": KindSpec(_adapter_invocation, objects_only=False),
 }
 
