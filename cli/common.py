@@ -33,7 +33,7 @@ def open_ledger(ctx: click.Context) -> Iterator[Any]:
     url = resolve_url((ctx.find_root().obj or {}).get("database_url"))
     try:
         ledger = Ledger.open(url)
-    except LedgerNeedsUpgrade as exc:
+    except (LedgerNeedsUpgrade, LedgerError) as exc:
         raise click.ClickException(str(exc)) from exc
     try:
         yield ledger

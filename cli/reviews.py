@@ -98,14 +98,23 @@ def evaluate(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> d
     return evaluate_review(name, artifacts, options)[0]
 
 
-def _refuse_unsafe_for_storage(artifacts: list[Artifact]) -> None:
-    from ledger.intake.artifacts import refuse_unsafe
+def refuse_unsafe_for_storage(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> None:
+    """With --goal the inputs and the flags (kept in the batch manifest) must hold no local path or secret."""
+    from ledger.application import recorded_options
+    from ledger.intake.artifacts import refuse_unsafe, unsafe_strings
 
     for artifact in artifacts:
         try:
             refuse_unsafe(artifact)
         except IntakeError as exc:
             raise click.ClickException(f"--goal: {exc}") from exc
+    unsafe = unsafe_strings(recorded_options(name, options))
+    if unsafe:
+        flags = ", ".join(sorted({"--" + where.removeprefix("$.").split("[")[0].split(".")[0].replace("_", "-") for where in unsafe}))
+        raise click.ClickException(
+            f"--goal: {flags} looks like a local path or a secret; the ledger does not store those "
+            "(remove it, or run the review without --goal)"
+        )
 
 
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:
@@ -130,7 +139,7 @@ def run_review(
     else:
         goal = ctx.meta.get(GOAL_META)
         if goal:
-            _refuse_unsafe_for_storage(artifacts)
+            refuse_unsafe_for_storage(name, artifacts, options)
         with open_ledger(ctx) if goal else nullcontext() as ledger:
             try:
                 payload, _ = evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal)

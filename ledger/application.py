@@ -52,6 +52,47 @@ def _member_event(artifact: Artifact) -> NewEvent:
     return NewEvent(artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256)
 
 
+def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[str, Any] | None = None) -> list[NewEvent]:
+    """The events one batch appends: its members, then its ``ingest_batch`` manifest."""
+    members = [_member_event(a) for a in artifacts]
+    manifest_members = []
+    for artifact, new in zip(artifacts, members):
+        member = {"event_id": event_id_for(goal_id, new.kind, new.canonical()[1]), "kind": new.kind}
+        if artifact.role:
+            member["role"] = artifact.role
+        manifest_members.append(member)
+    manifest = linking.batch_manifest(manifest_members, review)
+    return [*members, NewEvent(linking.BATCH_KIND, manifest, linking.BATCH_SCHEMA)]
+
+
+def append_projected(
+    ledger: Ledger,
+    goal_id: str,
+    new_events: Sequence[NewEvent],
+    *,
+    source: str,
+    dry_run: bool = False,
+    materialize: bool = True,
+) -> list[Appended]:
+    """Append ``new_events`` to ``goal_id`` in one transaction, with the goal's projections.
+
+    With ``materialize`` (every persistent ledger) the goal's projections are
+    recomputed in the same transaction; a reducer that raises aborts the append.
+    ``dry_run`` computes the outcome and rolls everything back.
+    """
+
+    def finish(tx: Transaction, outcome: list[Appended]) -> None:
+        if dry_run:
+            raise _DryRun(outcome)
+        if materialize and any(a.status == "appended" for a in outcome):
+            materialize_goal(tx, goal_id, strict=True)
+
+    try:
+        return ledger.append(goal_id, new_events, source=source, within=finish)
+    except _DryRun as stop:
+        return stop.outcome
+
+
 def ingest(
     ledger: Ledger,
     goal_id: str,
@@ -62,32 +103,16 @@ def ingest(
     dry_run: bool = False,
     materialize: bool = True,
 ) -> IngestOutcome:
-    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction.
-
-    With ``materialize`` (every persistent ledger) the goal's projections are
-    recomputed in the same transaction; a reducer that raises aborts the ingest.
-    """
-    members = [_member_event(a) for a in artifacts]
-    manifest_members = []
-    for artifact, new in zip(artifacts, members):
-        member = {"event_id": event_id_for(goal_id, new.kind, new.canonical()[1]), "kind": new.kind}
-        if artifact.role:
-            member["role"] = artifact.role
-        manifest_members.append(member)
-    manifest = linking.batch_manifest(manifest_members, review)
-    batch = NewEvent(linking.BATCH_KIND, manifest, linking.BATCH_SCHEMA)
-
-    def finish(tx: Transaction, outcome: list[Appended]) -> None:
-        if dry_run:
-            raise _DryRun(outcome)
-        if materialize and any(a.status == "appended" for a in outcome):
-            materialize_goal(tx, goal_id, strict=True)
-
-    try:
-        outcome = ledger.append(goal_id, [*members, batch], source=source, within=finish)
-    except _DryRun as stop:
-        outcome = stop.outcome
+    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction (see :func:`append_projected`)."""
+    outcome = append_projected(
+        ledger, goal_id, batch_events(goal_id, artifacts, review), source=source, dry_run=dry_run, materialize=materialize
+    )
     return IngestOutcome(goal_id, outcome[-1], outcome[:-1], dry_run)
+
+
+def recorded_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The flags a review's batch records: those its reducer declares, never input file paths."""
+    return {key: options[key] for key in review_module(name).DEFAULT_OPTIONS if key in options}
 
 
 def evaluate_review(
@@ -107,17 +132,17 @@ def evaluate_review(
     """
     persistent = ledger is not None
     ledger = ledger or Ledger.in_memory()
+    module = review_module(name)
     outcome = ingest(
         ledger,
         goal_id or REVIEW_GOAL,
         artifacts,
         source=f"benchmark {name}",
-        review={"command": name, "options": dict(options)},
+        review={"command": name, "options": recorded_options(name, options)},
         materialize=persistent,
     )
     stored = ledger.events_by_id(m.event.event_id for m in outcome.members)
     inputs = linking.batch_inputs(outcome.batch.event.payload, stored)
-    module = review_module(name)
     try:
         payload = module.reduce(inputs, options)
     except Exception as exc:  # LoopX reports any reducer failure as the error payload

@@ -47,12 +47,20 @@ def ledger_url(request, tmp_path):
 
 
 @pytest.fixture
-def ledger(ledger_url):
-    """A migrated, empty :class:`Ledger` on each backend."""
+def migrated_url(ledger_url):
+    """The URL of a migrated, empty ledger on each backend (what `benchledger db upgrade` leaves)."""
     from ledger.migrate import upgrade
     from ledger.store import create_ledger_engine
 
-    upgrade(create_ledger_engine(ledger_url))
-    opened = Ledger.open(ledger_url)
+    engine = create_ledger_engine(ledger_url)
+    upgrade(engine)
+    engine.dispose()
+    return ledger_url
+
+
+@pytest.fixture
+def ledger(migrated_url):
+    """A migrated, empty :class:`Ledger` on each backend."""
+    opened = Ledger.open(migrated_url)
     yield opened
     opened.close()

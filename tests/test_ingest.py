@@ -40,8 +40,8 @@ def artifacts(tmp_path) -> Path:
     return folder
 
 
-def test_ingest_a_directory_as_one_batch(ledger_url, artifacts):
-    result = invoke(ledger_url, "ingest", "--goal", "tb-demo", "--format", "json", str(artifacts))
+def test_ingest_a_directory_as_one_batch(migrated_url, artifacts):
+    result = invoke(migrated_url, "ingest", "--goal", "tb-demo", "--format", "json", str(artifacts))
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["ok"] is True and report["goal_id"] == "tb-demo"
@@ -49,7 +49,7 @@ def test_ingest_a_directory_as_one_batch(ledger_url, artifacts):
     assert [e["status"] for e in report["events"]] == ["appended"] * 3
     assert [e["stream_version"] for e in report["events"]] == [1, 2, 3]
     assert report["appended_count"] == 3 and report["duplicate_count"] == 0
-    ledger = Ledger.open(ledger_url)
+    ledger = Ledger.open(migrated_url)
     stored = ledger.read_goal("tb-demo")
     assert [e.kind for e in stored] == ["comparison", "run", "run", "ingest_batch"]
     batch = stored[-1]
@@ -61,44 +61,44 @@ def test_ingest_a_directory_as_one_batch(ledger_url, artifacts):
     assert stored[0].source_sha256 == hashlib.sha256((artifacts / "comparison.json").read_bytes()).hexdigest()
 
 
-def test_ingesting_the_same_directory_twice_appends_nothing(ledger_url, artifacts):
-    assert invoke(ledger_url, "ingest", "--goal", "g", str(artifacts)).exit_code == 0
-    before = row_counts(ledger_url)
-    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts))
+def test_ingesting_the_same_directory_twice_appends_nothing(migrated_url, artifacts):
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(artifacts)).exit_code == 0
+    before = row_counts(migrated_url)
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", str(artifacts))
     report = json.loads(result.stdout)
     assert result.exit_code == 0
     assert report["appended_count"] == 0 and report["duplicate_count"] == 3
     assert {e["status"] for e in report["events"]} == {"duplicate"}
-    assert row_counts(ledger_url) == before
+    assert row_counts(migrated_url) == before
 
 
-def test_a_new_batch_lists_members_already_in_the_goal(ledger_url, artifacts):
-    invoke(ledger_url, "ingest", "--goal", "g", str(artifacts / "run-1.json"))
-    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts / "run-1.json"), str(artifacts / "comparison.json"))
+def test_a_new_batch_lists_members_already_in_the_goal(migrated_url, artifacts):
+    invoke(migrated_url, "ingest", "--goal", "g", str(artifacts / "run-1.json"))
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", str(artifacts / "run-1.json"), str(artifacts / "comparison.json"))
     report = json.loads(result.stdout)
     assert [e["status"] for e in report["events"]] == ["duplicate", "appended"]
-    batch = Ledger.open(ledger_url).read_goal("g")[-1]
+    batch = Ledger.open(migrated_url).read_goal("g")[-1]
     assert batch.kind == "ingest_batch"
     assert [m["kind"] for m in batch.payload["members"]] == ["run", "comparison"]
 
 
-def test_dry_run_validates_and_writes_nothing(ledger_url, artifacts):
-    before = row_counts(ledger_url)
-    result = invoke(ledger_url, "ingest", "--goal", "g", "--dry-run", "--format", "json", str(artifacts))
+def test_dry_run_validates_and_writes_nothing(migrated_url, artifacts):
+    before = row_counts(migrated_url)
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--dry-run", "--format", "json", str(artifacts))
     assert result.exit_code == 0
     report = json.loads(result.stdout)
     assert report["dry_run"] is True and report["appended_count"] == 3
-    assert row_counts(ledger_url) == before
+    assert row_counts(migrated_url) == before
 
 
-def test_public_safe_filter_drops_paths_and_tokens_from_free_text(ledger_url, tmp_path):
+def test_public_safe_filter_drops_paths_and_tokens_from_free_text(migrated_url, tmp_path):
     comparison = json.loads((FIXTURE / "comparison.json").read_text())
     comparison["next_action"] = "rerun from /Users/alice/private/jobs/run-7 please"
     comparison["decision"] = {"why": "Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123"}
     path = tmp_path / "comparison.json"
     path.write_text(json.dumps(comparison))
-    assert invoke(ledger_url, "ingest", "--goal", "g", str(path)).exit_code == 0
-    (stored, _batch) = Ledger.open(ledger_url).read_goal("g")
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(path)).exit_code == 0
+    (stored, _batch) = Ledger.open(migrated_url).read_goal("g")
     assert "next_action" not in stored.payload
     assert "why" not in stored.payload.get("decision", {})
     assert "/Users/alice" not in stored.payload_text and "abcdefghijklmnop" not in stored.payload_text
@@ -126,56 +126,56 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
-def test_bad_input_names_the_file_and_writes_nothing(ledger_url, artifacts, tmp_path, case):
+def test_bad_input_names_the_file_and_writes_nothing(migrated_url, artifacts, tmp_path, case):
     data, reason = BAD_INPUTS[case]
     bad = _write(tmp_path, f"{case}.json", data)
-    before = row_counts(ledger_url)
-    result = CliRunner().invoke(cli, ["--database-url", ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts), bad])
+    before = row_counts(migrated_url)
+    result = CliRunner().invoke(cli, ["--database-url", migrated_url, "ingest", "--goal", "g", "--format", "json", str(artifacts), bad])
     assert result.exit_code == 1, result.output
     report = json.loads(result.stdout)
     assert report["ok"] is False
     assert [e["source"] for e in report["errors"]] == [bad]
     assert reason in report["errors"][0]["error"]
     assert f"error: {bad}: " in result.stderr
-    assert row_counts(ledger_url) == before
+    assert row_counts(migrated_url) == before
 
 
-def test_oversized_and_missing_files_are_refused(ledger_url, tmp_path):
+def test_oversized_and_missing_files_are_refused(migrated_url, tmp_path):
     big = _write(tmp_path, "big.json", b'{"schema_version": "benchmark_comparison_v0", "task_id": "' + b"x" * (5 * 1024 * 1024) + b'"}')
     missing = str(tmp_path / "missing.json")
-    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", big, missing)
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", big, missing)
     assert result.exit_code == 1
     errors = {e["source"]: e["error"] for e in json.loads(result.stdout)["errors"]}
     assert "larger than the" in errors[big]
     assert "No such file" in errors[missing]
-    assert row_counts(ledger_url) == {t.name: 0 for t in metadata.sorted_tables}
+    assert row_counts(migrated_url) == {t.name: 0 for t in metadata.sorted_tables}
 
 
-def test_ndjson_errors_name_the_line(ledger_url, tmp_path):
+def test_ndjson_errors_name_the_line(migrated_url, tmp_path):
     comparison = (FIXTURE / "comparison.json").read_text().replace("\n", "")
     path = _write(tmp_path, "batch.ndjson", (comparison + "\n\n{oops\n").encode())
-    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", path)
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", path)
     assert result.exit_code == 1
     assert json.loads(result.stdout)["errors"][0]["source"] == f"{path}:3"
 
 
-def test_stdin_and_explicit_kind(ledger_url):
+def test_stdin_and_explicit_kind(migrated_url):
     preflight = {"schema_version": "benchmark_preflight_fixture_v0", "ready": True}
-    result = invoke(ledger_url, "ingest", "--goal", "g", "--kind", "preflight", "--format", "json", "-", input=json.dumps(preflight))
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--kind", "preflight", "--format", "json", "-", input=json.dumps(preflight))
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["events"][0]["kind"] == "preflight" and report["events"][0]["source"] == "<stdin>"
 
 
 @pytest.mark.parametrize("goal", ["", "-x", "a b", "a/b", "x" * 122])
-def test_invalid_goal_id_is_a_usage_error(ledger_url, artifacts, goal):
-    result = CliRunner().invoke(cli, ["--database-url", ledger_url, "ingest", "--goal", goal, str(artifacts)])
+def test_invalid_goal_id_is_a_usage_error(migrated_url, artifacts, goal):
+    result = CliRunner().invoke(cli, ["--database-url", migrated_url, "ingest", "--goal", goal, str(artifacts)])
     assert result.exit_code == 2
     assert "goal" in result.output.lower()
 
 
-def test_symlink_loop_in_a_directory_is_not_followed(ledger_url, artifacts):
+def test_symlink_loop_in_a_directory_is_not_followed(migrated_url, artifacts):
     (artifacts / "loop").symlink_to(artifacts, target_is_directory=True)
-    result = invoke(ledger_url, "ingest", "--goal", "g", "--format", "json", str(artifacts))
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", str(artifacts))
     assert result.exit_code == 0
     assert json.loads(result.stdout)["appended_count"] == 3

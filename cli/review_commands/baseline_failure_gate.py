@@ -1,9 +1,142 @@
-"""`benchledger benchmark baseline-failure-gate` (placeholder until the review lands)."""
+"""`benchledger benchmark baseline-failure-gate`: gate a failed baseline before any treatment run.
+
+By default (and with ``--dry-run``) it previews the gate comparison row; with
+``--execute`` the row is appended as an event to the goal's history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 import click
 
+from cli.reviews import FORMAT_OPTION, evaluate, render, run_review
+from ledger.intake import Artifact, IntakeError, NotCompactable
+from ledger.intake.kinds import normalize
+from ledger.intake.reading import read_json
+from projections import baseline_failure_gate as review
+
+DELIVERY_BATCH_SCALES = ("test_only", "single_surface", "multi_surface", "implementation")
+DELIVERY_OUTCOMES = ("surface_only", "outcome_gap", "outcome_progress", "primary_goal_outcome")
+
+
+def collect_baseline(options: dict[str, Any]) -> list[Artifact]:
+    """Check the mode flags, then read the one baseline file (``-``: stdin) as a result, else a run."""
+    problem = review.mode_error(options)
+    if problem is not None:
+        raise IntakeError(problem)
+    document = read_json(options["baseline_result_json"], stdin_dash=True)
+    if not isinstance(document.value, dict):
+        raise IntakeError(review.NOT_AN_OBJECT_ERROR)
+    for kind in review.BASELINE_KINDS:
+        try:
+            payload = normalize(kind, document.value)
+        except NotCompactable:
+            continue
+        return [Artifact(kind, payload, document.sha256, "baseline")]
+    raise IntakeError(review.NOT_COMPACTABLE_ERROR)
+
+
+def _append(ctx: click.Context, goal_id: str, artifacts: list[Artifact], options: dict[str, Any]) -> dict[str, Any]:
+    """Keep the gate in the ledger: the baseline artifact as a batch of ``goal_id`` with the gate's flags.
+
+    The batch (with its recorded flags) is benchledger's history event: the
+    goal's ``baseline-failure-gate`` projection is rebuilt from it on replay.
+    LoopX's file locations are replaced by the ledger's own locator.
+    """
+    from datetime import datetime
+
+    from cli.common import open_ledger
+    from cli.reviews import refuse_unsafe_for_storage
+    from ledger.application import evaluate_review
+
+    refuse_unsafe_for_storage(review.NAME, artifacts, options)
+    with open_ledger(ctx) as ledger:
+        payload, outcome = evaluate_review(review.NAME, artifacts, options, ledger=ledger, goal_id=goal_id)
+        url = ledger.engine.url.render_as_string(hide_password=True)
+    if payload.get("ok") is not True:
+        return payload
+    batch = outcome.batch.event
+    recorded = datetime.fromisoformat(batch.recorded_at.replace("Z", "+00:00")).astimezone()
+    receipt = {
+        "generated_at": recorded.isoformat(timespec="seconds"),
+        "registry": url,
+        "runtime_root": f"goal:{goal_id}",
+        "json_path": f"event:{batch.event_id}",
+        "markdown_path": None,
+        "index_path": f"position:{batch.position}",
+        "global_sync": review.GLOBAL_SYNC_DISABLED if options["no_global_sync"] else NO_GLOBAL_REGISTRY,
+    }
+    return review.executed_payload(payload, review.history_event(payload, goal_id, options), receipt)
+
+
+# benchledger keeps one ledger (shared through its database), so there is no
+# cross-project registry to synchronize after an append.
+NO_GLOBAL_REGISTRY = {"ok": True, "dry_run": False, "skipped": True, "reason": "benchledger has no global registry to sync"}
+
+
+def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> None:
+    """Review exactly as a dry run would, then validate the goal id and append the row.
+
+    ``run_review`` has no step between evaluating and printing, so this path
+    prints on its own, the same way.
+    """
+    from ledger.store import InvalidGoalId, validate_goal_id
+
+    try:
+        artifacts = collect_baseline(options)
+    except IntakeError as exc:
+        payload = review.error_payload(str(exc), options)
+    else:
+        payload = evaluate(review.NAME, artifacts, options)
+    if payload.get("ok") is True:
+        try:
+            goal_id = validate_goal_id(review.validated_goal_id(options["goal_id"]))
+        except (review.InvalidGoalId, InvalidGoalId) as exc:
+            payload = review.error_payload(str(exc), options)
+        else:
+            payload = _append(ctx, goal_id, artifacts, options)
+    fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
+    click.echo(render(review.NAME, payload, fmt))
+    ctx.exit(0 if payload.get("ok") is True else 1)
+
 
 @click.command("baseline-failure-gate")
-def command() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("baseline-failure-gate is not implemented yet")
+@FORMAT_OPTION
+@click.option("--goal-id", help="Goal whose history receives the row; required with --execute.")
+@click.option("--benchmark-id", required=True, help="Public-safe benchmark id for the comparison row.")
+@click.option(
+    "--baseline-result-json",
+    required=True,
+    help="Compact benchmark_result_v0 or benchmark_run_v0 JSON object; '-' reads stdin.",
+)
+@click.option("--baseline-mode", default=review.DEFAULT_BASELINE_MODE, show_default=True)
+@click.option("--treatment-scenario-id", default=review.DEFAULT_TREATMENT_SCENARIO_ID, show_default=True)
+@click.option("--comparison-id")
+@click.option("--failure-phase")
+@click.option("--failure-class")
+@click.option("--failure-attribution-label", multiple=True, help="Failure attribution label; repeatable.")
+@click.option("--control-plane-addressable", is_flag=True, help="The failure is plausibly fixable by LoopX.")
+@click.option("--same-task-semantics", is_flag=True, help="Treatment uses the same task semantics.")
+@click.option("--same-runner-protocol", is_flag=True, help="Treatment uses the same runner protocol.")
+@click.option("--trace-publicness-verified", is_flag=True, help="The compact result excludes private traces.")
+@click.option("--baseline-attempt-count", type=int, default=1, show_default=True)
+@click.option("--minimum-next-evidence")
+@click.option("--negative-selection-reason")
+@click.option("--next-action")
+@click.option("--evidence-ref", multiple=True, help="Compact evidence reference; repeatable.")
+@click.option("--classification")
+@click.option("--recommended-action")
+@click.option("--delivery-batch-scale", type=click.Choice(DELIVERY_BATCH_SCALES))
+@click.option("--delivery-outcome", type=click.Choice(DELIVERY_OUTCOMES))
+@click.option("--dry-run", is_flag=True, help="Preview without writing (the default).")
+@click.option("--execute", is_flag=True, help="Append the gate comparison to the goal's history.")
+@click.option("--no-global-sync", is_flag=True, help="Skip the global registry sync after an append.")
+@click.pass_context
+def command(ctx: click.Context, fmt: str | None, **flags: Any) -> None:
+    """Gate a failed goal-mode baseline before a LoopX treatment run."""
+    options = {name: list(value) if isinstance(value, tuple) else value for name, value in flags.items()}
+    if options["execute"]:
+        _execute(ctx, fmt, options)
+    else:
+        run_review(ctx, review.NAME, fmt, options, lambda: collect_baseline(options))
