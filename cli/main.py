@@ -6,6 +6,7 @@ import click
 
 from .db import db
 from .ingest import ingest_command
+from .interop import INTEROP_COMMANDS
 from .queries import audit_command, goals_command, history_command, replay_command, show_command, status_command
 from .reviews import benchmark
 
@@ -41,6 +42,7 @@ for command in (
     status_command,
     replay_command,
     audit_command,
+    *INTEROP_COMMANDS,
     benchmark,
     db,
 ):

@@ -1,0 +1,242 @@
+"""Interoperability commands: import-loopx, runs, export, import-ndjson."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import goal_option, open_ledger
+from .queries import _format, _json, _table
+
+
+def _refusals(title: str, refused: list[dict[str, str]]) -> str:
+    return "\n".join([f"# {title}", "", *(f"- {r['source']}: {r['reason']}" for r in refused)]) + "\n"
+
+
+def _import_markdown(report: dict[str, Any]) -> str:
+    if not report["ok"]:
+        return _refusals(f"LoopX import refused: nothing written to `{report['goal_id']}`", report["refused"])
+    verb = "would append" if report["dry_run"] else "appended"
+    return "\n".join(
+        [
+            f"# LoopX import into `{report['goal_id']}` ({report['source_format']})" + (" (dry run)" if report["dry_run"] else ""),
+            "",
+            f"- rows read: {report['rows_read']}",
+            f"- duplicate rows (taken once): {report['duplicate_rows']}",
+            f"- rows without a benchmark artifact (skipped): {report['rows_without_artifacts']}",
+            f"- {verb}: {report['events_appended']} event(s); already in the goal: {report['events_already_present']}",
+        ]
+    ) + "\n"
+
+
+@click.command("import-loopx")
+@click.argument("path", metavar="PATH")
+@click.option("--dry-run", is_flag=True, help="Read and check everything, report what would be appended, write nothing.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Report format (default markdown, or the root --format).")
+@click.pass_context
+def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool, fmt: str | None) -> None:
+    """Import existing LoopX history into GOAL, all or nothing.
+
+    PATH is either
+
+    \b
+    * a LoopX run ledger (benchmark_run_ledger_v0, e.g. benchmark-run-ledger.json):
+      each run row becomes one benchmark_run_ledger_row_v0 event holding the row
+      as LoopX wrote it (archived rows included), in recorded_at order;
+    * a LoopX runtime history: a runtime root (goals/<goal>/runs/index.jsonl;
+      the goal named GOAL, or the only one), a goal folder, its runs folder or
+      the index.jsonl itself. The benchmark_run / benchmark_comparison /
+      benchmark_result / benchmark_learning_ledger objects each record embeds are
+      normalized like `benchledger ingest` and appended as one batch per record.
+      Per-run records are found by the file name of the row's json_path, beside
+      the index. Repeated index rows are taken once and counted.
+
+    Rows are held to ingest's rule: one holding a local path or a secret-like
+    string (free-text notes included) is refused with the field that holds it.
+    Any refused row: nothing is written, every refusal is listed, exit 1.
+    Importing the same history again appends nothing.
+    """
+    from ledger.intake.files import InputFileError
+    from ledger.loopx_import import ImportReport, import_plan, plan_import
+
+    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
+    try:
+        plan = plan_import(path, goal)
+    except InputFileError as exc:
+        raise click.ClickException(f"{exc} (nothing written)") from exc
+    if plan.refused:
+        report = ImportReport(goal, plan, [], dry_run).as_dict()
+        for refusal in plan.refused:
+            click.echo(f"error: {refusal['source']}: {refusal['reason']}", err=True)
+    else:
+        with open_ledger(ctx) as ledger:
+            report = import_plan(ledger, goal, plan, dry_run=dry_run).as_dict()
+    if fmt == "json":
+        _json(report)
+    else:
+        click.echo(_import_markdown(report), nl=False)
+    ctx.exit(0 if report["ok"] else 1)
+
+
+import_loopx_command.params.insert(0, goal_option(required=True, help="The goal (stream) the history is imported into."))
+
+
+def _score(view: dict[str, Any]) -> str:
+    score = view["official_score"]
+    return f"{view['score_status']} {score:g}" if score is not None else (view["score_status"] or "")
+
+
+def _countable(view: dict[str, Any]) -> str:
+    return "yes" if view["countable"] else f"no: {view['not_countable_reason']}"
+
+
+@click.command("runs")
+@click.option("--benchmark", metavar="ID", help="Only runs of this benchmark id (e.g. terminal-bench@2.0).")
+@click.option("--case", metavar="ID", help="Only runs of this case (task) id.")
+@click.option("--arm", metavar="ARM", help="Only runs of this arm (a row's arm_id; for an ingested run, its mode).")
+@click.option("--mode", metavar="MODE", help="Only runs of this mode.")
+@click.option("--status", metavar="S", help="Only runs whose run status (completed, recorded, blocked, running) or score status (passed, failed, missing) is S.")
+@click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (rule above).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default=None, help="Output format (default table, or the root --format).")
+@click.pass_context
+def runs_command(
+    ctx: click.Context,
+    goal: str | None,
+    benchmark: str | None,
+    case: str | None,
+    arm: str | None,
+    mode: str | None,
+    status: str | None,
+    current: bool,
+    fmt: str | None,
+) -> None:
+    """Benchmark runs: imported LoopX run-ledger rows and ingested runs alike.
+
+    Each run is listed once, in its latest version (re-importing a LoopX ledger
+    whose row changed supersedes the older row). Ingested compact runs carry no
+    run id, arm, status or attempt accounting: their event id stands in for the
+    run id, their mode for the arm (their job name for a missing case id), and
+    status / score status are derived the way LoopX derives them for its
+    ledger rows.
+
+    \b
+    --current: the current countable run of each goal, benchmark, case and arm
+    1. a run is not countable when it is archived, still running, or its LoopX
+       attempt accounting says so (case_attempt_countable or
+       benchmark_budget_countable is false); a run without those flags counts;
+    2. the current run of an arm is its countable run with the latest
+       recorded_at (the later ledger position breaks ties);
+    3. an arm whose runs are all non-countable is listed with no current run.
+    --benchmark, --case and --goal choose the cases; --arm, --mode and
+    --status then filter the arms by their current run (--status failed: the
+    arms whose current run failed). See docs/interop.md.
+    """
+    from ledger.runs import list_runs
+    from ledger.views import UnknownGoal
+    from projections.runs import current_runs, matches
+
+    fmt = _format(ctx, fmt, ("table", "json"), "table")
+    with open_ledger(ctx) as ledger:
+        try:
+            views = [v for v in list_runs(ledger, goal_id=goal) if matches(v, benchmark=benchmark, case=case)]
+        except UnknownGoal as exc:
+            raise click.ClickException(str(exc.args[0])) from exc
+    selected = dict(arm=arm, mode=mode, status=status)
+    if current:
+        entries = [
+            e for e in current_runs(views)
+            if not any(selected.values()) or (e["current"] is not None and matches(e["current"], **selected))
+        ]
+        if fmt == "json":
+            _json({"current_runs": entries})
+            return
+        headers = ["goal", "benchmark", "case", "arm", "current run", "status", "score", "recorded_at", "countable/runs"]
+        rows = []
+        for e in entries:
+            run = e["current"] or {}
+            rows.append(
+                [e["goal_id"], e["benchmark_id"], e["case_id"], e["arm"], run.get("run_id", "(none countable)"),
+                 run.get("status"), _score(run) if run else "", run.get("recorded_at"), f"{e['countable_run_count']}/{e['run_count']}"]
+            )
+        click.echo(_table(headers, rows))
+        return
+    views = [v for v in views if matches(v, **selected)]
+    if fmt == "json":
+        _json({"runs": views})
+        return
+    headers = ["goal", "run", "benchmark", "case", "arm", "status", "score", "recorded_at", "countable"]
+    click.echo(_table(headers, [
+        [v["goal_id"], v["run_id"], v["benchmark_id"], v["case_id"], v["arm"], v["status"], _score(v), v["recorded_at"], _countable(v)]
+        for v in views
+    ]))
+
+
+runs_command.params.insert(0, goal_option(help="Only this goal's runs (default: every goal)."))
+
+
+@click.command("export")
+@click.pass_context
+def export_command(ctx: click.Context, goal: str | None) -> None:
+    """Write every event as NDJSON to standard output, in position order.
+
+    One line per event with every stored field: position, event_id, goal_id,
+    stream_version, kind, schema_version, payload (the stored canonical JSON
+    text), payload_sha256, source_sha256, prev_hash, chain_hash, recorded_at,
+    source. docs/hash-chain.md shows how to audit the file by hand;
+    `benchledger import-ndjson` restores it into an empty ledger.
+
+    Example: benchledger export > ledger.ndjson
+    """
+    from ledger.exchange import export_lines
+
+    with open_ledger(ctx) as ledger:
+        if goal is not None and ledger.head(goal) is None:
+            raise click.ClickException(f"no goal {goal!r} in this ledger")
+        for line in export_lines(ledger, goal_id=goal):
+            # Bytes go to the binary stream: UTF-8 whatever the terminal's locale.
+            click.echo(line.encode("utf-8"))
+
+
+export_command.params.insert(0, goal_option(help="Only this goal's events (its positions keep the gaps other goals leave)."))
+
+
+@click.command("import-ndjson")
+@click.argument("file", metavar="FILE")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Report format (default markdown, or the root --format).")
+@click.pass_context
+def import_ndjson_command(ctx: click.Context, file: str, fmt: str | None) -> None:
+    """Restore a `benchledger export` file into an EMPTY ledger, exactly.
+
+    The same event ids, versions, payloads, chain hashes and digest: the file
+    is verified first (payload hashes, event ids, every goal's chain, positions
+    1..N for a whole-ledger export), and refused — nothing written, every
+    problem listed, exit 1 — unless everything holds. An export of one goal
+    (`export --goal`) is renumbered to positions 1..N. The projections of the
+    imported goals are rebuilt in the same transaction. A ledger that already
+    holds events is refused.
+    """
+    from ledger.exchange import ExportRefused, import_export
+
+    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
+    with open_ledger(ctx) as ledger:
+        try:
+            result = import_export(ledger, file).as_dict()
+        except ExportRefused as exc:
+            if fmt == "json":
+                _json({"ok": False, "error": str(exc), "problems": exc.problems})
+            else:
+                click.echo(_refusals(str(exc), [{"source": file, "reason": p} for p in exc.problems]), nl=False)
+            for problem in exc.problems:
+                click.echo(f"error: {file}: {problem}", err=True)
+            ctx.exit(1)
+    if fmt == "json":
+        _json(result)
+    else:
+        click.echo(
+            f"# Imported {result['events_imported']} event(s) of {len(result['goals'])} goal(s)\n\n"
+            f"- goals: {', '.join(result['goals']) or '(none)'}\n- digest: `{result['digest']}`"
+        )
+
+
+INTEROP_COMMANDS = (import_loopx_command, runs_command, export_command, import_ndjson_command)

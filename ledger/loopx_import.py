@@ -1,0 +1,282 @@
+"""``benchledger import-loopx``: bring existing LoopX history into a goal, all or nothing.
+
+Two LoopX stores are understood:
+
+* a **run ledger** file (``benchmark_run_ledger_v0``): every run row of every
+  case becomes one ``benchmark_run_ledger_row_v0`` event whose payload is the
+  row exactly as LoopX wrote it (archived rows and their archive fields
+  included), in ``recorded_at`` order (file order breaks ties);
+* a **runtime history** folder (``goals/<goal>/runs/index.jsonl`` and the
+  per-run JSON records ``loopx history`` writes beside it): the compact
+  artifacts a record embeds (``benchmark_run``, ``benchmark_comparison``,
+  ``benchmark_result``, ``benchmark_learning_ledger``) go through ingest's
+  normalizers and guards and become ordinary events of their kinds, one batch
+  per record (a record is what one LoopX command wrote: its runs and
+  comparison belong together, as an ingest's files do). Index rows that repeat
+  an earlier record — LoopX sometimes appends a run's index line twice — are
+  taken once and counted.
+
+Every row must pass the same public-safe guard as ingest: a row holding a local
+path or a secret-like string anywhere, free-text notes included, is refused
+with the JSON path of the offending field. Any refused row means nothing is
+written (like ingest), so the report lists every refusal at once. Importing the
+same history again appends nothing: events are content-addressed.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from projections import runs
+
+from .application import append_projected, batch_events
+from .canonical import canonical_json
+from .intake import IntakeError
+from .intake.artifacts import to_artifact, unsafe_strings
+from .intake.files import MAX_NDJSON_BYTES, InputFileError, SourceDocument, parse_document, read_documents
+from .intake.kinds import KIND_SPECS, detect_kind
+from .store import Appended, Ledger, NewEvent
+
+RUN_LEDGER_SCHEMA = "benchmark_run_ledger_v0"
+HISTORY_FORMAT = "loopx_runtime_history"
+INDEX_NAME = "index.jsonl"
+IMPORT_SOURCE = "cli import-loopx"
+
+
+@dataclass
+class ImportPlan:
+    """What an import would append, and what it found on the way (no ledger involved)."""
+
+    source_format: str
+    events: list[NewEvent] = field(default_factory=list)
+    rows_read: int = 0
+    duplicate_rows: int = 0
+    rows_without_artifacts: int = 0
+    refused: list[dict[str, str]] = field(default_factory=list)
+
+    def refuse(self, source: str, reason: str) -> None:
+        self.refused.append({"source": source, "reason": reason})
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    goal_id: str
+    plan: ImportPlan
+    outcome: list[Appended]
+    dry_run: bool
+
+    @property
+    def ok(self) -> bool:
+        return not self.plan.refused
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--format json`` report (stable field names)."""
+        plan = self.plan
+        return {
+            "ok": self.ok,
+            "dry_run": self.dry_run,
+            "goal_id": self.goal_id,
+            "source_format": plan.source_format,
+            "rows_read": plan.rows_read,
+            "duplicate_rows": plan.duplicate_rows,
+            "rows_without_artifacts": plan.rows_without_artifacts,
+            "events_appended": sum(1 for a in self.outcome if a.status == "appended"),
+            "events_already_present": sum(1 for a in self.outcome if a.status == "duplicate"),
+            "refused": list(plan.refused),
+        }
+
+
+def import_plan(ledger: Ledger, goal_id: str, plan: ImportPlan, *, dry_run: bool = False) -> ImportReport:
+    """Append a :func:`plan_import` plan to ``goal_id`` in one transaction, with the goal's projections.
+
+    A plan with any refused row writes nothing: the report has ``ok`` false.
+    """
+    if plan.refused:
+        return ImportReport(goal_id, plan, [], dry_run)
+    outcome = append_projected(ledger, goal_id, plan.events, source=IMPORT_SOURCE, dry_run=dry_run)
+    return ImportReport(goal_id, plan, outcome, dry_run)
+
+
+def plan_import(path: str, goal_id: str) -> ImportPlan:
+    """Read ``path`` (a run-ledger file, a history folder or its ``index.jsonl``) into an :class:`ImportPlan`.
+
+    Raises :class:`InputFileError` when ``path`` is neither, or cannot be read.
+    """
+    location = Path(path).expanduser()
+    if location.is_dir() or location.name == INDEX_NAME:
+        return _plan_history(_find_index(location, goal_id), goal_id)
+    document = next(read_documents(path), None)
+    if document is None:
+        raise InputFileError(path, "holds no JSON document")
+    value = document.value
+    schema = value.get("schema_version") if isinstance(value, dict) else None
+    if schema != RUN_LEDGER_SCHEMA:
+        raise InputFileError(
+            path,
+            f"not a LoopX run ledger (schema_version is {schema!r}, expected {RUN_LEDGER_SCHEMA!r}); "
+            f"for a LoopX runtime history pass its folder or its {INDEX_NAME}",
+        )
+    return _plan_run_ledger(document)
+
+
+# -- run ledger -------------------------------------------------------------------
+
+
+def _plan_run_ledger(document: SourceDocument) -> ImportPlan:
+    plan = ImportPlan(RUN_LEDGER_SCHEMA)
+    benchmarks = document.value.get("benchmarks")
+    if not isinstance(benchmarks, dict):
+        raise InputFileError(document.source, "benchmarks is not an object")
+    accepted: list[tuple[Any, int, dict[str, Any]]] = []
+    seen: set[str] = set()
+    for benchmark_id, benchmark in benchmarks.items():
+        cases = benchmark.get("cases") if isinstance(benchmark, dict) else None
+        if not isinstance(cases, dict):
+            plan.refuse(f"{document.source}: benchmarks[{benchmark_id}]", "cases is not an object")
+            continue
+        for case_id, case in cases.items():
+            where = f"{document.source}: benchmarks[{benchmark_id}].cases[{case_id}]"
+            rows = case.get("runs") if isinstance(case, dict) else None
+            if not isinstance(rows, list):
+                plan.refuse(where, "runs is not a list")
+                continue
+            for index, row in enumerate(rows):
+                plan.rows_read += 1
+                label = f"{where}.runs[{index}]"
+                problems = runs.row_problems(row) or _misfiled(row, benchmark_id, case_id) or _unsafe(row)
+                if problems:
+                    plan.refuse(label, "; ".join(problems))
+                    continue
+                body = canonical_json(row)
+                if body in seen:
+                    plan.duplicate_rows += 1
+                    continue
+                seen.add(body)
+                accepted.append((runs.utc_instant(row["recorded_at"]), len(accepted), row))
+    # Sorting on (instant, file order) keeps rows recorded at the same second in file order.
+    accepted.sort(key=lambda item: item[:2])
+    plan.events = [NewEvent(runs.ROW_KIND, row, None, document.sha256) for _, _, row in accepted]
+    return plan
+
+
+def _misfiled(row: dict[str, Any], benchmark_id: str, case_id: str) -> list[str]:
+    """A row filed under another benchmark or case than it names would be listed under the wrong one."""
+    if (row["benchmark_id"], row["case_id"]) == (benchmark_id, case_id):
+        return []
+    return [f"the row names benchmark {row['benchmark_id']!r} case {row['case_id']!r} but is filed under {benchmark_id!r} / {case_id!r}"]
+
+
+def _unsafe(value: Any) -> list[str]:
+    unsafe = unsafe_strings(value)
+    if not unsafe:
+        return []
+    return [f"{', '.join(unsafe)} looks like a local path or a secret; the ledger does not store those (remove it from the row)"]
+
+
+# -- runtime history ------------------------------------------------------------------
+
+
+def _find_index(location: Path, goal_id: str) -> Path:
+    """The ``index.jsonl`` that ``location`` names: the file, a ``runs`` folder, a goal folder or a runtime root."""
+    if location.name == INDEX_NAME:
+        return location
+    for candidate in (location / INDEX_NAME, location / "runs" / INDEX_NAME):
+        if candidate.is_file():
+            return candidate
+    indexes = sorted((location / "goals").glob(f"*/runs/{INDEX_NAME}"))
+    named = location / "goals" / goal_id / "runs" / INDEX_NAME
+    if named in indexes:
+        return named
+    if len(indexes) == 1:
+        return indexes[0]
+    if not indexes:
+        raise InputFileError(str(location), f"no LoopX history here (no {INDEX_NAME}, runs/{INDEX_NAME} or goals/*/runs/{INDEX_NAME})")
+    goals = ", ".join(p.parent.parent.name for p in indexes)
+    raise InputFileError(str(location), f"holds the history of several LoopX goals ({goals}); pass the folder goals/<goal> of one")
+
+
+def _index_rows(index: Path) -> list[SourceDocument | InputFileError]:
+    """Each non-blank line of the index, parsed with ingest's strict rules, or why it could not be."""
+    try:
+        size = index.stat().st_size
+        if size > MAX_NDJSON_BYTES:
+            raise InputFileError(str(index), f"file is {size} bytes, larger than the {MAX_NDJSON_BYTES}-byte limit")
+        data = index.read_bytes()
+    except OSError as exc:
+        raise InputFileError(str(index), exc.strerror or str(exc)) from exc
+    rows: list[SourceDocument | InputFileError] = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            try:
+                rows.append(parse_document(line.rstrip(b"\r"), f"{index}:{number}"))
+            except InputFileError as exc:
+                rows.append(exc)
+    return rows
+
+
+def _record(row: SourceDocument, runs_dir: Path) -> SourceDocument:
+    """The run record an index row stands for: the JSON file its ``json_path`` names, else the row itself.
+
+    LoopX writes absolute paths of the machine that ran it, so the record is
+    looked up by file name beside the index, never at the recorded path.
+    """
+    if not isinstance(row.value, dict):
+        raise IntakeError("an index row must be a JSON object")
+    reference = row.value.get("json_path")
+    if not isinstance(reference, str) or not reference.strip():
+        return row
+    name = posixpath.basename(reference.replace("\\", "/"))
+    if not name.endswith(".json"):
+        raise IntakeError(f"json_path does not name a .json run record ({name!r})")
+    record_path = runs_dir / name
+    if not record_path.is_file():
+        raise IntakeError(f"the run record {name} that json_path names is not in {runs_dir}")
+    return next(read_documents(str(record_path)))
+
+
+def _artifacts(record: SourceDocument) -> list[Any]:
+    """The compact artifacts a record embeds, normalized and guarded exactly as ingest does."""
+    if not isinstance(record.value, dict):
+        raise IntakeError("a run record must be a JSON object")
+    embedded = [
+        (kind, record.value[spec.envelope_key])
+        for kind, spec in KIND_SPECS.items()
+        if spec.envelope_key and isinstance(record.value.get(spec.envelope_key), dict)
+    ]
+    if embedded:
+        return [
+            to_artifact(SourceDocument(record.source, value, record.sha256), kind)
+            for kind, value in embedded
+        ]
+    # A record that is itself an artifact (top-level schema_version) is taken as one.
+    return [to_artifact(record, None)] if detect_kind(record.value) else []
+
+
+def _plan_history(index: Path, goal_id: str) -> ImportPlan:
+    plan = ImportPlan(HISTORY_FORMAT)
+    seen: set[str] = set()
+    for row in _index_rows(index):
+        plan.rows_read += 1
+        if isinstance(row, InputFileError):
+            plan.refuse(row.source, row.reason)
+            continue
+        try:
+            record = _record(row, index.parent)
+            body = canonical_json(record.value)
+            if body in seen:
+                plan.duplicate_rows += 1
+                continue
+            seen.add(body)
+            artifacts = _artifacts(record)
+        except IntakeError as exc:
+            plan.refuse(row.source, str(exc))
+            continue
+        if not artifacts:
+            # Operator gates, quota spends and other non-benchmark history: nothing to keep here.
+            plan.rows_without_artifacts += 1
+            continue
+        plan.events.extend(batch_events(goal_id, artifacts))
+    return plan

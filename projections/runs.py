@@ -1,0 +1,259 @@
+"""Runs as ``benchledger runs`` lists them: one record per run, whatever evidence it came from.
+
+Two event kinds describe a benchmark run:
+
+* ``benchmark_run_ledger_row_v0``: a row of a LoopX run ledger
+  (``benchmark_run_ledger_v0``), imported verbatim by ``benchledger import-loopx``.
+  It is LoopX's own reduction of a run: it names its arm, status, score status,
+  archive state and attempt-accounting flags.
+* ``run``: a compact ``benchmark_run_v0`` ingested by benchledger. Compaction
+  keeps no run id, arm, status or accounting, so those are derived here the way
+  LoopX derives them when it writes a ledger row (status and score status from
+  the score, the runner's return status and the trial progress; the case from
+  the job name when the run names none), and the arm falls back to the run's
+  mode.
+
+Pure functions over events (anything with ``kind``, ``payload``, ``event_id``,
+``position``, ``goal_id`` and ``recorded_at``); no database.
+
+The current countable run per arm (``current_runs``) — the rule, also in
+``benchledger runs --help`` and docs/interop.md:
+
+1. Runs are grouped by goal, benchmark, case and arm (``arm_id``, else ``mode``).
+2. A run is not countable when it is archived (``archive_state`` is
+   ``archived`` or ``archived_at`` is set), still running, or LoopX's
+   attempt accounting says so (``case_attempt_countable`` or
+   ``benchmark_budget_countable`` is ``false``). A run without accounting
+   flags counts: LoopX rows older than attempt accounting, and every ingested
+   compact run, carry none.
+3. The current run of an arm is its countable run with the latest
+   ``recorded_at`` (ledger position breaks ties: the later import or ingest
+   wins). An arm whose runs are all non-countable has no current run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+ROW_KIND = "benchmark_run_ledger_row_v0"
+RUN_KIND = "run"
+RUN_KINDS = (ROW_KIND, RUN_KIND)
+
+# A run row is only meaningful with these fields: they identify it and order it.
+ROW_IDENTITY_FIELDS = ("run_id", "benchmark_id", "case_id", "recorded_at")
+# LoopX attempt-accounting flags that, when false, take a run out of the count.
+NOT_COUNTABLE_FLAGS = ("case_attempt_countable", "benchmark_budget_countable")
+RUN_STATUSES = ("completed", "recorded", "blocked", "running")
+
+
+class EventLike(Protocol):
+    event_id: str
+    goal_id: str
+    kind: str
+    position: int
+    recorded_at: str
+
+    @property
+    def payload(self) -> Any: ...
+
+
+def utc_instant(text: Any) -> datetime | None:
+    """An ISO-8601 time with a UTC offset (``Z`` included) as an aware UTC datetime; else ``None``.
+
+    Times without an offset are refused: LoopX writes local times with their
+    offset, and a naive time cannot be ordered against them.
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo is not None else None
+
+
+def row_problems(row: Any) -> list[str]:
+    """Why a LoopX run-ledger row cannot be imported (empty when it can)."""
+    if not isinstance(row, Mapping):
+        return ["a run row must be a JSON object"]
+    problems = [f"{name} is missing or not a non-empty string" for name in ROW_IDENTITY_FIELDS if not _text(row.get(name))]
+    if _text(row.get("recorded_at")) and utc_instant(row["recorded_at"]) is None:
+        problems.append(f"recorded_at {row['recorded_at']!r} is not an ISO-8601 time with a UTC offset")
+    return problems
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _number(value: Any) -> float | int | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def compact_run_score(run: Mapping[str, Any]) -> tuple[float | int | None, bool | None]:
+    """The official score of a compact run and whether it passed (``official_task_score`` first)."""
+    task_score = run.get("official_task_score")
+    if isinstance(task_score, Mapping) and _number(task_score.get("value")) is not None:
+        value = task_score["value"]
+        passed = _flag(task_score.get("passed"))
+        return value, passed if passed is not None else value >= 1
+    value = _number(run.get("official_score"))
+    return (value, value >= 1) if value is not None else (None, None)
+
+
+def compact_run_status(run: Mapping[str, Any], score: float | int | None) -> str:
+    """``running`` while trials run, ``completed`` once scored or returned, else ``recorded``."""
+    progress = run.get("progress")
+    running = progress.get("n_running_trials") if isinstance(progress, Mapping) else None
+    if _number(running) is not None and running > 0:
+        return "running"
+    if score is not None or _text(run.get("runner_return_status")):
+        return "completed"
+    return "recorded"
+
+
+def compact_run_score_status(run: Mapping[str, Any], score: float | int | None, passed: bool | None) -> str:
+    """An explicit, non-``completed`` ``official_score_status`` wins; else missing / passed / failed."""
+    explicit = _text(run.get("official_score_status"))
+    if explicit and explicit != "completed":
+        return explicit
+    if score is None:
+        return "missing"
+    return "passed" if passed else "failed"
+
+
+def _not_countable_reason(view: Mapping[str, Any], payload: Mapping[str, Any]) -> str | None:
+    if view["archived"]:
+        return "archived"
+    if view["status"] == "running":
+        return "running"
+    for flag in NOT_COUNTABLE_FLAGS:
+        if payload.get(flag) is False:
+            return f"{flag}=false"
+    return None
+
+
+def run_view(event: EventLike) -> dict[str, Any]:
+    """The ``runs`` record of one run event (keys are the ``--format json`` field names)."""
+    payload = event.payload if isinstance(event.payload, Mapping) else {}
+    if event.kind == ROW_KIND:
+        view = {
+            "run_id": _text(payload.get("run_id")),
+            "benchmark_id": _text(payload.get("benchmark_id")),
+            "case_id": _text(payload.get("case_id")),
+            "arm": _text(payload.get("arm_id")) or _text(payload.get("mode")),
+            "mode": _text(payload.get("mode")),
+            "status": _text(payload.get("status")),
+            "score_status": _text(payload.get("score_status")),
+            "official_score": _number(payload.get("official_score")),
+            "official_passed": _flag(payload.get("official_passed")),
+            "failure_scope": _text(payload.get("failure_scope")),
+            "failure_class": _text(payload.get("failure_class")),
+            "recorded_at": _text(payload.get("recorded_at")) or event.recorded_at,
+            "archived": payload.get("archive_state") == "archived" or _text(payload.get("archived_at")) is not None,
+            "archived_at": _text(payload.get("archived_at")),
+        }
+    else:
+        score, passed = compact_run_score(payload)
+        view = {
+            # A compact run carries no run id: its event id stands in.
+            "run_id": event.event_id,
+            "benchmark_id": _text(payload.get("benchmark_id")),
+            # Without a case id LoopX files a run under its job name; so does this view.
+            "case_id": _text(payload.get("case_id")) or _text(payload.get("job_name")),
+            "arm": _text(payload.get("mode")),
+            "mode": _text(payload.get("mode")),
+            "status": compact_run_status(payload, score),
+            "score_status": compact_run_score_status(payload, score, passed),
+            "official_score": score,
+            "official_passed": passed,
+            "failure_scope": None,
+            "failure_class": None,
+            "recorded_at": event.recorded_at,
+            "archived": False,
+            "archived_at": None,
+        }
+    reason = _not_countable_reason(view, payload)
+    return {
+        "goal_id": event.goal_id,
+        "event_id": event.event_id,
+        "position": event.position,
+        "kind": event.kind,
+        **view,
+        "countable": reason is None,
+        "not_countable_reason": reason,
+    }
+
+
+def _version_key(view: Mapping[str, Any]) -> tuple[str, str, str]:
+    # A LoopX ledger upserts a row by run id; importing the updated file appends
+    # the new version as a new event, which supersedes the older one.
+    return (view["goal_id"], view["kind"], view["run_id"] if view["kind"] == ROW_KIND else view["event_id"])
+
+
+def _time_key(view: Mapping[str, Any]) -> tuple[datetime, int]:
+    return (utc_instant(view["recorded_at"]) or datetime.min.replace(tzinfo=UTC), view["position"])
+
+
+def run_views(events: Iterable[EventLike]) -> list[dict[str, Any]]:
+    """Every run's latest version, ordered by benchmark, case, ``recorded_at`` and position."""
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for event in events:
+        if event.kind in RUN_KINDS:
+            view = run_view(event)
+            key = _version_key(view)
+            if key not in latest or latest[key]["position"] < view["position"]:
+                latest[key] = view
+    return sorted(
+        latest.values(),
+        key=lambda v: (v["goal_id"], v["benchmark_id"] or "", v["case_id"] or "", _time_key(v)),
+    )
+
+
+def matches(
+    view: Mapping[str, Any],
+    *,
+    benchmark: str | None = None,
+    case: str | None = None,
+    arm: str | None = None,
+    mode: str | None = None,
+    status: str | None = None,
+) -> bool:
+    """Whether a run passes the filters; ``status`` matches the run status or the score status."""
+    return (
+        (benchmark is None or view["benchmark_id"] == benchmark)
+        and (case is None or view["case_id"] == case)
+        and (arm is None or view["arm"] == arm)
+        and (mode is None or view["mode"] == mode)
+        and (status is None or status in (view["status"], view["score_status"]))
+    )
+
+
+def current_runs(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per goal, benchmark, case and arm with its current countable run (rule: module docstring)."""
+    arms: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
+    for view in views:
+        key = (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", view["arm"] or "")
+        arms.setdefault(key, []).append(view)
+    entries = []
+    for (goal, benchmark, case, arm), runs in sorted(arms.items()):
+        countable = [v for v in runs if v["countable"]]
+        entries.append(
+            {
+                "goal_id": goal,
+                "benchmark_id": benchmark or None,
+                "case_id": case or None,
+                "arm": arm or None,
+                "run_count": len(runs),
+                "countable_run_count": len(countable),
+                "archived_run_count": sum(1 for v in runs if v["archived"]),
+                "current": dict(max(countable, key=_time_key)) if countable else None,
+            }
+        )
+    return entries
