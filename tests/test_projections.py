@@ -1,0 +1,217 @@
+"""Materialized projections: maintained inside ingest, equal to a replay, queryable over time."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import update
+
+from cli.main import cli
+from ledger import application, views
+from ledger.intake import Artifact
+from ledger.intake.kinds import normalize
+from ledger.schema import projection_rows
+from ledger.store import Ledger
+from projections import lifecycle
+from projections.linking import ProjectionFault
+from tests.conformance.cases import CORPUS
+
+DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
+CLAIM_CASE = CORPUS / "cases" / "review-claim" / "claim-review-01"
+LIFECYCLE_CASE = CORPUS / "cases" / "lifecycle-state" / "lifecycle-05"
+
+
+def artifact(kind: str, path: Path) -> Artifact:
+    return Artifact(kind, normalize(kind, json.loads(path.read_text())))
+
+
+def demo_steps() -> list[list[Artifact]]:
+    """preflight -> launch -> post-launch -> baseline run -> treatment run + comparison (with both runs)."""
+    baseline = artifact("run", DEMO / "04-run-baseline.json")
+    return [
+        [artifact("preflight", DEMO / "01-preflight.json")],
+        [artifact("launch", DEMO / "02-launch.json")],
+        [artifact("post-launch", DEMO / "03-post-launch.json")],
+        [baseline],
+        [baseline, artifact("run", DEMO / "05-run-treatment.json"), artifact("comparison", DEMO / "06-comparison.json")],
+    ]
+
+
+def stored_rows(ledger: Ledger) -> list[dict]:
+    return ledger.projection_rows()
+
+
+def test_history_shows_each_phase_transition_in_order(ledger):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    entries = views.history(ledger, "demo")["entries"]
+    phases = [e["lifecycle"]["current_phase"] for e in entries if e["phase_changed"]]
+    assert phases == [
+        lifecycle.PREFLIGHT_READY,
+        lifecycle.LAUNCHED_PROCESS,
+        lifecycle.COMPACT_RESULT_READY,
+        lifecycle.RESULT_INGESTED,
+        lifecycle.PAIRED_COMPARED,
+        lifecycle.BUDGET_COUNTED,
+    ]
+    # every ordered phase reached so far is in PHASES order
+    indexes = [lifecycle.PHASES.index(p) for p in phases]
+    assert indexes == sorted(indexes)
+    launch_entry = next(e for e in entries if e["kind"] == "launch")
+    assert launch_entry["lifecycle"]["first_blocker"] == lifecycle.POST_LAUNCH_MATERIALIZATION_MISSING
+    last = entries[-1]
+    assert last["kind"] == "ingest_batch" and last["gates_changed"]
+    assert last["lifecycle"]["gates"][lifecycle.BUDGET_COUNT_ALLOWED] is True
+
+
+def test_as_of_an_early_position_shows_the_early_phase(ledger):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    launch_position = next(e.position for e in ledger.read_goal("demo") if e.kind == "launch")
+    early = views.history(ledger, "demo", as_of=str(launch_position))
+    assert [e["position"] for e in early["entries"]][-1] == launch_position
+    assert early["entries"][-1]["lifecycle"]["current_phase"] == lifecycle.LAUNCHED_PROCESS
+    shown = views.show(ledger, "demo", as_of=str(launch_position))
+    (state,) = shown["projections"]["lifecycle-state"]
+    assert state["payload"]["current_phase"] == lifecycle.LAUNCHED_PROCESS
+    assert "review-claim" not in shown["projections"]
+    now = views.show(ledger, "demo")
+    assert now["projections"]["lifecycle-state"][0]["payload"]["current_phase"] == lifecycle.BUDGET_COUNTED
+    assert "review-claim" in now["projections"]
+
+
+def test_as_of_a_time_before_anything_shows_nothing(ledger):
+    application.ingest(ledger, "demo", demo_steps()[0], source="test")
+    assert views.history(ledger, "demo", as_of="2000-01-01T00:00:00Z")["entries"] == []
+    with pytest.raises(ValueError):
+        views.history(ledger, "demo", as_of="last tuesday")
+
+
+def test_show_covers_the_reviews_that_apply(ledger):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    shown = views.show(ledger, "demo")["projections"]
+    assert {
+        "review-claim",
+        "learning-ledger",
+        "review-verifier-attribution",
+        "review-runner-invariants",
+        "attempt-learning-gate",
+        "lifecycle-state",
+    } <= set(shown)
+    assert len(shown["review-runner-invariants"]) == 2  # one per run
+    goal = next(g for g in views.goals(ledger) if g["goal_id"] == "demo")
+    assert goal["current_phase"] == lifecycle.BUDGET_COUNTED
+    assert goal["claim_strength"] == shown["review-claim"][0]["payload"]["decision"]["claim_strength"]
+    assert goal["learning_status"] == shown["learning-ledger"][0]["payload"]["learning_status"]
+
+
+def test_the_newest_claim_review_wins_whether_ingested_or_derived(ledger):
+    steps = demo_steps()
+    for step in steps:
+        application.ingest(ledger, "demo", step, source="test")
+    derived = json.loads(ledger.projection_rows(goal_id="demo", projection="review-claim")[0]["payload"])
+    ingested = dict(derived, decision=dict(derived["decision"], claim_strength="ingested_later"))
+    application.ingest(ledger, "demo", [Artifact("claim-review", ingested)], source="test")
+    assert views.goals(ledger)[0]["claim_strength"] == "ingested_later"
+    # a newer comparison batch derives a newer claim review, which wins again
+    comparison = dict(steps[-1][-1].payload, comparison_id="second-pair")
+    application.ingest(ledger, "demo", [*steps[-1][:2], Artifact("comparison", comparison)], source="test")
+    assert views.goals(ledger)[0]["claim_strength"] == derived["decision"]["claim_strength"]
+
+
+def test_a_raising_reducer_fails_the_ingest_and_writes_nothing(ledger, monkeypatch):
+    from projections import runner_invariants
+
+    def broken(inputs, options):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(runner_invariants, "reduce", broken)
+    with pytest.raises(ProjectionFault, match="review-runner-invariants.*boom"):
+        application.ingest(ledger, "demo", demo_steps()[3], source="test")
+    assert ledger.event_count() == 0 and ledger.projection_rows() == []
+
+
+def test_replay_marks_a_raising_reducer_faulted_and_queries_say_so(ledger, monkeypatch):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    from projections import runner_invariants
+
+    monkeypatch.setattr(runner_invariants, "reduce", lambda inputs, options: 1 / 0)
+    report = application.replay(ledger)
+    assert {f["projection"] for f in report["faulted"]} == {"review-runner-invariants"}
+    shown = views.show(ledger, "demo")["projections"]["review-runner-invariants"]
+    assert {row["status"] for row in shown} == {"faulted"} and "ZeroDivisionError" in shown[0]["error"]
+    assert application.status(ledger)["faulted"]
+
+
+def test_status_lists_rows_of_an_older_version_and_replay_rebuilds_them(ledger):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    assert application.status(ledger)["ok"] is True
+    with ledger.engine.begin() as connection:
+        connection.execute(
+            update(projection_rows).where(projection_rows.c.projection == "review-claim").values(projection_version=0)
+        )
+    status = application.status(ledger)
+    assert status["ok"] is False
+    assert status["stale"] == [{"projection": "review-claim", "stored_version": 0, "code_version": 1, "rows": 1}]
+    application.replay(ledger, projection="review-claim")
+    assert application.status(ledger)["ok"] is True
+    assert application.audit(ledger)["ok"] is True
+
+
+ARTIFACT_POOL = None
+
+
+def artifact_pool() -> list[Artifact]:
+    """Realistic artifacts of every kind the linking rules use, from the demo and the corpus."""
+    global ARTIFACT_POOL
+    if ARTIFACT_POOL is None:
+        pool = [a for step in demo_steps() for a in step]
+        pool += [artifact("run", CLAIM_CASE / "run-1.json"), artifact("comparison", CLAIM_CASE / "comparison.json")]
+        pool += [artifact("claim-review", LIFECYCLE_CASE / "claim-review.json"), artifact("learning-ledger", LIFECYCLE_CASE / "ledger.json")]
+        pool += [artifact("run", LIFECYCLE_CASE / "run.json"), Artifact("adapter-invocation", normalize("adapter-invocation", {"loopx_mode": "x"}))]
+        ARTIFACT_POOL = pool
+    return ARTIFACT_POOL
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000))
+def test_incremental_maintenance_equals_a_full_replay(ledger, seed):
+    rng = random.Random(seed)
+    goal = f"g{seed}"
+    pool = artifact_pool()
+    sequence = [rng.choice(pool) for _ in range(rng.randint(1, 10))]
+    while sequence:
+        size = rng.randint(1, 4)
+        application.ingest(ledger, goal, sequence[:size], source="test")
+        sequence = sequence[size:]
+    incremental = ledger.projection_rows(goal_id=goal)
+    application.replay(ledger, goal_id=goal)
+    assert ledger.projection_rows(goal_id=goal) == incremental
+    assert application.audit(ledger, goal_id=goal)["ok"] is True
+
+
+def test_history_command_marks_changes_and_answers_as_of(migrated_url, tmp_path):
+    runner = CliRunner()
+    for kind, name in (("preflight", "01-preflight.json"), ("launch", "02-launch.json"), ("post-launch", "03-post-launch.json")):
+        result = runner.invoke(cli, ["--database-url", migrated_url, "ingest", "--goal", "demo", "--kind", kind, str(DEMO / name)])
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["--database-url", migrated_url, "history", "demo", "--format", "json"])
+    view = json.loads(result.stdout)
+    assert [e["kind"] for e in view["entries"]] == ["preflight", "ingest_batch", "launch", "ingest_batch", "post-launch", "ingest_batch"]
+    assert [e["phase_changed"] for e in view["entries"]] == [True, False, True, False, True, False]
+    table = runner.invoke(cli, ["--database-url", migrated_url, "history", "demo", "--as-of", "3"]).stdout
+    assert "launched_process" in table and "compact_result_ready" not in table
+    missing = runner.invoke(cli, ["--database-url", migrated_url, "history", "nope"])
+    assert missing.exit_code == 1 and "no goal 'nope'" in missing.output
+    bad = runner.invoke(cli, ["--database-url", migrated_url, "history", "demo", "--as-of", "yesterday"])
+    assert bad.exit_code == 2
