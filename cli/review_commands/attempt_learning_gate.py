@@ -1,9 +1,67 @@
-"""`benchledger benchmark attempt-learning-gate` (placeholder until the review lands)."""
+"""`benchledger benchmark attempt-learning-gate`: may one attempt be counted against the budget?"""
+
+from __future__ import annotations
 
 import click
 
+from cli.reviews import FORMAT_OPTION, load, run_review
+from ledger.intake import Artifact
+from projections.attempt_learning_gate import NAME
 
-@click.command("attempt-learning-gate")
-def command() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("attempt-learning-gate is not implemented yet")
+
+@click.command(NAME)
+@FORMAT_OPTION
+@click.option(
+    "--benchmark-run-json",
+    "benchmark_run_json",
+    required=True,
+    help="Path to a compact benchmark_run_v0 JSON object.",
+)
+@click.option(
+    "--benchmark-learning-ledger-json",
+    "benchmark_learning_ledger_json",
+    default=None,
+    help="Optional path to a compact benchmark_learning_ledger_v0 JSON object.",
+)
+@click.option(
+    "--require-budget-count-allowed",
+    is_flag=True,
+    default=False,
+    help="Return non-zero unless the compact attempt has an actionable learning row and may be counted.",
+)
+@click.pass_context
+def command(
+    ctx: click.Context,
+    fmt: str | None,
+    benchmark_run_json: str,
+    benchmark_learning_ledger_json: str | None,
+    require_budget_count_allowed: bool,
+) -> None:
+    """Decide whether a compact attempt may be counted, repeated or followed by a new candidate."""
+    options = {"require_budget_count_allowed": require_budget_count_allowed}
+
+    def collect() -> list[Artifact]:
+        artifacts = [
+            load(
+                benchmark_run_json,
+                "run",
+                not_object="--benchmark-run-json must contain a JSON object",
+                not_compactable="--benchmark-run-json did not contain a compactable benchmark_run_v0 object",
+            )
+        ]
+        # An empty path means "no learning row", as in the reference.
+        if benchmark_learning_ledger_json:
+            artifacts.append(
+                load(
+                    benchmark_learning_ledger_json,
+                    "learning-ledger",
+                    not_object="--benchmark-learning-ledger-json must contain a JSON object",
+                    not_compactable=(
+                        "--benchmark-learning-ledger-json did not contain a compactable "
+                        "benchmark_learning_ledger_v0 object"
+                    ),
+                )
+            )
+        return artifacts
+
+    run_review(ctx, NAME, fmt, options, collect)
