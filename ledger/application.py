@@ -19,7 +19,7 @@ from projections import review as review_module
 from .audit import Problem, verify_events
 from .canonical import canonical_json, event_id_for
 from .intake import Artifact
-from .store import Appended, Ledger, NewEvent, StoredEvent, Transaction
+from .store import Appended, Ledger, NewEvent, Transaction
 
 REVIEW_GOAL = "review"
 
@@ -257,9 +257,12 @@ def audit(ledger: Ledger, *, goal_id: str | None = None, expect_digest: str | No
     goals = sorted(report.goals | {h["goal_id"] for h in ledger.heads() if goal_id in (None, h["goal_id"])})
     for goal in goals:
         stored = {(r["projection"], r["key"]): r for r in ledger.projection_rows(goal_id=goal)}
-        expected = {
-            key: row_record(goal, row) for key, row in project_goal(ledger.read_goal(goal), strict=False).rows.items()
-        }
+        try:
+            projector = project_goal(ledger.read_goal(goal), strict=False)
+        except Exception as exc:  # tampered events may not even fold (e.g. a manifest naming a lost event)
+            problems.append(Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {type(exc).__name__}: {exc}"))
+            continue
+        expected = {key: row_record(goal, row) for key, row in projector.rows.items()}
         for key in sorted(set(stored) | set(expected)):
             projections_checked += 1
             have, want = stored.get(key), expected.get(key)

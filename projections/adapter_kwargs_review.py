@@ -27,18 +27,16 @@ the keys allowed through to the base constructor (``allowed_base_passthrough``)
 — and the ``require_clean`` gate are options, so the same invocation can be
 reviewed against different adapter contracts.
 
-:func:`invocation_payload` (argv list -> payload) and :func:`loopx_keys` are
-what ``ledger.intake.kinds.normalize("adapter-invocation", …)`` applies;
-:func:`flag_argv` turns ``--agent-kwarg`` flag values into the argv form after
-the stricter flag validation, so both sources share one extraction rule.
+The invocation itself is normalized by ``ledger.intake.adapter_invocation``
+(argv or ``--agent-kwarg`` flags -> key names); this module only reviews it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.intake import IntakeError
+from ledger.intake.adapter_invocation import KEYS_FIELD, loopx_keys
 from projections.boundaries import adapter_read_boundary
 from projections.markdown import code, document, get, text
 
@@ -47,7 +45,6 @@ VERSION = 1
 SCHEMA_VERSION = "benchmark_adapter_kwarg_absorption_review_v0"
 KIND = "adapter-invocation"
 # The one field of a normalized adapter-invocation payload.
-KEYS_FIELD = "loopx_kwarg_keys"
 
 MARKDOWN_TITLE = "Benchmark Adapter Kwarg Absorption Review"
 DEFAULT_ADAPTER_LABEL = "benchmark-adapter"
@@ -61,9 +58,6 @@ DEFAULT_OPTIONS = {
     "require_clean": False,
 }
 
-AGENT_KWARG_FLAG = "--agent-kwarg"
-LOOPX_KEY_PREFIX = "loopx_"
-MAX_KEYS = 80
 MAX_PASSTHROUGH_KEYS_SHOWN = 40
 
 # Classifications and what to do about each.
@@ -75,7 +69,6 @@ CONSUME_OR_REJECT = "consume_or_reject_generated_loopx_kwargs_before_worker_star
 GUARD_PASSED = "adapter_kwarg_absorption_guard_passed"
 RECORD_KWARGS = "record_generated_loopx_kwargs_before_run"
 
-MALFORMED_FLAG_ERROR = "--agent-kwarg values must use KEY=VALUE form"
 
 # The keys the GoalHarnessManagedCodex adapter contract consumes, in contract order.
 TERMINAL_BENCH_MANAGED_CODEX_KEYS = (
@@ -114,79 +107,6 @@ CLAIM_BOUNDARY = {
     "adapter_absorption_required_before_worker_start": True,
     "base_constructor_may_receive_generated_loopx_kwargs": False,
 }
-
-
-# --- key names -----------------------------------------------------------------
-
-
-def _is_scalar_text_source(item: Any) -> bool:
-    return isinstance(item, (str, int, float)) and not isinstance(item, bool)
-
-
-def loopx_keys(items: Iterable[Any]) -> list[str]:
-    """KEYLIST: the distinct ``loopx_*`` key names among ``items``, sorted, at most 80.
-
-    A ``KEY=VALUE`` item counts as ``KEY``; surrounding whitespace is ignored;
-    booleans and non-scalar items are not key names. The prefix is case-sensitive.
-    """
-    keys = set()
-    for item in items:
-        if not _is_scalar_text_source(item):
-            continue
-        key = str(item).strip().partition("=")[0].strip()
-        if key.startswith(LOOPX_KEY_PREFIX):
-            keys.add(key)
-    return sorted(keys)[:MAX_KEYS]
-
-
-def split_pair(pair: str) -> str | None:
-    """The stripped key of a ``KEY=VALUE`` pair, or ``None`` when it is malformed."""
-    key, separator, _value = pair.partition("=")
-    key = key.strip()
-    return key if separator and key else None
-
-
-# --- intake: the adapter-invocation normalizer ------------------------------------
-
-
-def argv_text(item: Any) -> str | None:
-    """An argv item as the command line would see it; ``None`` for items that are not scalars.
-
-    Booleans keep their place as ``True``/``False``; null, objects and lists
-    drop out before positions are counted.
-    """
-    if isinstance(item, (str, int, float)):
-        return str(item)
-    return None
-
-
-def argv_kwarg_keys(argv: Sequence[Any]) -> list[str]:
-    """Key names of the ``--agent-kwarg KEY=VALUE`` pairs of an argv list, in order.
-
-    Malformed pairs are skipped silently (unlike malformed flags). Only the
-    two-token form counts, and the token after the flag is always read as its
-    value, even when it is itself the flag.
-    """
-    tokens = [token for token in map(argv_text, argv) if token is not None]
-    keys = []
-    for flag, pair in zip(tokens, tokens[1:]):
-        key = split_pair(pair) if flag == AGENT_KWARG_FLAG else None
-        if key is not None:
-            keys.append(key)
-    return keys
-
-
-def invocation_payload(argv: Sequence[Any]) -> dict[str, list[str]]:
-    """The normalized ``adapter-invocation`` payload of an argv list (key names only)."""
-    return {KEYS_FIELD: loopx_keys(argv_kwarg_keys(argv))}
-
-
-def flag_argv(pairs: Sequence[str]) -> list[str]:
-    """``--agent-kwarg`` flag values as an argv list; a malformed pair is an error here."""
-    for pair in pairs:
-        if split_pair(pair) is None:
-            raise IntakeError(MALFORMED_FLAG_ERROR)
-    return [token for pair in pairs for token in (AGENT_KWARG_FLAG, pair)]
 
 
 # --- the review ----------------------------------------------------------------

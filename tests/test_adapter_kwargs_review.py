@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 
 from cli.main import cli
 from ledger.intake import IntakeError
+from ledger.intake import adapter_invocation
 from projections import adapter_kwargs_review as review
 
 
 def invocation(*pairs):
-    return review.invocation_payload(review.flag_argv(list(pairs)))
+    return adapter_invocation.invocation_payload(adapter_invocation.flag_argv(list(pairs)))
 
 
 def reduce(*invocations, **options):
@@ -44,31 +45,31 @@ def test_argv_extraction_skips_malformed_pairs_and_keeps_positions():
         "--agent-kwarg=loopx_single_token=x",
         "--agent-kwarg",
     ]
-    assert review.argv_kwarg_keys(argv) == ["loopx_mode", "loopx_goal_id"]
+    assert adapter_invocation.argv_kwarg_keys(argv) == ["loopx_mode", "loopx_goal_id"]
 
 
 def test_a_flag_after_a_flag_is_its_value_and_a_flag_again():
     argv = ["--agent-kwarg", "--agent-kwarg", "loopx_a=1"]
-    assert review.argv_kwarg_keys(argv) == ["loopx_a"]
+    assert adapter_invocation.argv_kwarg_keys(argv) == ["loopx_a"]
 
 
 def test_numbers_become_argv_text():
-    assert review.argv_text(1) == "1"
-    assert review.argv_text(1.0) == "1.0"
-    assert review.argv_text(False) == "False"
-    assert review.argv_text(None) is None
-    assert review.argv_text([1]) is None
+    assert adapter_invocation.argv_text(1) == "1"
+    assert adapter_invocation.argv_text(1.0) == "1.0"
+    assert adapter_invocation.argv_text(False) == "False"
+    assert adapter_invocation.argv_text(None) is None
+    assert adapter_invocation.argv_text([1]) is None
 
 
 def test_invocation_payload_records_key_names_only():
-    payload = review.invocation_payload(["--agent-kwarg", "loopx_trace=/tmp/secret/path", "--agent-kwarg", "model=x"])
+    payload = adapter_invocation.invocation_payload(["--agent-kwarg", "loopx_trace=/tmp/secret/path", "--agent-kwarg", "model=x"])
     assert payload == {"loopx_kwarg_keys": ["loopx_trace"]}
 
 
 @pytest.mark.parametrize("pair", ["no-separator", "=value", "  =value"])
 def test_malformed_flags_are_an_error(pair):
     with pytest.raises(IntakeError, match="^--agent-kwarg values must use KEY=VALUE form$"):
-        review.flag_argv(["loopx_ok=1", pair])
+        adapter_invocation.flag_argv(["loopx_ok=1", pair])
 
 
 # --- KEYLIST ------------------------------------------------------------------------------
@@ -76,12 +77,12 @@ def test_malformed_flags_are_an_error(pair):
 
 def test_keylist_normalization():
     items = [" loopx_b = 1", "loopx_a", "LOOPX_MODE", "model_name", "loopx_a=again", "", 5, True, None, "loopx_"]
-    assert review.loopx_keys(items) == ["loopx_", "loopx_a", "loopx_b"]
+    assert adapter_invocation.loopx_keys(items) == ["loopx_", "loopx_a", "loopx_b"]
 
 
 def test_keylist_keeps_the_80_smallest_keys():
     keys = [f"loopx_k{i:03d}" for i in reversed(range(100))]
-    assert review.loopx_keys(keys) == [f"loopx_k{i:03d}" for i in range(80)]
+    assert adapter_invocation.loopx_keys(keys) == [f"loopx_k{i:03d}" for i in range(80)]
 
 
 # Raw key names: loopx_* or not, with whitespace and "=" in them.
@@ -102,20 +103,20 @@ def kwarg_argv(keys):
 
 def stored_review_keys(*key_lists):
     """The generated keys the review reads from one stored invocation per key list."""
-    return review.generated_keys([review.invocation_payload(kwarg_argv(keys)) for keys in key_lists])
+    return review.generated_keys([adapter_invocation.invocation_payload(kwarg_argv(keys)) for keys in key_lists])
 
 
 @given(key_names, key_names)
 def test_reviewing_stored_invocations_equals_keylist_of_all_raw_keys(first, second):
     """Storing KEYLIST per invocation loses nothing: the union re-normalized is the same."""
-    assert stored_review_keys(first, second) == review.loopx_keys(first + second)
+    assert stored_review_keys(first, second) == adapter_invocation.loopx_keys(first + second)
 
 
 def test_per_invocation_cap_does_not_change_the_union_cap():
     high = [f"loopx_k{i:03d}" for i in range(100, 200)]
     low = [f"loopx_k{i:03d}=x" for i in range(60)]
     expected = [f"loopx_k{i:03d}" for i in [*range(60), *range(100, 120)]]
-    assert stored_review_keys(high, low) == expected == review.loopx_keys(high + low)
+    assert stored_review_keys(high, low) == expected == adapter_invocation.loopx_keys(high + low)
 
 
 # --- classification ------------------------------------------------------------------------

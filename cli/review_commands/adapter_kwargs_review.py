@@ -8,7 +8,8 @@ from cli.reviews import FORMAT_OPTION, run_review
 from ledger.intake import Artifact, IntakeError
 from ledger.intake.kinds import normalize
 from ledger.intake.reading import read_json
-from projections.adapter_kwargs_review import DEFAULT_ADAPTER_LABEL, KIND, NAME, flag_argv
+from ledger.intake.adapter_invocation import flag_argv
+from projections.adapter_kwargs_review import DEFAULT_ADAPTER_LABEL, KIND, NAME
 
 NOT_AN_ARGV_LIST = "--command-json must contain a JSON argv list"
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import KINDS, NotAnObject, NotCompactable
+from .adapter_invocation import KEYS_FIELD, invocation_payload, loopx_keys
 from .comparison import compact_comparison
 from .learning_ledger import compact_learning_ledger
 from .result import compact_result
 
 CLAIM_REVIEW_SCHEMA = "benchmark_claim_review_v0"
-ADAPTER_KEYS_FIELD = "loopx_kwarg_keys"
 
 
 def _compact_run(value: dict[str, Any]) -> dict[str, Any]:
@@ -71,14 +71,12 @@ def _adapter_invocation(value: Any) -> dict[str, list[str]]:
     An already normalized payload (``{"loopx_kwarg_keys": [...]}``) normalizes
     to itself, so stored payloads can be ingested again.
     """
-    from projections.adapter_kwargs_review import invocation_payload, loopx_keys
-
     if isinstance(value, list):
         return invocation_payload(value)
     if isinstance(value, dict):
-        if value.keys() == {ADAPTER_KEYS_FIELD} and isinstance(value[ADAPTER_KEYS_FIELD], list):
-            return {ADAPTER_KEYS_FIELD: loopx_keys(value[ADAPTER_KEYS_FIELD])}
-        return {ADAPTER_KEYS_FIELD: loopx_keys(value)}
+        if value.keys() == {KEYS_FIELD} and isinstance(value[KEYS_FIELD], list):
+            return {KEYS_FIELD: loopx_keys(value[KEYS_FIELD])}
+        return {KEYS_FIELD: loopx_keys(value)}
     raise NotAnObject("an adapter invocation must be a JSON argv list or a kwargs object")
 
 
