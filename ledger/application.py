@@ -84,8 +84,9 @@ def append_projected(
     def finish(tx: Transaction, outcome: list[Appended]) -> None:
         if dry_run:
             raise _DryRun(outcome)
-        if materialize and any(a.status == "appended" for a in outcome):
-            materialize_goal(tx, goal_id, strict=True)
+        appended = [a.event.position for a in outcome if a.status == "appended"]
+        if materialize and appended:
+            materialize_goal(tx, goal_id, strict=True, emit_from=min(appended))
 
     try:
         return ledger.append(goal_id, new_events, source=source, within=finish)
@@ -167,20 +168,26 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
     }
 
 
-def materialize_goal(tx: Transaction, goal_id: str, *, strict: bool, projection: str | None = None) -> GoalProjector:
-    """Recompute a goal's projections from its events and replace its stored rows.
+def materialize_goal(
+    tx: Transaction, goal_id: str, *, strict: bool, projection: str | None = None, emit_from: int = 0
+) -> GoalProjector:
+    """Recompute a goal's projections from its events and store them.
 
     ``strict`` (ingest) lets a raising reducer abort the transaction; otherwise
     (replay) the row is stored as faulted. With ``projection`` only that
-    projection's rows are replaced.
+    projection's rows are replaced. With ``emit_from`` (an ingest: the first
+    new position) only the rows the new events create or change are written.
     """
-    projector = project_goal(tx.read_goal(goal_id), strict=strict)
+    projector = project_goal(tx.read_goal(goal_id), strict=strict, emit_from=emit_from)
     rows = [
         row_record(goal_id, row)
         for row in projector.rows.values()
         if projection is None or row.projection == projection
     ]
-    tx.replace_projection_rows(goal_id, rows, projection=projection)
+    if emit_from:
+        tx.upsert_projection_rows(goal_id, rows)
+    else:
+        tx.replace_projection_rows(goal_id, rows, projection=projection)
     return projector
 
 

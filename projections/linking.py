@@ -26,7 +26,8 @@ derived one takes its batch's position (after the batch's members).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -116,8 +117,25 @@ def batch_inputs(manifest: Mapping[str, Any], events_by_id: Mapping[str, EventLi
     return inputs
 
 
+@functools.cache
+def _default_options(name: str) -> tuple[tuple[str, Any], ...]:
+    return tuple(review_module(name).DEFAULT_OPTIONS.items())
+
+
 def default_options(name: str) -> dict[str, Any]:
-    return dict(review_module(name).DEFAULT_OPTIONS)
+    return dict(_default_options(name))
+
+
+def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
+    """``compute`` evaluated on first use only."""
+    result: list[Any] = []
+
+    def value() -> Any:
+        if not result:
+            result.append(compute())
+        return result[0]
+
+    return value
 
 
 class GoalProjector:
@@ -126,13 +144,24 @@ class GoalProjector:
     ``strict`` makes a raising reducer raise :class:`ProjectionFault` (ingest);
     otherwise the row is kept as faulted (replay, audit), so a broken view is
     never silently empty.
+
+    ``emit_from`` makes an ingest pay only for what it appended: events before
+    that position were projected by earlier ingests and their rows are stored
+    and unchanged (events are immutable), so they only rebuild the state the
+    new events read, lazily; :attr:`rows` then holds just the rows the new
+    events create or change. Replay and audit fold everything (``emit_from=0``),
+    through the same code.
     """
 
-    def __init__(self, *, strict: bool) -> None:
+    def __init__(self, *, strict: bool, emit_from: int = 0) -> None:
         self.strict = strict
+        self.emit_from = emit_from
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
         self._by_id: dict[str, EventLike] = {}
-        self._latest: dict[str, tuple[int, Any]] = {}  # kind -> (position, payload) of the newest
+        # kind -> (position, payload thunk) of the newest evidence of that kind
+        self._latest: dict[str, tuple[int, Callable[[], Any]]] = {}
+        self._lifecycle_inputs_version = 0
+        self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
         self._runs: list[EventLike] = []
         self.events: list[EventLike] = []
 
@@ -141,39 +170,66 @@ class GoalProjector:
     def fold(self, events: Sequence[EventLike]) -> "GoalProjector":
         for event in events:
             self.apply(event)
+        self.finish()
         return self
 
     def apply(self, event: EventLike) -> None:
-        ledger_before = self._latest.get("learning-ledger")
+        emitting = event.position >= self.emit_from
         self.events.append(event)
         self._by_id[event.event_id] = event
         if event.kind == BATCH_KIND:
-            self._apply_batch(event)
+            self._apply_batch(event, emitting)
         else:
             if event.kind in LIFECYCLE_KINDS:
-                self._remember(event.kind, event.position, event.payload)
+                self._remember(event.kind, event.position, lambda e=event: e.payload)
             if event.kind == "run":
                 self._runs.append(event)
-                self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
-            elif event.kind == "adapter-invocation":
+                if emitting:
+                    self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
+            elif event.kind == "adapter-invocation" and emitting:
                 self._reduce(ADAPTER, event.event_id, event.position, {"adapter-invocation": [event.payload]}, default_options(ADAPTER))
-        if self._latest.get("learning-ledger") is not ledger_before:
-            self._gate_attempts(self._runs, event.position)
-        elif event.kind == "run":
-            self._gate_attempts([event], event.position)
-        self._record_lifecycle(event)
+        if emitting:
+            self._record_lifecycle(event)
 
-    def _apply_batch(self, batch: EventLike) -> None:
+    def finish(self) -> None:
+        """Gate every run against the goal's current learning ledger (a newer ledger re-gates them all).
+
+        A gate row is stamped with the later of its run and that ledger, which
+        is when it last changed; only the ones that changed at or after
+        ``emit_from`` are produced.
+        """
+        ledger = self._latest.get("learning-ledger")
+        ledger_position = ledger[0] if ledger else 0
+        for run in self._runs:
+            position = max(run.position, ledger_position)
+            if position < self.emit_from:
+                continue
+            inputs = {"run": [run.payload]}
+            if ledger is not None:
+                inputs["learning-ledger"] = [ledger[1]()]
+            self._reduce(ATTEMPT, run.event_id, position, inputs, default_options(ATTEMPT))
+
+    def _apply_batch(self, batch: EventLike, emitting: bool) -> None:
         manifest = batch.payload
+        has_comparison = any(m["kind"] == "comparison" for m in manifest["members"])
+        if not emitting:
+            # Already projected: only what later reviews may read of it, computed if they do.
+            if has_comparison:
+                inputs = _once(lambda: batch_inputs(manifest, self._by_id))
+                for name, kind in ((CLAIM, "claim-review"), (LEARNING, "learning-ledger")):
+                    derived = _once(lambda name=name: self._derive(name, batch, inputs()))
+                    self._remember(kind, batch.position, lambda kind=kind, derived=derived: normalize(kind, derived()))
+            return
         inputs = batch_inputs(manifest, self._by_id)
-        if "comparison" in inputs:
+        if has_comparison:
             claim = self._reduce(CLAIM, batch.event_id, batch.position, inputs, default_options(CLAIM))
             learning = self._reduce(LEARNING, batch.event_id, batch.position, inputs, default_options(LEARNING))
             # The next reviews read these as LoopX users feed them: as files of
             # those kinds, i.e. through the same normalizers an ingest applies.
             for kind, derived in (("claim-review", claim), ("learning-ledger", learning)):
                 if derived is not None:
-                    self._remember(kind, batch.position, normalize(kind, derived))
+                    normalized = normalize(kind, derived)
+                    self._remember(kind, batch.position, lambda normalized=normalized: normalized)
         if "run" in inputs:
             self._reduce(VERIFIER, batch.event_id, batch.position, inputs, default_options(VERIFIER))
         recorded = manifest.get("review")
@@ -181,34 +237,43 @@ class GoalProjector:
             options = {**default_options(recorded["command"]), **recorded.get("options", {})}
             self._reduce(recorded["command"], batch.event_id, batch.position, inputs, options)
 
-    def _remember(self, kind: str, position: int, payload: Any) -> None:
+    def _derive(self, name: str, batch: EventLike, inputs: Mapping[str, list[Any]]) -> dict[str, Any]:
+        """A review of an already projected batch (only strict ingests fold those; a failure is a fault)."""
+        try:
+            return review_module(name).reduce(inputs, default_options(name))
+        except Exception as exc:
+            raise ProjectionFault(name, batch.event_id, batch.position, exc) from exc
+
+    def _remember(self, kind: str, position: int, payload: Callable[[], Any]) -> None:
         # Events arrive in stream order, so the newest is simply the last remembered.
-        self._latest[kind] = (position, payload)
+        self._latest[kind] = (position, _once(payload))
+        self._lifecycle_inputs_version += 1
 
     def _latest_payload(self, kind: str) -> Any:
         entry = self._latest.get(kind)
-        return entry[1] if entry else None
-
-    def _gate_attempts(self, runs: Sequence[EventLike], position: int) -> None:
-        """Gate runs against the goal's current learning ledger (a new ledger re-gates every run)."""
-        ledger = self._latest_payload("learning-ledger")
-        for run in runs:
-            inputs = {"run": [run.payload]}
-            if ledger is not None:
-                inputs["learning-ledger"] = [ledger]
-            self._reduce(ATTEMPT, run.event_id, position, inputs, default_options(ATTEMPT))
+        return entry[1]() if entry else None
 
     def lifecycle_inputs(self) -> dict[str, list[Any]]:
         return {kind: [self._latest_payload(kind)] for kind in LIFECYCLE_KINDS if kind in self._latest}
 
+    def _lifecycle_state(self, position: int) -> tuple[dict[str, Any] | None, str | None]:
+        """The lifecycle state now; reduced again only when one of its inputs changed."""
+        cached = self._lifecycle_cache
+        if cached is None or cached[0] != self._lifecycle_inputs_version:
+            state = self._reduce(LIFECYCLE, CURRENT_KEY, position, self.lifecycle_inputs(), default_options(LIFECYCLE))
+            error = self.rows[(LIFECYCLE, CURRENT_KEY)].error
+            self._lifecycle_cache = cached = (self._lifecycle_inputs_version, state, error)
+        return cached[1], cached[2]
+
     def _record_lifecycle(self, event: EventLike) -> None:
-        """Recompute the goal's lifecycle state and keep a history row of it for this event."""
-        state = self._reduce(LIFECYCLE, CURRENT_KEY, event.position, self.lifecycle_inputs(), default_options(LIFECYCLE))
-        current = self.rows[(LIFECYCLE, CURRENT_KEY)]
+        """Keep the goal's lifecycle state after this event: the current row and a history row."""
+        state, error = self._lifecycle_state(event.position)
+        version = review_module(LIFECYCLE).VERSION
+        self.rows[(LIFECYCLE, CURRENT_KEY)] = ProjectionRow(LIFECYCLE, CURRENT_KEY, version, event.position, payload=state, error=error)
         key = history_key(event.position)
         self.rows[(HISTORY, key)] = ProjectionRow(
-            HISTORY, key, current.version, event.position,
-            payload=None if state is None else lifecycle_summary(state), error=current.error,
+            HISTORY, key, version, event.position,
+            payload=None if state is None else lifecycle_summary(state), error=error,
         )
         self.rows[(SUMMARY, CURRENT_KEY)] = ProjectionRow(SUMMARY, CURRENT_KEY, SUMMARY_VERSION, event.position, payload=self._goal_summary())
 
@@ -239,6 +304,6 @@ class GoalProjector:
         return payload
 
 
-def project_goal(events: Sequence[EventLike], *, strict: bool) -> GoalProjector:
-    """Fold a goal's events (stream order) into its projections."""
-    return GoalProjector(strict=strict).fold(events)
+def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0) -> GoalProjector:
+    """Fold a goal's events (stream order) into its projections (see :class:`GoalProjector`)."""
+    return GoalProjector(strict=strict, emit_from=emit_from).fold(events)

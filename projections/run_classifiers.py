@@ -12,7 +12,8 @@ on missing or mistyped fields.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ledger.intake.safe import is_int
 

@@ -165,7 +165,14 @@ def test_no_case_ids_without_a_case_id():
 
 
 def test_trials_keep_the_first_three_non_empty_ones_and_count_every_raw_item():
-    raw = [{"official_score": 1}, "x", {"task_id": "a"}, {"trajectory_present": False}, {"task_id": "c"}, {"task_id": "d"}]
+    raw = [
+        {"official_score": 1},
+        "x",
+        {"task_id": "a"},
+        {"trajectory_present": False},
+        {"task_id": "c"},
+        {"task_id": "d"},
+    ]
     compact = run(trials=raw)
     assert compact["trials"] == [{"task_id": "a"}, {"trajectory_present": False}, {"task_id": "c"}]
     assert compact["trial_count"] == 6
@@ -253,7 +260,10 @@ def test_empty_validation_is_omitted():
 
 def test_connected_native_goal_worker_without_public_trace_is_a_failed_check():
     validation = run(
-        validation={"native_goal_worker_route": True, "native_goal_worker_trace_status": " worker_connected_no_public_trace"}
+        validation={
+            "native_goal_worker_route": True,
+            "native_goal_worker_trace_status": " worker_connected_no_public_trace",
+        }
     )["validation"]
     assert validation["failed_checks"] == ["native_goal_worker_public_trace_missing"]
     full = run(
@@ -280,7 +290,10 @@ def test_pre_agent_setup_block_sets_the_attribution_labels_and_validation():
         **PRE_AGENT,
         native_goal_worker_route=True,
         failure_attribution_labels=["a", "b", "c", "d"],
-        validation={"native_goal_worker_route": True, "native_goal_worker_trace_status": "worker_connected_no_public_trace"},
+        validation={
+            "native_goal_worker_route": True,
+            "native_goal_worker_trace_status": "worker_connected_no_public_trace",
+        },
     )
     assert compact["score_failure_attribution"] == COMPOSE_LABEL
     assert compact["first_blocker"] == COMPOSE_LABEL
@@ -309,7 +322,12 @@ def test_pre_agent_setup_block_keeps_a_specific_attribution():
         {"native_goal_worker_trace_count": 1},
         {"native_goal_worker_connected": True},
         {"native_goal_worker_route": False, "validation": {"native_goal_worker_route": True}},
-        {"compose_setup_diagnostic": {"status": "compose_setup_blocked_before_agent_rounds", "agent_rounds_started": True}},
+        {
+            "compose_setup_diagnostic": {
+                "status": "compose_setup_blocked_before_agent_rounds",
+                "agent_rounds_started": True,
+            }
+        },
         {"mode": "skillsbench_codex_cli_goal_baseline"},
     ],
 )
@@ -538,7 +556,10 @@ def test_verifier_bootstrap_risk_explains_a_missing_score():
         "value": None,
         "passed": False,
     }
-    assert compact["validation"] == {"raw_verifier_output_read": False, "verifier_bootstrap_missing_score_classified": True}
+    assert compact["validation"] == {
+        "raw_verifier_output_read": False,
+        "verifier_bootstrap_missing_score_classified": True,
+    }
 
 
 def test_final_verifier_timeout_becomes_a_bootstrap_timeout_with_uncapped_labels():

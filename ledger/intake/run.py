@@ -795,7 +795,9 @@ PRODUCT_MODE_STALE_LABELS = frozenset(
 )
 SOLVER_ACTIVITY_GAP = "skillsbench_product_mode_solver_activity_gap"
 OFFICIAL_VERIFIER_SOLUTION_FAILURE = "official_verifier_solution_failure"
-SOLVER_ACTIVITY_GAP_SUPERSEDED_LABELS = frozenset({OFFICIAL_VERIFIER_SOLUTION_FAILURE, "official_score_zero_case_failure"})
+SOLVER_ACTIVITY_GAP_SUPERSEDED_LABELS = frozenset(
+    {OFFICIAL_VERIFIER_SOLUTION_FAILURE, "official_score_zero_case_failure"}
+)
 SOLVER_ACTIVITY_MISSING_REASON = "missing_task_facing_activity_or_agent_closeout_before_declared_done"
 # Zero counts of these bridge operations show the solver never acted.
 SOLVER_ACTIVITY_ZERO_COUNTS = (
