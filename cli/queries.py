@@ -12,7 +12,9 @@ from .common import open_ledger
 
 
 def _json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    from ledger.canonical import escape_lone_surrogates
+
+    click.echo(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False)))
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:

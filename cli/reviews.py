@@ -118,9 +118,14 @@ def refuse_unsafe_for_storage(name: str, artifacts: list[Artifact], options: dic
 
 
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:
+    from ledger.canonical import escape_lone_surrogates
+
     if fmt == "json":
-        return json.dumps(payload, indent=2, ensure_ascii=False)
-    return review_module(name).render_markdown(payload)
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+    else:
+        text = review_module(name).render_markdown(payload)
+    # A lone surrogate read from a "\ud800" escape has no UTF-8 form (LoopX dies printing it).
+    return escape_lone_surrogates(text)
 
 
 def run_review(

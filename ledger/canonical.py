@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from typing import Any
 
@@ -17,14 +18,28 @@ EVENT_ID_NAMESPACE = uuid.UUID("6f2c1d52-4a8e-5b0f-9d4e-2b7f1c3a9e10")
 CHAIN_DOMAIN = "benchledger-chain-v1"
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """Write each lone UTF-16 surrogate (parsed from a ``\\ud800``-style escape) back as that escape.
+
+    Such a character has no UTF-8 form, so it could be neither hashed, stored
+    nor printed; inside JSON text the escape means exactly the same string.
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no insignificant whitespace, non-ASCII kept literally (hashed as UTF-8).
 
     ``NaN``/``Infinity`` are written as Python's JSON module writes them: the
     review commands accept them because LoopX does, while ``ingest`` refuses them
-    before they get here.
+    before they get here. A lone surrogate (which ``ingest`` also refuses, but
+    a review command reads as LoopX does) stays a ``\\uXXXX`` escape.
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return escape_lone_surrogates(text) if _LONE_SURROGATE.search(text) else text
 
 
 def sha256_hex(data: str | bytes) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, inspect, text
 
 # The newest revision in migrations/versions (a test keeps the two in step).
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 
 
 class LedgerNeedsUpgrade(RuntimeError):
@@ -38,10 +38,25 @@ def _alembic_config(connection: Connection):
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Migrate to ``revision`` in one transaction.
+
+    On SQLite the transaction takes the write lock up front (``BEGIN
+    IMMEDIATE``) and concurrent openers of a fresh embedded ledger wait their
+    turn, then find it migrated; a deferred transaction would fail at once with
+    "database is locked" when upgrading its read lock. Waits longer than the
+    busy timeout are retried with backoff for a bounded time (``LedgerBusy``).
+    """
     from alembic import command
 
-    with engine.begin() as connection:
-        command.upgrade(_alembic_config(connection), revision)
+    from .store import retry_sqlite_locked
+
+    def attempt() -> None:
+        with engine.connect() as connection:
+            connection.execution_options(benchledger_write=True)
+            with connection.begin():
+                command.upgrade(_alembic_config(connection), revision)
+
+    retry_sqlite_locked(engine.dialect.name, attempt)
 
 
 def script_head() -> str:

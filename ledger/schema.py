@@ -106,10 +106,30 @@ def immutability_ddl(dialect: str) -> list[str]:
     raise ValueError(f"unsupported database dialect: {dialect}")
 
 
-def drop_immutability_ddl(dialect: str) -> list[str]:
-    """The inverse of :func:`immutability_ddl` (migration downgrades and tamper tests)."""
+def replace_guard_ddl(dialect: str) -> list[str]:
+    """SQLite's ``INSERT OR REPLACE`` / ``REPLACE INTO`` deletes a conflicting row without firing
+    DELETE triggers: refuse any insert that collides with a stored event (revision 0002).
+    PostgreSQL's ``ON CONFLICT DO UPDATE`` fires the UPDATE trigger, so it needs nothing more.
+    """
     if dialect == "sqlite":
-        return ["DROP TRIGGER IF EXISTS events_no_update", "DROP TRIGGER IF EXISTS events_no_delete"]
+        return [
+            "CREATE TRIGGER events_no_replace BEFORE INSERT ON events "
+            "WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position) "
+            "OR EXISTS (SELECT 1 FROM events WHERE event_id = NEW.event_id) "
+            "OR EXISTS (SELECT 1 FROM events WHERE goal_id = NEW.goal_id AND stream_version = NEW.stream_version) "
+            f"BEGIN SELECT RAISE(ABORT, '{IMMUTABLE_MESSAGE}'); END"
+        ]
+    return []
+
+
+def drop_immutability_ddl(dialect: str) -> list[str]:
+    """The inverse of :func:`immutability_ddl` and :func:`replace_guard_ddl` (migration downgrades and tamper tests)."""
+    if dialect == "sqlite":
+        return [
+            "DROP TRIGGER IF EXISTS events_no_update",
+            "DROP TRIGGER IF EXISTS events_no_delete",
+            "DROP TRIGGER IF EXISTS events_no_replace",
+        ]
     return [
         "DROP TRIGGER IF EXISTS events_no_update_delete ON events",
         "DROP TRIGGER IF EXISTS events_no_truncate ON events",
@@ -119,5 +139,5 @@ def drop_immutability_ddl(dialect: str) -> list[str]:
 
 @event.listens_for(events, "after_create")
 def _install_immutability(target, connection, **_kw) -> None:
-    for statement in immutability_ddl(connection.dialect.name):
+    for statement in immutability_ddl(connection.dialect.name) + replace_guard_ddl(connection.dialect.name):
         connection.execute(DDL(statement))

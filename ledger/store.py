@@ -11,6 +11,7 @@ and buys a gap-free, never-reordered global log.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -20,8 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, text, tuple_
+from sqlalchemy.exc import DataError, OperationalError
 from sqlalchemy.pool import StaticPool
 
 from . import canonical
@@ -52,6 +53,27 @@ class VersionConflict(LedgerError):
 
 class LedgerBusy(LedgerError):
     """Another writer held the SQLite ledger for longer than the retry budget."""
+
+
+class InvalidEvent(LedgerError, ValueError):
+    """An event's stored columns would not fit the schema (checked alike on every backend)."""
+
+
+# Column widths of ``events`` (ledger.schema); checked before writing so that
+# SQLite, which ignores them, and PostgreSQL, which enforces them, agree.
+_COLUMN_LIMITS = {"kind": 64, "schema_version": 128, "source": 64}
+
+
+def validate_event_columns(kind: str, schema_version: str | None, source: str) -> None:
+    for name, value in (("kind", kind), ("schema_version", schema_version), ("source", source)):
+        if value is None:
+            continue
+        if len(value) > _COLUMN_LIMITS[name]:
+            raise InvalidEvent(
+                f"{name} is {len(value)} characters, longer than the {_COLUMN_LIMITS[name]} the ledger stores; nothing was written"
+            )
+        if "\x00" in value:
+            raise InvalidEvent(f"{name} contains a NUL character; nothing was written")
 
 
 def validate_goal_id(goal_id: str) -> str:
@@ -93,8 +115,9 @@ class StoredEvent:
     recorded_at: str
     source: str
 
-    @property
+    @functools.cached_property
     def payload(self) -> Any:
+        """The decoded payload (decoded once: folds read it many times)."""
         return json.loads(self.payload_text)
 
     def as_record(self) -> dict[str, Any]:
@@ -159,6 +182,33 @@ def create_ledger_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+def _enable_wal(cursor: Any) -> None:
+    """Switch the file to WAL (a persistent setting: the first opener does it).
+
+    Processes opening a fresh ledger at once may find the switch locked; SQLite
+    reports that at once, without its busy wait, so retry for a bounded time.
+    """
+    import sqlite3
+
+    deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
+    delay = 0.01
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            message = str(exc).lower()
+            if "database is locked" not in message and "database is busy" not in message:
+                raise
+            if time.monotonic() >= deadline:
+                raise LedgerBusy(
+                    f"the ledger stayed locked by another process for {LOCKED_RETRY_BUDGET_S:.0f} s; try again"
+                ) from exc
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 1.0)
+
+
 def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -166,7 +216,7 @@ def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         if wal:
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(cursor)
         cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL" if wal else "PRAGMA synchronous=FULL")
@@ -183,6 +233,30 @@ def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
 def _is_locked_error(exc: OperationalError) -> bool:
     message = str(exc.orig).lower()
     return "database is locked" in message or "database is busy" in message
+
+
+def retry_sqlite_locked(dialect: str, attempt: Callable[[], Any]) -> Any:
+    """Run a write, retrying with backoff while another SQLite writer holds the lock.
+
+    SQLite's own busy timeout absorbs short waits; this bounded loop absorbs
+    long ones so "database is locked" never reaches the user as such: after
+    :data:`LOCKED_RETRY_BUDGET_S` it raises :class:`LedgerBusy`.
+    """
+    deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
+    delay = 0.01
+    while True:
+        try:
+            return attempt()
+        except OperationalError as exc:
+            if dialect != "sqlite" or not _is_locked_error(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise LedgerBusy(
+                    f"the ledger stayed locked by another writer for {LOCKED_RETRY_BUDGET_S:.0f} s; "
+                    "nothing was written, try again"
+                ) from exc
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 1.0)
 
 
 class Transaction:
@@ -214,12 +288,30 @@ class Transaction:
         if rows:
             self.connection.execute(insert(projection_rows), list(rows))
 
+    def upsert_projection_rows(self, goal_id: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Write ``rows`` over the goal's stored rows with the same projection and key; keep the others."""
+        keys = [(row["projection"], row["key"]) for row in rows]
+        for start in range(0, len(keys), 500):
+            self.connection.execute(
+                projection_rows.delete().where(
+                    projection_rows.c.goal_id == goal_id,
+                    tuple_(projection_rows.c.projection, projection_rows.c.key).in_(keys[start : start + 500]),
+                )
+            )
+        if rows:
+            self.connection.execute(insert(projection_rows), list(rows))
+
 
 class Ledger:
     """An event ledger on one database (see module docstring)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+
+    @property
+    def persistent(self) -> bool:
+        """False for the throwaway in-memory ledger of a stateless review."""
+        return not (self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:"))
 
     @property
     def dialect(self) -> str:
@@ -266,10 +358,11 @@ class Ledger:
         validate_goal_id(goal_id)
         prepared = []
         for new in new_events:
+            if self.persistent:  # (a stateless review reads what LoopX reads, whatever its size)
+                validate_event_columns(new.kind, new.schema_version, source)
             body, digest = new.canonical()
             prepared.append((new, body, digest, canonical.event_id_for(goal_id, new.kind, digest)))
-        deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
-        delay = 0.01
+
         def attempt() -> list[Appended]:
             with self.transaction(write=True) as tx:
                 outcome = self._append_locked(tx.connection, goal_id, prepared, source, expected_version)
@@ -280,26 +373,15 @@ class Ledger:
         return self.retrying_when_locked(attempt)
 
     def retrying_when_locked(self, attempt: Callable[[], Any]) -> Any:
-        """Run a write, retrying with backoff while another SQLite writer holds the lock.
+        """Run a write, retrying with backoff while another SQLite writer holds the lock (see :func:`retry_sqlite_locked`).
 
-        SQLite's own busy timeout absorbs short waits; this bounded loop absorbs
-        long ones so "database is locked" never reaches the user as such.
+        A value the database refuses (e.g. a NUL character in a PostgreSQL text
+        column) rolls the write back and becomes a :class:`LedgerError`.
         """
-        deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
-        delay = 0.01
-        while True:
-            try:
-                return attempt()
-            except OperationalError as exc:
-                if self.dialect != "sqlite" or not _is_locked_error(exc):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise LedgerBusy(
-                        f"the ledger stayed locked by another writer for {LOCKED_RETRY_BUDGET_S:.0f} s; "
-                        "nothing was written, try again"
-                    ) from exc
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 1.0)
+        try:
+            return retry_sqlite_locked(self.dialect, attempt)
+        except DataError as exc:
+            raise InvalidEvent(f"the database refused the write, nothing was written: {exc.orig}") from exc
 
     def _append_locked(
         self,

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +48,31 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (the ledger stores only finite numbers)")
 
 
+def _finite_float(literal: str) -> float:
+    """A float literal, refused when it overflows to infinity (``1e400`` would be stored as ``Infinity``)."""
+    value = float(literal)
+    if not math.isfinite(value):
+        shown = literal if len(literal) <= 40 else literal[:37] + "..."
+        raise ValueError(f"the number {shown} is out of range (the ledger stores only finite numbers)")
+    return value
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether any string of a parsed document (keys included) holds a NUL character (a ``\\u0000`` escape)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if "\x00" in node:
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 def _depth(value: Any) -> int:
     """Nesting depth of a parsed document, without recursion."""
     deepest, stack = 0, [(value, 1)]
@@ -77,15 +104,19 @@ def parse_document(data: bytes, source: str) -> SourceDocument:
     if "\x00" in text:
         raise InputFileError(source, "contains a NUL character")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise InputFileError(source, f"invalid JSON: {exc}") from exc
     except ValueError as exc:  # NaN/Infinity, integer literals over Python's 4300-digit limit
+        if "integer string conversion" in str(exc):
+            raise InputFileError(source, "a number has more than 4300 digits (the ledger stores only exact, finite numbers)") from exc
         raise InputFileError(source, str(exc)) from exc
     except RecursionError as exc:
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit") from exc
     if _depth(value) > MAX_NESTING_DEPTH:
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit")
+    if _has_nul(value):
+        raise InputFileError(source, "contains a NUL character (a \\u0000 escape)")
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -94,14 +125,22 @@ def parse_document(data: bytes, source: str) -> SourceDocument:
 
 
 def _read(path: Path, source: str) -> bytes:
+    """A regular file's bytes, at most the limit: a FIFO would block for ever and ``/dev/zero`` never end."""
+    limit = MAX_NDJSON_BYTES if path.suffix in NDJSON_SUFFIXES else MAX_DOCUMENT_BYTES
     try:
-        size = path.stat().st_size
-        limit = MAX_NDJSON_BYTES if path.suffix in NDJSON_SUFFIXES else MAX_DOCUMENT_BYTES
-        if size > limit:
-            raise InputFileError(source, f"file is {size} bytes, larger than the {limit}-byte limit")
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InputFileError(source, "not a regular file (devices, FIFOs and sockets are not read)")
+            if info.st_size > limit:
+                raise InputFileError(source, f"file is {info.st_size} bytes, larger than the {limit}-byte limit")
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise InputFileError(source, exc.strerror or str(exc)) from exc
+    if len(data) > limit:
+        raise InputFileError(source, f"file is larger than the {limit}-byte limit")
+    return data
 
 
 def _ndjson(data: bytes, source: str) -> Iterator[SourceDocument]:
@@ -134,7 +173,9 @@ def expand_paths(paths: list[str]) -> list[str]:
 def read_documents(file: str) -> Iterator[SourceDocument]:
     """The documents of one file from :func:`expand_paths` (``-`` is standard input)."""
     if file == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_NDJSON_BYTES + 1)
+        if len(data) > MAX_NDJSON_BYTES:
+            raise InputFileError("<stdin>", f"standard input is larger than the {MAX_NDJSON_BYTES}-byte limit")
         text_start = data.lstrip()[:1]
         # Standard input holds one document, or NDJSON when it has several lines of objects.
         if text_start == b"{" and b"\n{" in data.strip():

@@ -37,10 +37,16 @@ def read_bytes(path: str, *, stdin_dash: bool = False) -> bytes:
         raise IntakeError(str(exc)) from exc
 
 
-def parse_json_bytes(data: bytes) -> Any:
-    """Decode UTF-8 strictly and parse with Python's JSON rules (NaN accepted, last duplicate key wins)."""
+def parse_json_bytes(data: bytes, *, universal_newlines: bool = False) -> Any:
+    """Decode UTF-8 strictly and parse with Python's JSON rules (NaN accepted, last duplicate key wins).
+
+    With ``universal_newlines`` ``\\r\\n`` and ``\\r`` read as ``\\n``, as in a file the
+    reference opens in text mode (it shows in the positions of its parse errors).
+    """
     try:
         text = data.decode("utf-8")
+        if universal_newlines and "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         return json.loads(text)
     except RecursionError as exc:
         raise IntakeError("maximum recursion depth exceeded while decoding a JSON array from a unicode string") from exc
@@ -51,4 +57,5 @@ def parse_json_bytes(data: bytes) -> Any:
 def read_json(path: str, *, stdin_dash: bool = False) -> Document:
     """Read and parse one JSON file the way the reference review commands do."""
     data = read_bytes(path, stdin_dash=stdin_dash)
-    return Document(parse_json_bytes(data), hashlib.sha256(data).hexdigest())
+    from_file = not (stdin_dash and path == "-")  # (the reference reads standard input as it comes)
+    return Document(parse_json_bytes(data, universal_newlines=from_file), hashlib.sha256(data).hexdigest())
