@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.intake.adapter_invocation import KEYS_FIELD, loopx_keys
-from projections.boundaries import adapter_read_boundary
+from projections.boundaries import adapter_read_boundary, refused_input_payload
 from projections.markdown import code, document, get, text
 
 NAME = "review-adapter-kwargs"
@@ -182,12 +182,7 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "schema_version": SCHEMA_VERSION,
-        "error": message,
-        "read_boundary": adapter_read_boundary(),
-    }
+    return refused_input_payload(SCHEMA_VERSION, message, adapter_read_boundary)
 
 
 def render_markdown(payload: Mapping[str, Any]) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.intake.safe import is_int
-from projections.boundaries import compact_read_boundary
+from projections.boundaries import compact_read_boundary, refused_input_payload
 from projections.markdown import code, document, get, text
 from projections.run_classifiers import failure_labels
 
@@ -221,12 +221,7 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "schema_version": SCHEMA_VERSION,
-        "error": message,
-        "read_boundary": compact_read_boundary(),
-    }
+    return refused_input_payload(SCHEMA_VERSION, message)
 
 
 def render_markdown(payload: Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ledger.intake.safe import is_int, is_number, label
 from projections import lifecycle as lc
-from projections.boundaries import environment_setup_read_boundary, lifecycle_read_boundary
+from projections.boundaries import environment_setup_read_boundary, lifecycle_read_boundary, refused_input_payload
 from projections.markdown import code, document, get, text
 
 NAME = "lifecycle-state"
@@ -543,12 +543,7 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "schema_version": SCHEMA_VERSION,
-        "error": message,
-        "read_boundary": lifecycle_read_boundary(),
-    }
+    return refused_input_payload(SCHEMA_VERSION, message, lifecycle_read_boundary)
 
 
 def render_markdown(payload: Mapping[str, Any]) -> str:

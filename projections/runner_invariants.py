@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from projections.boundaries import compact_read_boundary
+from projections.boundaries import compact_read_boundary, refused_input_payload
 from projections.markdown import code, document, get, text
 
 NAME = "review-runner-invariants"
@@ -212,12 +212,7 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "schema_version": SCHEMA_VERSION,
-        "error": message,
-        "read_boundary": compact_read_boundary(),
-    }
+    return refused_input_payload(SCHEMA_VERSION, message)
 
 
 def render_markdown(payload: Mapping[str, Any]) -> str:
