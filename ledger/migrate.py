@@ -20,8 +20,20 @@ class LedgerNeedsUpgrade(RuntimeError):
     """A server ledger is at an older schema revision than this benchledger needs."""
 
 
+# One cheap catalog query per backend instead of an inspector (this runs on every open).
+_HAS_VERSION_TABLE = {
+    "sqlite": "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'",
+    "postgresql": "SELECT to_regclass('alembic_version')",
+}
+
+
 def current_revision(connection: Connection) -> str | None:
-    if not inspect(connection).has_table("alembic_version"):
+    probe = _HAS_VERSION_TABLE.get(connection.dialect.name)
+    if probe is not None:
+        exists = connection.execute(text(probe)).scalar() is not None
+    else:
+        exists = inspect(connection).has_table("alembic_version")
+    if not exists:
         return None
     return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 

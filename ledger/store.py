@@ -179,7 +179,9 @@ def create_ledger_engine(url: str) -> Engine:
         )
         _configure_sqlite(engine, wal=not in_memory)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    # No pre-ping: a benchledger process is short-lived and opens few connections,
+    # and a ping per checkout is a round trip on every query.
+    return create_engine(url)
 
 
 def _enable_wal(cursor: Any) -> None:
