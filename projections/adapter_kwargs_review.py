@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.intake.adapter_invocation import KEYS_FIELD, loopx_keys
-from projections.boundaries import adapter_read_boundary, refused_input_payload
+from projections.boundaries import adapter_read_boundary, refused_input_payload, require_gate
 from projections.markdown import code, document, get, text
 
 NAME = "review-adapter-kwargs"
@@ -173,12 +173,8 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
         "read_boundary": adapter_read_boundary(),
         "ok": True,
     }
-    if require_clean and not clean:
-        # The gate names the reason: the (not clean) classification.
-        payload["ok"] = False
-        payload["error"] = classification
-    payload["require_clean"] = require_clean
-    return payload
+    # The gate names the reason: the (not clean) classification.
+    return require_gate(payload, "require_clean", require_clean, clean, classification)
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:

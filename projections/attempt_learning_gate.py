@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.intake.safe import is_int
-from projections.boundaries import compact_read_boundary, refused_input_payload
+from projections.boundaries import compact_read_boundary, refused_input_payload, require_gate
 from projections.markdown import code, document, get, text
 from projections.run_classifiers import failure_labels
 
@@ -212,12 +212,10 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
         "read_boundary": compact_read_boundary(),
         "ok": True,
     }
-    if require_budget_count_allowed and not budget_count_allowed:
-        # The gate names the reason: the (non-ready) classification.
-        payload["ok"] = False
-        payload["error"] = classification
-    payload["require_budget_count_allowed"] = require_budget_count_allowed
-    return payload
+    # The gate names the reason: the (non-ready) classification.
+    return require_gate(
+        payload, "require_budget_count_allowed", require_budget_count_allowed, budget_count_allowed, classification
+    )
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:

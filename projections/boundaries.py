@@ -65,3 +65,13 @@ def refused_input_payload(
 ) -> dict:
     """The usual payload of a refused input: ``ok``, ``schema_version``, ``error``, ``read_boundary``."""
     return {"ok": False, "schema_version": schema_version, "error": message, "read_boundary": read_boundary()}
+
+
+def require_gate(payload: dict, flag: str, required: bool, passed: bool, reason: str) -> dict:
+    """Apply a ``--require-*`` gate: when required and not passed, the payload becomes
+    ``ok: false`` with ``reason`` as its ``error``; the flag is echoed last either way."""
+    if required and not passed:
+        payload["ok"] = False
+        payload["error"] = reason
+    payload[flag] = required
+    return payload

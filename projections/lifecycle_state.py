@@ -21,7 +21,7 @@ from typing import Any
 
 from ledger.intake.safe import is_int, is_number, label
 from projections import lifecycle as lc
-from projections.boundaries import environment_setup_read_boundary, lifecycle_read_boundary, refused_input_payload
+from projections.boundaries import environment_setup_read_boundary, lifecycle_read_boundary, refused_input_payload, require_gate
 from projections.markdown import code, document, get, text
 
 NAME = "lifecycle-state"
@@ -535,11 +535,13 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
         "ok": True,
     }
     require_budget_count = bool({**DEFAULT_OPTIONS, **options}["require_budget_count_allowed"])
-    if require_budget_count and gate_values[lc.BUDGET_COUNT_ALLOWED] is not True:
-        payload["ok"] = False
-        payload["error"] = where.first_blocker or lc.BUDGET_COUNT_NOT_ALLOWED
-    payload["require_budget_count_allowed"] = require_budget_count
-    return payload
+    return require_gate(
+        payload,
+        "require_budget_count_allowed",
+        require_budget_count,
+        gate_values[lc.BUDGET_COUNT_ALLOWED] is True,
+        where.first_blocker or lc.BUDGET_COUNT_NOT_ALLOWED,
+    )
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:

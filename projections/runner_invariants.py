@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from projections.boundaries import compact_read_boundary, refused_input_payload
+from projections.boundaries import compact_read_boundary, refused_input_payload, require_gate
 from projections.markdown import code, document, get, text
 
 NAME = "review-runner-invariants"
@@ -204,11 +204,7 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
         "read_boundary": compact_read_boundary(),
         "ok": True,
     }
-    if require_clean and not clean:
-        payload["ok"] = False
-        payload["error"] = classification
-    payload["require_clean"] = require_clean
-    return payload
+    return require_gate(payload, "require_clean", require_clean, clean, classification)
 
 
 def error_payload(message: str, options: Mapping[str, Any]) -> dict[str, Any]:
