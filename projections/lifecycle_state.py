@@ -19,6 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.intake.run import (
+    ENVIRONMENT_SETUP_BOOLEAN_FIELDS,
+    ENVIRONMENT_SETUP_DURATION_FIELD,
+    ENVIRONMENT_SETUP_TEXT_FIELDS,
+    ENVIRONMENT_SETUP_TEXT_LIMIT,
+)
 from ledger.intake.safe import is_int, is_number, label
 from projections import lifecycle as lc
 from projections.boundaries import environment_setup_read_boundary, lifecycle_read_boundary, refused_input_payload, require_gate
@@ -63,27 +69,10 @@ SCORE_FIELDS = ("official_score", "official_task_score", "score")
 
 # --- environment setup -------------------------------------------------------------
 SETUP_CONTEXT_FIELD = "environment_setup_failure_context"
-SETUP_CONTEXT_TEXT_FIELDS = (
-    "surface",
-    "failure_kind",
-    "diagnostic_granularity",
-    "exception_type",
-    "timeout_signal",
-    "resource_signal",
-    "environment_setup_duration_tier",
-    "next_probe",
-)
-SETUP_CONTEXT_TEXT_LIMIT = 140
-SETUP_CONTEXT_BOOLEAN_FIELDS = (
-    "environment_setup_present",
-    "environment_setup_started",
-    "environment_setup_finished",
-    "agent_setup_started",
-    "agent_execution_started",
-    "worker_trace_present",
-    "worker_benchmark_run_present",
-)
-SETUP_CONTEXT_DURATION_FIELD = "environment_setup_duration_seconds"
+SETUP_CONTEXT_TEXT_FIELDS = ENVIRONMENT_SETUP_TEXT_FIELDS
+SETUP_CONTEXT_TEXT_LIMIT = ENVIRONMENT_SETUP_TEXT_LIMIT
+SETUP_CONTEXT_BOOLEAN_FIELDS = ENVIRONMENT_SETUP_BOOLEAN_FIELDS
+SETUP_CONTEXT_DURATION_FIELD = ENVIRONMENT_SETUP_DURATION_FIELD
 # Run fields that, holding ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER, imply a failure without a context.
 SETUP_FAILURE_MARKER_FIELDS = ("repeat_blocked_by", "first_blocker", "worker_bridge_materialization_status")
 SETUP_FAILURE_COUNT_FIELD = "environment_setup_failure_before_worker_count"

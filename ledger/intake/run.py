@@ -125,30 +125,33 @@ def as_object(value: Any) -> Mapping[str, Any]:
 # Sub-object tables (§3.4-§3.8).
 # ---------------------------------------------------------------------------
 
+# The environment-setup context's fields; lifecycle-state reads the same names
+# when it re-labels a context, so they are named once, here.
+ENVIRONMENT_SETUP_TEXT_FIELDS = (
+    "surface",
+    "failure_kind",
+    "diagnostic_granularity",
+    "exception_type",
+    "timeout_signal",
+    "resource_signal",
+    "environment_setup_duration_tier",
+    "next_probe",
+)
+ENVIRONMENT_SETUP_TEXT_LIMIT = 140
+ENVIRONMENT_SETUP_BOOLEAN_FIELDS = (
+    "environment_setup_present",
+    "environment_setup_started",
+    "environment_setup_finished",
+    "agent_setup_started",
+    "agent_execution_started",
+    "worker_trace_present",
+    "worker_benchmark_run_present",
+)
+ENVIRONMENT_SETUP_DURATION_FIELD = "environment_setup_duration_seconds"
 ENVIRONMENT_SETUP_FAILURE_CONTEXT_FIELDS: Fields = (
-    fields(
-        text(140),
-        "schema_version",
-        "surface",
-        "failure_kind",
-        "diagnostic_granularity",
-        "exception_type",
-        "timeout_signal",
-        "resource_signal",
-        "environment_setup_duration_tier",
-        "next_probe",
-    )
-    + fields(
-        boolean,
-        "environment_setup_present",
-        "environment_setup_started",
-        "environment_setup_finished",
-        "agent_setup_started",
-        "agent_execution_started",
-        "worker_trace_present",
-        "worker_benchmark_run_present",
-    )
-    + fields(number, "environment_setup_duration_seconds")
+    fields(text(ENVIRONMENT_SETUP_TEXT_LIMIT), "schema_version", *ENVIRONMENT_SETUP_TEXT_FIELDS)
+    + fields(boolean, *ENVIRONMENT_SETUP_BOOLEAN_FIELDS)
+    + fields(number, ENVIRONMENT_SETUP_DURATION_FIELD)
 )
 environment_setup_failure_context = subset(ENVIRONMENT_SETUP_FAILURE_CONTEXT_FIELDS)
 
