@@ -31,6 +31,11 @@ def _markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(out)
 
 
+def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
+    for f in faulted:
+        click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
+
+
 def _format(ctx: click.Context, fmt: str | None, choices: tuple[str, ...], default: str) -> str:
     """The command's --format, else the root --format when this command offers it, else ``default``."""
     root = (ctx.find_root().obj or {}).get("format")
@@ -179,8 +184,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
             click.echo("all projections are current")
         for s in report["stale"]:
             click.echo(f"stale: {s['projection']} stored by version {s['stored_version']}, code is {s['code_version']} ({s['rows']} rows)")
-        for f in report["faulted"]:
-            click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
+        _echo_faulted(report["faulted"])
         for g in report["lagging_goals"]:
             click.echo(f"lagging: {g['goal_id']} reflects position {g['reflects_position']}, head is {g['head_position']}")
     ctx.exit(0 if report["ok"] else 1)
@@ -224,8 +228,7 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
             f"replayed {report['events']} events of {report['goals']} goal(s) into {report['rows']} rows "
             f"in {report['seconds']} s ({report['events_per_second']} events/s)"
         )
-        for f in report["faulted"]:
-            click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
+        _echo_faulted(report["faulted"])
     ctx.exit(1 if report["faulted"] else 0)
 
 

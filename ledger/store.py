@@ -16,7 +16,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -136,23 +136,13 @@ class Appended:
     status: str  # "appended" | "duplicate"
 
 
+def _event_from_record(record: Mapping[str, Any]) -> StoredEvent:
+    """A :class:`StoredEvent` from an events-table record (a result row's mapping or a row about to be inserted)."""
+    return StoredEvent(**{_FIELD_OF_COLUMN.get(name, name): value for name, value in record.items()})
+
+
 def _row_to_event(row: Any) -> StoredEvent:
-    m = row._mapping
-    return StoredEvent(
-        position=m["position"],
-        event_id=m["event_id"],
-        goal_id=m["goal_id"],
-        stream_version=m["stream_version"],
-        kind=m["kind"],
-        schema_version=m["schema_version"],
-        payload_text=m["payload"],
-        payload_sha256=m["payload_sha256"],
-        source_sha256=m["source_sha256"],
-        prev_hash=m["prev_hash"],
-        chain_hash=m["chain_hash"],
-        recorded_at=m["recorded_at"],
-        source=m["source"],
-    )
+    return _event_from_record(row._mapping)
 
 
 def utc_timestamp(moment: datetime | None = None) -> str:
@@ -440,7 +430,7 @@ class Ledger:
                 source=source,
                 source_sha256=new.source_sha256,
             )
-            stored = _row_to_event(_Row(row))
+            stored = _event_from_record(row)
             existing[event_id] = stored
             rows.append(row)
             outcome.append(Appended(stored, "appended"))
@@ -536,13 +526,6 @@ class Ledger:
         order = (projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.key)
         with self.engine.connect() as connection:
             return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
-
-
-class _Row:
-    """Adapts a plain dict to the ``._mapping`` shape :func:`_row_to_event` reads."""
-
-    def __init__(self, mapping: dict[str, Any]) -> None:
-        self._mapping = mapping
 
 
 class _TransactionContext:
