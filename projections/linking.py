@@ -50,6 +50,8 @@ ADAPTER = "review-adapter-kwargs"
 
 # Lifecycle input kinds, in the order lifecycle-state reads them.
 SUMMARY = "goal-summary"
+# Only ever a faulted row: a batch whose members cannot be found.
+BATCH_LINKS = "batch-links"
 LIFECYCLE_KINDS = ("preflight", "launch", "post-launch", "run", "comparison", "claim-review", "learning-ledger")
 CURRENT_KEY = "current"
 SUMMARY_VERSION = 1
@@ -60,6 +62,7 @@ def projection_versions() -> dict[str, int]:
     versions = {name: review_module(name).VERSION for name in REVIEW_MODULES}
     versions[HISTORY] = versions[LIFECYCLE]
     versions[SUMMARY] = SUMMARY_VERSION
+    versions[BATCH_LINKS] = SUMMARY_VERSION
     return versions
 
 
@@ -211,6 +214,17 @@ class GoalProjector:
 
     def _apply_batch(self, batch: EventLike, emitting: bool) -> None:
         manifest = batch.payload
+        missing = [m["event_id"] for m in manifest["members"] if m["event_id"] not in self._by_id]
+        if missing:
+            # Only a damaged ledger lists members the goal does not hold: the
+            # batch's reviews cannot be computed, and that must show, not crash.
+            cause = LookupError(f"batch lists events this goal does not hold: {', '.join(missing)}")
+            if self.strict:
+                raise ProjectionFault(BATCH_LINKS, batch.event_id, batch.position, cause)
+            self.rows[(BATCH_LINKS, batch.event_id)] = ProjectionRow(
+                BATCH_LINKS, batch.event_id, SUMMARY_VERSION, batch.position, error=f"{type(cause).__name__}: {cause}"
+            )
+            return
         has_comparison = any(m["kind"] == "comparison" for m in manifest["members"])
         if not emitting:
             # Already projected: only what later reviews may read of it, computed if they do.

@@ -215,3 +215,18 @@ def test_history_command_marks_changes_and_answers_as_of(migrated_url, tmp_path)
     assert missing.exit_code == 1 and "no goal 'nope'" in missing.output
     bad = runner.invoke(cli, ["--database-url", migrated_url, "history", "demo", "--as-of", "yesterday"])
     assert bad.exit_code == 2
+
+
+def test_a_batch_naming_a_lost_member_faults_visibly_instead_of_crashing(ledger):
+    from ledger.schema import drop_immutability_ddl
+    from sqlalchemy import text
+
+    application.ingest(ledger, "demo", demo_steps()[0], source="test")
+    with ledger.engine.begin() as connection:  # damage the ledger as an attacker with the file could
+        for statement in drop_immutability_ddl(ledger.dialect):
+            connection.execute(text(statement))
+        connection.execute(text("UPDATE events SET event_id = 'lost' WHERE position = 1"))
+    report = application.replay(ledger)
+    assert [f["projection"] for f in report["faulted"]] == ["batch-links"]
+    assert views.show(ledger, "demo")["projections"]["batch-links"][0]["status"] == "faulted"
+    assert {p["kind"] for p in application.audit(ledger)["problems"]} >= {"event_id", "chain_hash"}
