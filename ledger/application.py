@@ -8,7 +8,7 @@ projections they change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,9 +19,12 @@ from projections import review as review_module
 from .audit import Problem, verify_events
 from .canonical import canonical_json, event_id_for
 from .intake import Artifact
-from .store import Appended, Ledger, NewEvent, Transaction
+from .store import Appended, Ledger, NewEvent, StreamAppend, Transaction
 
 REVIEW_GOAL = "review"
+# Goals a replay folds per read: bounds memory on a large ledger while the
+# reads and writes still go a few hundred goals per statement.
+REPLAY_GOALS_PER_STEP = 200
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[st
     members = [_member_event(a) for a in artifacts]
     manifest_members = []
     for artifact, new in zip(artifacts, members):
-        member = {"event_id": event_id_for(goal_id, new.kind, new.canonical()[1]), "kind": new.kind}
+        member = {"event_id": event_id_for(goal_id, new.kind, new.canonical[1]), "kind": new.kind}
         if artifact.role:
             member["role"] = artifact.role
         manifest_members.append(member)
@@ -67,31 +70,62 @@ def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[st
 
 def append_projected(
     ledger: Ledger,
-    goal_id: str,
-    new_events: Sequence[NewEvent],
+    appends: Sequence[StreamAppend],
     *,
     source: str,
     dry_run: bool = False,
     materialize: bool = True,
-) -> list[Appended]:
-    """Append ``new_events`` to ``goal_id`` in one transaction, with the goal's projections.
+) -> list[list[Appended]]:
+    """Append to one or more goals in one transaction, with the projections the new events change.
 
-    With ``materialize`` (every persistent ledger) the goal's projections are
-    recomputed in the same transaction; a reducer that raises aborts the append.
-    ``dry_run`` computes the outcome and rolls everything back.
+    With ``materialize`` (every persistent ledger) each goal's projections are
+    brought up to date in the same transaction; a reducer that raises aborts
+    the append. ``dry_run`` computes the outcome and rolls everything back.
     """
 
-    def finish(tx: Transaction, outcome: list[Appended]) -> None:
+    def finish(tx: Transaction, outcomes: list[list[Appended]]) -> None:
         if dry_run:
-            raise _DryRun(outcome)
-        appended = [a.event.position for a in outcome if a.status == "appended"]
-        if materialize and appended:
-            materialize_goal(tx, goal_id, strict=True, emit_from=min(appended))
+            raise _DryRun(outcomes)
+        first_new: dict[str, int] = {}
+        for request, outcome in zip(appends, outcomes):
+            for appended in outcome:
+                if appended.status == "appended":
+                    goal = request.goal_id
+                    first_new[goal] = min(first_new.get(goal, appended.event.position), appended.event.position)
+        if materialize and first_new:
+            materialize_goals(tx, first_new, strict=True)
 
     try:
-        return ledger.append(goal_id, new_events, source=source, within=finish)
+        return ledger.append_streams(appends, source=source, within=finish)
     except _DryRun as stop:
         return stop.outcome
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """One batch to ingest: the goal, its artifacts (in argument order) and the review command that sent it, if any."""
+
+    goal_id: str
+    artifacts: Sequence[Artifact]
+    review: Mapping[str, Any] | None = None
+
+
+def ingest_many(
+    ledger: Ledger,
+    batches: Sequence[BatchRequest],
+    *,
+    source: str,
+    dry_run: bool = False,
+    materialize: bool = True,
+) -> list[IngestOutcome]:
+    """Append every batch (members, then its manifest) in one transaction (see :func:`append_projected`).
+
+    Each batch is what one :func:`ingest` would append; together they cost one
+    transaction, a few statements and one fold per goal (a bulk ingest).
+    """
+    appends = [StreamAppend(b.goal_id, batch_events(b.goal_id, b.artifacts, b.review)) for b in batches]
+    outcomes = append_projected(ledger, appends, source=source, dry_run=dry_run, materialize=materialize)
+    return [IngestOutcome(b.goal_id, outcome[-1], outcome[:-1], dry_run) for b, outcome in zip(batches, outcomes)]
 
 
 def ingest(
@@ -104,11 +138,11 @@ def ingest(
     dry_run: bool = False,
     materialize: bool = True,
 ) -> IngestOutcome:
-    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction (see :func:`append_projected`)."""
-    outcome = append_projected(
-        ledger, goal_id, batch_events(goal_id, artifacts, review), source=source, dry_run=dry_run, materialize=materialize
+    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction (see :func:`ingest_many`)."""
+    (outcome,) = ingest_many(
+        ledger, [BatchRequest(goal_id, artifacts, review)], source=source, dry_run=dry_run, materialize=materialize
     )
-    return IngestOutcome(goal_id, outcome[-1], outcome[:-1], dry_run)
+    return outcome
 
 
 def recorded_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -168,27 +202,45 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
     }
 
 
-def materialize_goal(
-    tx: Transaction, goal_id: str, *, strict: bool, projection: str | None = None, emit_from: int = 0
-) -> GoalProjector:
-    """Recompute a goal's projections from its events and store them.
+def materialize_goals(
+    tx: Transaction, goals: Mapping[str, int], *, strict: bool, projection: str | None = None
+) -> dict[str, GoalProjector]:
+    """Recompute goals' projections from their events and store them.
 
-    ``strict`` (ingest) lets a raising reducer abort the transaction; otherwise
-    (replay) the row is stored as faulted. With ``projection`` only that
-    projection's rows are replaced. With ``emit_from`` (an ingest: the first
-    new position) only the rows the new events create or change are written.
+    ``goals`` maps each goal to the first position whose rows must be written:
+    an ingest passes its first new position, and only the rows its events
+    create or change are written over the stored ones; ``0`` rebuilds every
+    row and replaces what was stored (replay), or only ``projection``'s rows.
+    ``strict`` (ingest) lets a raising reducer abort the transaction;
+    otherwise (replay) the row is stored as faulted.
     """
-    projector = project_goal(tx.read_goal(goal_id), strict=strict, emit_from=emit_from)
-    rows = [
-        row_record(goal_id, row)
-        for row in projector.rows.values()
-        if projection is None or row.projection == projection
-    ]
-    if emit_from:
-        tx.upsert_projection_rows(goal_id, rows)
-    else:
-        tx.replace_projection_rows(goal_id, rows, projection=projection)
-    return projector
+    events_of = tx.read_goals(list(goals))
+    projectors: dict[str, GoalProjector] = {}
+    changed: list[dict[str, Any]] = []
+    rebuilt: list[dict[str, Any]] = []
+    for goal, emit_from in goals.items():
+        projector = projectors[goal] = project_goal(events_of[goal], strict=strict, emit_from=emit_from)
+        rows = (row_record(goal, row) for row in projector.rows.values() if projection is None or row.projection == projection)
+        (changed if emit_from else rebuilt).extend(rows)
+    if changed:
+        tx.upsert_projection_rows(changed)
+    rebuilt_goals = [goal for goal, emit_from in goals.items() if not emit_from]
+    if rebuilt_goals:
+        tx.replace_projection_rows(rebuilt_goals, rebuilt, projection=projection)
+    return projectors
+
+
+def rebuild_projections(
+    tx: Transaction, goals: Sequence[str], *, projection: str | None = None
+) -> Iterator[tuple[str, GoalProjector]]:
+    """Rebuild and replace the stored projections of ``goals``, a step of goals at a time; yields each goal's projector.
+
+    A reducer that raises marks its row faulted: history is rebuilt whatever
+    today's reducers make of it.
+    """
+    for start in range(0, len(goals), REPLAY_GOALS_PER_STEP):
+        step = goals[start : start + REPLAY_GOALS_PER_STEP]
+        yield from materialize_goals(tx, dict.fromkeys(step, 0), strict=False, projection=projection).items()
 
 
 def replay(
@@ -209,21 +261,26 @@ def replay(
     def rebuild() -> None:
         report.update(goals=0, events=0, rows=0, faulted=[])
         with ledger.transaction(write=True) as tx:
-            for goal in goals:
-                projector = materialize_goal(tx, goal, strict=False, projection=projection)
-                folded = len(projector.events)
-                report["goals"] += 1
-                report["events"] += folded
-                for row in projector.rows.values():
-                    if projection is None or row.projection == projection:
-                        report["rows"] += 1
-                        if row.error is not None:
-                            report["faulted"].append({"goal_id": goal, "projection": row.projection, "key": row.key, "error": row.error})
-                if progress is not None:
-                    progress(folded)
+            for goal, projector in rebuild_projections(tx, goals, projection=projection):
+                _count_replayed(report, goal, projector, projection, progress)
 
     ledger.retrying_when_locked(rebuild)
     return report
+
+
+def _count_replayed(
+    report: dict[str, Any], goal: str, projector: GoalProjector, projection: str | None, progress: Callable[[int], None] | None
+) -> None:
+    folded = len(projector.events)
+    report["goals"] += 1
+    report["events"] += folded
+    for row in projector.rows.values():
+        if projection is None or row.projection == projection:
+            report["rows"] += 1
+            if row.error is not None:
+                report["faulted"].append({"goal_id": goal, "projection": row.projection, "key": row.key, "error": row.error})
+    if progress is not None:
+        progress(folded)
 
 
 def status(ledger: Ledger) -> dict[str, Any]:

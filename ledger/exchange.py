@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
-from .application import materialize_goal
+from .application import rebuild_projections
 from .audit import ChainReport, verify_events
 from .canonical import canonical_json
 from .schema import events
@@ -164,10 +164,8 @@ def import_export(ledger: Ledger, path: str) -> ImportedExport:
     goals = sorted(report.goals)
 
     def rebuild(tx: Transaction) -> None:
-        # A reducer that raises marks its row faulted, as replay does: verified
-        # history is imported whatever today's reducers make of it.
-        for goal in goals:
-            materialize_goal(tx, goal, strict=False)
+        for _ in rebuild_projections(tx, goals):
+            pass
 
     try:
         ledger.retrying_when_locked(lambda: ledger.insert_verbatim(records, within=rebuild))

@@ -38,7 +38,7 @@ from .intake import IntakeError
 from .intake.artifacts import to_artifact, unsafe_strings
 from .intake.files import MAX_NDJSON_BYTES, InputFileError, SourceDocument, parse_document, read_documents
 from .intake.kinds import KIND_SPECS, detect_kind
-from .store import Appended, Ledger, NewEvent
+from .store import Appended, Ledger, NewEvent, StreamAppend
 
 RUN_LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 HISTORY_FORMAT = "loopx_runtime_history"
@@ -96,7 +96,7 @@ def import_plan(ledger: Ledger, goal_id: str, plan: ImportPlan, *, dry_run: bool
     """
     if plan.refused:
         return ImportReport(goal_id, plan, [], dry_run)
-    outcome = append_projected(ledger, goal_id, plan.events, source=IMPORT_SOURCE, dry_run=dry_run)
+    (outcome,) = append_projected(ledger, [StreamAppend(goal_id, plan.events)], source=IMPORT_SOURCE, dry_run=dry_run)
     return ImportReport(goal_id, plan, outcome, dry_run)
 
 

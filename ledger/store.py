@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, text, tuple_
+from sqlalchemy import Connection, Engine, bindparam, create_engine, event, func, insert, select, text, tuple_
 from sqlalchemy.exc import DataError, OperationalError
 from sqlalchemy.pool import StaticPool
 
@@ -94,7 +94,9 @@ class NewEvent:
     schema_version: str | None = None
     source_sha256: str | None = None
 
+    @functools.cached_property
     def canonical(self) -> tuple[str, str]:
+        """The payload's canonical JSON and its hash (computed once: the batch manifest and the append both need it)."""
         body = canonical.canonical_json(self.payload)
         return body, canonical.sha256_hex(body)
 
@@ -263,35 +265,158 @@ class Transaction:
             query = query.where(events.c.position <= upto_position)
         return [_row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version))]
 
-    def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
-        ids = list(dict.fromkeys(event_ids))
-        found: dict[str, StoredEvent] = {}
-        for start in range(0, len(ids), 500):
-            query = select(events).where(events.c.event_id.in_(ids[start : start + 500]))
-            found.update((e.event_id, e) for e in map(_row_to_event, self.connection.execute(query)))
+    def read_goals(self, goal_ids: Sequence[str]) -> dict[str, list[StoredEvent]]:
+        """Several goals' events (each in stream order) in a few queries."""
+        found: dict[str, list[StoredEvent]] = {goal: [] for goal in goal_ids}
+        for row in _chunked_rows(self.connection, _EVENTS_OF_GOALS, "goal_ids", list(found)):
+            found[row.goal_id].append(_row_to_event(row))
         return found
 
-    def replace_projection_rows(self, goal_id: str, rows: Sequence[dict[str, Any]], *, projection: str | None = None) -> None:
-        """Replace a goal's stored rows (all projections, or one) with ``rows``."""
-        delete = projection_rows.delete().where(projection_rows.c.goal_id == goal_id)
-        if projection is not None:
-            delete = delete.where(projection_rows.c.projection == projection)
-        self.connection.execute(delete)
-        if rows:
-            self.connection.execute(insert(projection_rows), list(rows))
+    def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        rows = _chunked_rows(self.connection, _EVENTS_BY_ID, "event_ids", list(dict.fromkeys(event_ids)))
+        return {event.event_id: event for event in map(_row_to_event, rows)}
 
-    def upsert_projection_rows(self, goal_id: str, rows: Sequence[dict[str, Any]]) -> None:
-        """Write ``rows`` over the goal's stored rows with the same projection and key; keep the others."""
-        keys = [(row["projection"], row["key"]) for row in rows]
-        for start in range(0, len(keys), 500):
-            self.connection.execute(
-                projection_rows.delete().where(
-                    projection_rows.c.goal_id == goal_id,
-                    tuple_(projection_rows.c.projection, projection_rows.c.key).in_(keys[start : start + 500]),
-                )
-            )
+    def replace_projection_rows(self, goal_ids: Sequence[str], rows: Sequence[dict[str, Any]], *, projection: str | None = None) -> None:
+        """Replace the stored rows of ``goal_ids`` (all projections, or one) with ``rows``."""
+        for start in range(0, len(goal_ids), 500):
+            delete = projection_rows.delete().where(projection_rows.c.goal_id.in_(goal_ids[start : start + 500]))
+            if projection is not None:
+                delete = delete.where(projection_rows.c.projection == projection)
+            self.connection.execute(delete)
         if rows:
-            self.connection.execute(insert(projection_rows), list(rows))
+            self.connection.execute(_INSERT_PROJECTION_ROWS, list(rows))
+
+    def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Write ``rows`` over the stored rows with the same goal, projection and key; keep the others."""
+        keys = [(row["goal_id"], row["projection"], row["key"]) for row in rows]
+        for start in range(0, len(keys), 500):
+            self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": keys[start : start + 500]})
+        if rows:
+            self.connection.execute(_INSERT_PROJECTION_ROWS, list(rows))
+
+
+@dataclass(frozen=True)
+class StreamAppend:
+    """One goal's part of an append: its new events, and the version the caller expects it at (if any)."""
+
+    goal_id: str
+    events: Sequence[NewEvent]
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A new event with its canonical body, payload hash and content-addressed id (computed before locking)."""
+
+    new: NewEvent
+    body: str
+    digest: str
+    event_id: str
+
+
+# Statements built once: constructing and cache-keying a Core statement costs
+# more than running it on SQLite, and appends run them on every ingest.
+_EVENTS_BY_ID = select(events).where(events.c.event_id.in_(bindparam("event_ids", expanding=True)))
+_EVENTS_OF_GOALS = (
+    select(events)
+    .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+    .order_by(events.c.goal_id, events.c.stream_version)
+)
+_INSERT_PROJECTION_ROWS = insert(projection_rows)
+_DELETE_PROJECTION_ROWS = projection_rows.delete().where(
+    tuple_(projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.key).in_(bindparam("keys", expanding=True))
+)
+_LAST_EVENT = select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
+_HEADS_OF = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+_INSERT_EVENTS = insert(events)
+_INSERT_HEADS = insert(stream_heads)
+_UPDATE_HEAD = (
+    stream_heads.update()
+    .where(stream_heads.c.goal_id == bindparam("head_goal_id"))
+    .values({name: bindparam(name) for name in ("last_version", "last_chain_hash", "last_position", "last_recorded_at")})
+)
+
+
+def _append_locked(tx: "Transaction", prepared: list[tuple[StreamAppend, list[_Prepared]]], source: str) -> list[list[Appended]]:
+    """Write the prepared appends under the append lock: heads, positions, chains, one insert for all events."""
+    connection = tx.connection
+    goal_ids = list(dict.fromkeys(request.goal_id for request, _ in prepared))
+    heads = {row.goal_id: row for row in _chunked_rows(connection, _HEADS_OF, "goal_ids", goal_ids)}
+    # goal -> [version, chain hash] as the appends advance it
+    tips = {
+        goal: [heads[goal].last_version, heads[goal].last_chain_hash] if goal in heads else [0, canonical.GENESIS_HASH]
+        for goal in goal_ids
+    }
+    last = connection.execute(_LAST_EVENT).first()
+    position = last.position if last else 0
+    # recorded_at never goes backwards along positions, even if the clock does.
+    recorded_at = max(utc_timestamp(), last.recorded_at) if last else utc_timestamp()
+
+    existing = tx.events_by_id(p.event_id for _, events_of_goal in prepared for p in events_of_goal)
+    rows: list[dict[str, Any]] = []
+    outcomes: list[list[Appended]] = []
+    for request, events_of_goal in prepared:
+        goal_id, tip = request.goal_id, tips[request.goal_id]
+        if request.expected_version is not None and request.expected_version != tip[0]:
+            raise VersionConflict(goal_id, request.expected_version, tip[0])
+        outcome: list[Appended] = []
+        for p in events_of_goal:
+            if p.event_id in existing:
+                outcome.append(Appended(existing[p.event_id], "duplicate"))
+                continue
+            tip[0] += 1
+            position += 1
+            row = {
+                "position": position,
+                "event_id": p.event_id,
+                "goal_id": goal_id,
+                "stream_version": tip[0],
+                "kind": p.new.kind,
+                "schema_version": p.new.schema_version,
+                "payload": p.body,
+                "payload_sha256": p.digest,
+                "source_sha256": p.new.source_sha256,
+                "prev_hash": tip[1],
+                "recorded_at": recorded_at,
+                "source": source,
+            }
+            row["chain_hash"] = tip[1] = canonical.chain_hash(
+                tip[1],
+                goal_id=goal_id,
+                stream_version=tip[0],
+                kind=p.new.kind,
+                schema_version=p.new.schema_version,
+                payload_sha256=p.digest,
+                event_id=p.event_id,
+                recorded_at=recorded_at,
+                source=source,
+                source_sha256=p.new.source_sha256,
+            )
+            stored = _event_from_record(row)
+            existing[p.event_id] = stored
+            rows.append(row)
+            outcome.append(Appended(stored, "appended"))
+        outcomes.append(outcome)
+    if rows:
+        connection.execute(_INSERT_EVENTS, rows)
+        last_position = {row["goal_id"]: row["position"] for row in rows}
+
+        def head_values(goal: str) -> dict[str, Any]:
+            return {"last_version": tips[goal][0], "last_chain_hash": tips[goal][1], "last_position": last_position[goal], "last_recorded_at": recorded_at}
+
+        updated = [{"head_goal_id": goal, **head_values(goal)} for goal in last_position if goal in heads]
+        created = [{"goal_id": goal, **head_values(goal)} for goal in last_position if goal not in heads]
+        if updated:
+            connection.execute(_UPDATE_HEAD, updated)
+        if created:
+            connection.execute(_INSERT_HEADS, created)
+    return outcomes
+
+
+def _chunked_rows(connection: Connection, statement: Any, name: str, values: Sequence[Any], size: int = 500) -> Iterator[Any]:
+    """Rows of ``statement`` with its expanding parameter ``name`` bound to ``values``, ``size`` at a time."""
+    for start in range(0, len(values), size):
+        yield from connection.execute(statement, {name: list(values[start : start + size])})
 
 
 class Ledger:
@@ -347,20 +472,39 @@ class Ledger:
         transaction after the inserts (inline projections); if it raises, nothing
         is written.
         """
-        validate_goal_id(goal_id)
-        prepared = []
-        for new in new_events:
-            if self.persistent:  # (a stateless review reads what LoopX reads, whatever its size)
-                validate_event_columns(new.kind, new.schema_version, source)
-            body, digest = new.canonical()
-            prepared.append((new, body, digest, canonical.event_id_for(goal_id, new.kind, digest)))
+        finish = None if within is None else (lambda tx, outcomes: within(tx, outcomes[0]))
+        return self.append_streams([StreamAppend(goal_id, new_events, expected_version)], source=source, within=finish)[0]
 
-        def attempt() -> list[Appended]:
+    def append_streams(
+        self,
+        appends: Sequence["StreamAppend"],
+        *,
+        source: str,
+        within: Callable[[Transaction, list[list[Appended]]], None] | None = None,
+    ) -> list[list[Appended]]:
+        """Append to several goals (or to one goal several times) in one transaction: all or nothing.
+
+        Each :class:`StreamAppend` behaves as one :meth:`append`, in the order
+        given; the whole call costs a handful of statements, however many events
+        and goals it holds (a bulk ingest). Returns one outcome list per append.
+        """
+        prepared: list[tuple[StreamAppend, list[_Prepared]]] = []
+        for request in appends:
+            validate_goal_id(request.goal_id)
+            events_of_goal = []
+            for new in request.events:
+                if self.persistent:  # (a stateless review reads what LoopX reads, whatever its size)
+                    validate_event_columns(new.kind, new.schema_version, source)
+                body, digest = new.canonical
+                events_of_goal.append(_Prepared(new, body, digest, canonical.event_id_for(request.goal_id, new.kind, digest)))
+            prepared.append((request, events_of_goal))
+
+        def attempt() -> list[list[Appended]]:
             with self.transaction(write=True) as tx:
-                outcome = self._append_locked(tx.connection, goal_id, prepared, source, expected_version)
+                outcomes = _append_locked(tx, prepared, source)
                 if within is not None:
-                    within(tx, outcome)
-            return outcome
+                    within(tx, outcomes)
+            return outcomes
 
         return self.retrying_when_locked(attempt)
 
@@ -374,81 +518,6 @@ class Ledger:
             return retry_sqlite_locked(self.dialect, attempt)
         except DataError as exc:
             raise InvalidEvent(f"the database refused the write, nothing was written: {exc.orig}") from exc
-
-    def _append_locked(
-        self,
-        connection: Connection,
-        goal_id: str,
-        prepared: list[tuple[NewEvent, str, str, str]],
-        source: str,
-        expected_version: int | None,
-    ) -> list[Appended]:
-        head = connection.execute(select(stream_heads).where(stream_heads.c.goal_id == goal_id)).first()
-        version = head.last_version if head else 0
-        if expected_version is not None and expected_version != version:
-            raise VersionConflict(goal_id, expected_version, version)
-        prev_hash = head.last_chain_hash if head else canonical.GENESIS_HASH
-        last = connection.execute(
-            select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
-        ).first()
-        position = last.position if last else 0
-        # recorded_at never goes backwards along positions, even if the clock does.
-        recorded_at = max(utc_timestamp(), last.recorded_at) if last else utc_timestamp()
-
-        existing = Transaction(connection).events_by_id(p[3] for p in prepared)
-        rows: list[dict[str, Any]] = []
-        outcome: list[Appended] = []
-        for new, body, digest, event_id in prepared:
-            if event_id in existing:
-                outcome.append(Appended(existing[event_id], "duplicate"))
-                continue
-            version += 1
-            position += 1
-            row = {
-                "position": position,
-                "event_id": event_id,
-                "goal_id": goal_id,
-                "stream_version": version,
-                "kind": new.kind,
-                "schema_version": new.schema_version,
-                "payload": body,
-                "payload_sha256": digest,
-                "source_sha256": new.source_sha256,
-                "prev_hash": prev_hash,
-                "recorded_at": recorded_at,
-                "source": source,
-            }
-            row["chain_hash"] = prev_hash = canonical.chain_hash(
-                prev_hash,
-                goal_id=goal_id,
-                stream_version=version,
-                kind=new.kind,
-                schema_version=new.schema_version,
-                payload_sha256=digest,
-                event_id=event_id,
-                recorded_at=recorded_at,
-                source=source,
-                source_sha256=new.source_sha256,
-            )
-            stored = _event_from_record(row)
-            existing[event_id] = stored
-            rows.append(row)
-            outcome.append(Appended(stored, "appended"))
-        if rows:
-            connection.execute(insert(events), rows)
-            head_values = {
-                "last_version": version,
-                "last_chain_hash": prev_hash,
-                "last_position": position,
-                "last_recorded_at": recorded_at,
-            }
-            if head:
-                connection.execute(
-                    stream_heads.update().where(stream_heads.c.goal_id == goal_id).values(**head_values)
-                )
-            else:
-                connection.execute(insert(stream_heads).values(goal_id=goal_id, **head_values))
-        return outcome
 
     def insert_verbatim(self, records: Sequence[dict[str, Any]], *, within: Callable[[Transaction], None] | None = None) -> None:
         """Insert exported event records exactly as given (``import-ndjson``), in one transaction.

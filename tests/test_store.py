@@ -12,7 +12,7 @@ from sqlalchemy.exc import DatabaseError
 
 from ledger import canonical
 from ledger.audit import verify_events
-from ledger.store import InvalidGoalId, NewEvent, VersionConflict
+from ledger.store import InvalidGoalId, NewEvent, StreamAppend, VersionConflict
 
 
 def run_events(n, start=0):
@@ -147,3 +147,26 @@ def test_concurrent_processes_append_to_one_goal_without_gaps(ledger, ledger_url
     assert sorted(e.position for e in stored) == list(range(1, 401))
     assert len({(e.payload["worker"], e.payload["i"]) for e in stored}) == 400
     assert verify_events(ledger.read_all(), ledger.heads()).problems == []
+
+
+def test_append_streams_equals_the_appends_made_one_by_one(ledger):
+    outcomes = ledger.append_streams(
+        [StreamAppend("a", run_events(2)), StreamAppend("b", run_events(1)), StreamAppend("a", run_events(2, start=1))],
+        source="test",
+    )
+    assert [[(o.status, o.event.stream_version) for o in outcome] for outcome in outcomes] == [
+        [("appended", 1), ("appended", 2)],
+        [("appended", 1)],
+        [("duplicate", 2), ("appended", 3)],  # t1 was appended to "a" earlier in the same call
+    ]
+    assert [(e.goal_id, e.position) for e in ledger.read_all()] == [("a", 1), ("a", 2), ("b", 3), ("a", 4)]
+    assert {h["goal_id"]: (h["last_version"], h["last_position"]) for h in ledger.heads()} == {"a": (3, 4), "b": (1, 3)}
+    report = verify_events(ledger.read_all(), ledger.heads())
+    assert report.problems == [] and report.events_checked == 4
+
+
+def test_append_streams_is_all_or_nothing_across_goals(ledger):
+    ledger.append("b", run_events(1), source="test")
+    with pytest.raises(VersionConflict):
+        ledger.append_streams([StreamAppend("a", run_events(2)), StreamAppend("b", run_events(1, start=5), expected_version=0)], source="test")
+    assert ledger.event_count() == 1 and [h["goal_id"] for h in ledger.heads()] == ["b"]
