@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, create_engine, event, func, insert, select, text, tuple_
+from sqlalchemy import Connection, Engine, bindparam, create_engine, event, func, insert, select, text
 from sqlalchemy.exc import DataError, OperationalError
 from sqlalchemy.pool import StaticPool
 
@@ -287,12 +287,9 @@ class Transaction:
             self.connection.execute(_INSERT_PROJECTION_ROWS, list(rows))
 
     def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Write ``rows`` over the stored rows with the same goal, projection and key; keep the others."""
-        keys = [(row["goal_id"], row["projection"], row["key"]) for row in rows]
-        for start in range(0, len(keys), 500):
-            self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": keys[start : start + 500]})
+        """Write ``rows`` over the stored rows with the same projection, goal and key; keep the others."""
         if rows:
-            self.connection.execute(_INSERT_PROJECTION_ROWS, list(rows))
+            self.connection.execute(_upsert_projection_rows(self.connection.dialect.name), list(rows))
 
 
 @dataclass(frozen=True)
@@ -323,9 +320,6 @@ _EVENTS_OF_GOALS = (
     .order_by(events.c.goal_id, events.c.stream_version)
 )
 _INSERT_PROJECTION_ROWS = insert(projection_rows)
-_DELETE_PROJECTION_ROWS = projection_rows.delete().where(
-    tuple_(projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.key).in_(bindparam("keys", expanding=True))
-)
 _LAST_EVENT = select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
 _HEADS_OF = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
 _INSERT_EVENTS = insert(events)
@@ -335,6 +329,20 @@ _UPDATE_HEAD = (
     .where(stream_heads.c.goal_id == bindparam("head_goal_id"))
     .values({name: bindparam(name) for name in ("last_version", "last_chain_hash", "last_position", "last_recorded_at")})
 )
+
+
+@functools.cache
+def _upsert_projection_rows(dialect: str) -> Any:
+    """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` for the projection rows (both backends spell it alike)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    statement = dialect_insert(projection_rows)
+    key = [column.name for column in projection_rows.primary_key.columns]
+    return statement.on_conflict_do_update(
+        index_elements=key, set_={column.name: statement.excluded[column.name] for column in projection_rows.c if column.name not in key}
+    )
 
 
 def _append_locked(tx: "Transaction", prepared: list[tuple[StreamAppend, list[_Prepared]]], source: str) -> list[list[Appended]]:
