@@ -153,10 +153,10 @@ def utc_timestamp(moment: datetime | None = None) -> str:
 
 
 def normalize_url(url: str) -> str:
-    """``postgresql://`` means psycopg 3 here (the ``postgres`` extra), not psycopg2."""
+    """``postgresql://`` and ``postgres://`` mean psycopg2 (the ``postgres`` extra); an explicit driver is kept."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg2://" + url[len(prefix):]
     return url
 
 
