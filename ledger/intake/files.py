@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,8 @@ MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 MAX_NESTING_DEPTH = 64
 MAX_NDJSON_BYTES = 64 * 1024 * 1024
 NDJSON_SUFFIXES = (".ndjson", ".jsonl")
+# The JSON escape of a UTF-16 surrogate, \ud800 to \udfff, in any case.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True)
@@ -113,14 +116,23 @@ def parse_document(data: bytes, source: str) -> SourceDocument:
         raise InputFileError(source, str(exc)) from exc
     except RecursionError as exc:
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit") from exc
-    if _depth(value) > MAX_NESTING_DEPTH:
+    # Each check below walks the value only when the text could hold what it looks for.
+    # Every container of the value opens with a bracket of the text, so a text with
+    # no more brackets than the limit (those inside strings included) cannot nest deeper.
+    if text.count("{") + text.count("[") > MAX_NESTING_DEPTH and _depth(value) > MAX_NESTING_DEPTH:
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit")
-    if _has_nul(value):
-        raise InputFileError(source, "contains a NUL character (a \\u0000 escape)")
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InputFileError(source, "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)") from exc
+    # A NUL reaches a string only through a \u0000 escape (a raw one is refused above)
+    # and a surrogate only through a \ud800-\udfff one (UTF-8 text cannot hold it).
+    # The walks still decide: the escape may follow an escaped backslash, and only
+    # an unpaired surrogate fails to encode.
+    if "\\" in text:
+        if "\\u0000" in text and _has_nul(value):
+            raise InputFileError(source, "contains a NUL character (a \\u0000 escape)")
+        if _SURROGATE_ESCAPE.search(text):
+            try:
+                json.dumps(value, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InputFileError(source, "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)") from exc
     return SourceDocument(source, value, hashlib.sha256(data).hexdigest())
 
 
