@@ -192,7 +192,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
 
 @click.command("replay")
 @click.option("--goal", help="Only this goal (default: every goal).")
-@click.option("--projection", help="Only this projection (a review name, lifecycle-history or goal-summary).")
+@click.option("--projection", help="Only this projection (a review name or goal-summary).")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown, or the root --format).")
 @click.pass_context
 def replay_command(ctx: click.Context, goal: str | None, projection: str | None, fmt: str) -> None:

@@ -2,6 +2,8 @@
 
 Current state is read from the materialized rows; ``as_of`` answers "what did
 the ledger say then" by folding only the events up to that point, in memory.
+The history is such a fold too (the lifecycle after every event): it reads one
+goal's events, so its cost follows the goal, never the ledger.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from projections import linking
-from projections.history import HISTORY, changes, event_summary
+from projections.history import changes, event_summary
 
 from .store import Ledger, StoredEvent, utc_timestamp
 
@@ -80,8 +82,6 @@ def goals(ledger: Ledger) -> list[dict[str, Any]]:
 def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     shown: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        if row["projection"] == HISTORY:
-            continue
         entry = {"key": row["key"], "position": row["position"], "status": row["status"]}
         if row["status"] == "faulted":
             entry["error"] = row["error"]
@@ -116,12 +116,10 @@ def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str
     _require_goal(ledger, goal_id)
     position = resolve_as_of(ledger, goal_id, as_of)
     events: list[StoredEvent] = ledger.read_goal(goal_id, upto_position=position)
-    states = {r["position"]: r for r in ledger.projection_rows(goal_id=goal_id, projection=HISTORY)}
     entries = []
     previous = None
-    for event in events:
-        row = states.get(event.position)
-        lifecycle = _payload(row) if row else None
+    for step in linking.project_goal(events, strict=False, track_history=True).history:
+        event, lifecycle = step.event, step.lifecycle
         change = changes(previous, lifecycle) if lifecycle is not None else {"phase_changed": False, "gates_changed": []}
         if lifecycle is not None:
             previous = lifecycle
@@ -136,7 +134,7 @@ def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str
                 "event_id": event.event_id,
                 "summary": event_summary(event.kind, event.payload),
                 "lifecycle": lifecycle,
-                "lifecycle_status": row["status"] if row else "missing",
+                "lifecycle_status": "faulted" if step.error is not None else "ok",
                 **change,
             }
         )

@@ -1,7 +1,8 @@
 """The per-goal lifecycle history: what each event was, and the lifecycle state after it.
 
-Pure helpers used by the linking rules (to materialize one history row per
-event) and by the ``history`` query (to mark where the phase or a gate changed).
+Pure helpers used by the linking rules (to record the lifecycle after each
+event when a history is asked for) and by the ``history`` query (to mark where
+the phase or a gate changed).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from typing import Any
 
 from . import lifecycle
 
-HISTORY = "lifecycle-history"
 SUMMARY_FIELDS = ("current_phase", "first_blocker", "next_required_transition", "gates")
 
 
@@ -18,11 +18,6 @@ def lifecycle_summary(state: dict[str, Any] | None) -> dict[str, Any]:
     """The part of a ``lifecycle-state`` payload that the history shows after every event."""
     state = state or {}
     return {name: state.get(name) for name in SUMMARY_FIELDS}
-
-
-def history_key(position: int) -> str:
-    """Row key of the history entry of the event at ``position`` (sorts like the position)."""
-    return f"{position:012d}"
 
 
 def changes(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from ledger.intake.kinds import normalize
 
 from . import REVIEW_MODULES
 from . import review as review_module
-from .history import HISTORY, history_key, lifecycle_summary
+from .history import lifecycle_summary
 
 BATCH_KIND = "ingest_batch"
 BATCH_SCHEMA = "benchledger_ingest_batch_v0"
@@ -60,7 +60,6 @@ SUMMARY_VERSION = 1
 def projection_versions() -> dict[str, int]:
     """Every stored projection and the version of the code that computes it."""
     versions = {name: review_module(name).VERSION for name in REVIEW_MODULES}
-    versions[HISTORY] = versions[LIFECYCLE]
     versions[SUMMARY] = SUMMARY_VERSION
     versions[BATCH_LINKS] = SUMMARY_VERSION
     return versions
@@ -89,6 +88,15 @@ class ProjectionRow:
     @property
     def status(self) -> str:
         return "faulted" if self.error is not None else "ok"
+
+
+@dataclass(frozen=True)
+class HistoryStep:
+    """One event of a goal's history and the lifecycle after it (summary fields; ``None`` when faulted)."""
+
+    event: EventLike
+    lifecycle: dict[str, Any] | None
+    error: str | None
 
 
 class ProjectionFault(RuntimeError):
@@ -156,9 +164,12 @@ class GoalProjector:
     through the same code.
     """
 
-    def __init__(self, *, strict: bool, emit_from: int = 0) -> None:
+    def __init__(self, *, strict: bool, emit_from: int = 0, track_history: bool = False) -> None:
         self.strict = strict
         self.emit_from = emit_from
+        self.track_history = track_history
+        # With track_history: the lifecycle after each event, in order (what ``history`` shows).
+        self.history: list[HistoryStep] = []
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
         self._by_id: dict[str, EventLike] = {}
         # kind -> (position, payload thunk) of the newest evidence of that kind
@@ -191,15 +202,18 @@ class GoalProjector:
                     self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
             elif event.kind == "adapter-invocation" and emitting:
                 self._reduce(ADAPTER, event.event_id, event.position, {"adapter-invocation": [event.payload]}, default_options(ADAPTER))
-        if emitting:
-            self._record_lifecycle(event)
+        if self.track_history:
+            state, error = self._lifecycle_state(event.position)
+            self.history.append(HistoryStep(event, None if state is None else lifecycle_summary(state), error))
 
     def finish(self) -> None:
-        """Gate every run against the goal's current learning ledger (a newer ledger re-gates them all).
+        """The rows that depend on the whole fold: attempt gates, the current lifecycle and the goal summary.
 
-        A gate row is stamped with the later of its run and that ledger, which
-        is when it last changed; only the ones that changed at or after
-        ``emit_from`` are produced.
+        Every run is gated against the goal's current learning ledger (a newer
+        ledger re-gates them all); a gate row is stamped with the later of its
+        run and that ledger, which is when it last changed; only the ones that
+        changed at or after ``emit_from`` are produced. The lifecycle is
+        reduced once, for the goal's last event, whenever that event is new.
         """
         ledger = self._latest.get("learning-ledger")
         ledger_position = ledger[0] if ledger else 0
@@ -211,6 +225,8 @@ class GoalProjector:
             if ledger is not None:
                 inputs["learning-ledger"] = [ledger[1]()]
             self._reduce(ATTEMPT, run.event_id, position, inputs, default_options(ATTEMPT))
+        if self.events and self.events[-1].position >= self.emit_from:
+            self._record_current(self.events[-1].position)
 
     def _apply_batch(self, batch: EventLike, emitting: bool) -> None:
         manifest = batch.payload
@@ -279,17 +295,12 @@ class GoalProjector:
             self._lifecycle_cache = cached = (self._lifecycle_inputs_version, state, error)
         return cached[1], cached[2]
 
-    def _record_lifecycle(self, event: EventLike) -> None:
-        """Keep the goal's lifecycle state after this event: the current row and a history row."""
-        state, error = self._lifecycle_state(event.position)
+    def _record_current(self, position: int) -> None:
+        """The goal's current lifecycle row and summary row, as of the event at ``position``."""
+        state, error = self._lifecycle_state(position)
         version = review_module(LIFECYCLE).VERSION
-        self.rows[(LIFECYCLE, CURRENT_KEY)] = ProjectionRow(LIFECYCLE, CURRENT_KEY, version, event.position, payload=state, error=error)
-        key = history_key(event.position)
-        self.rows[(HISTORY, key)] = ProjectionRow(
-            HISTORY, key, version, event.position,
-            payload=None if state is None else lifecycle_summary(state), error=error,
-        )
-        self.rows[(SUMMARY, CURRENT_KEY)] = ProjectionRow(SUMMARY, CURRENT_KEY, SUMMARY_VERSION, event.position, payload=self._goal_summary())
+        self.rows[(LIFECYCLE, CURRENT_KEY)] = ProjectionRow(LIFECYCLE, CURRENT_KEY, version, position, payload=state, error=error)
+        self.rows[(SUMMARY, CURRENT_KEY)] = ProjectionRow(SUMMARY, CURRENT_KEY, SUMMARY_VERSION, position, payload=self._goal_summary())
 
     def _goal_summary(self) -> dict[str, Any]:
         """What ``benchledger goals`` lists: the latest claim strength and learning status, by the rules above."""
@@ -318,6 +329,6 @@ class GoalProjector:
         return payload
 
 
-def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0) -> GoalProjector:
+def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0, track_history: bool = False) -> GoalProjector:
     """Fold a goal's events (stream order) into its projections (see :class:`GoalProjector`)."""
-    return GoalProjector(strict=strict, emit_from=emit_from).fold(events)
+    return GoalProjector(strict=strict, emit_from=emit_from, track_history=track_history).fold(events)

@@ -18,7 +18,7 @@ import uuid
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import MetaData, insert, select
+from sqlalchemy import MetaData, Table, insert, select
 
 from cli.main import cli
 from ledger.application import audit, ingest, replay, status
@@ -214,3 +214,28 @@ def test_the_upgraded_sqlite_ledger_has_the_head_guards(ledger_url):
     finally:
         ledger.close()
         fresh.close()
+
+
+def test_upgrading_to_0003_deletes_the_stored_history_rows_and_nothing_else(ledger_url):
+    """0003: the lifecycle history is folded on read, so the per-event rows 0002 stored are dropped."""
+    engine = create_ledger_engine(ledger_url)
+    upgrade(engine, "0002")
+    rows, heads = build_events()
+    events_table, heads_table = _reflect(engine)
+    projection_table = Table("projection_rows", MetaData(), autoload_with=engine)
+    row = {"goal_id": "goal-a", "projection_version": 1, "status": "ok", "payload": "{}", "error": None, "position": 1}
+    stored = [
+        {**row, "projection": "lifecycle-history", "key": "000000000001"},
+        {**row, "projection": "lifecycle-state", "key": "current"},
+    ]
+    with engine.begin() as connection:
+        connection.execute(insert(events_table), rows)
+        connection.execute(insert(heads_table), list(heads.values()))
+        connection.execute(insert(projection_table), stored)
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert current_revision(connection) == HEAD_REVISION
+        kept = [dict(r._mapping) for r in connection.execute(select(projection_table))]
+    assert kept == [stored[1]]
+    assert _snapshot(engine, [c.name for c in events_table.c]) == rows
+    engine.dispose()
