@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
+import io
 import cProfile
 import datetime as dt
 import gc
@@ -36,13 +38,12 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, Text, create_en
 
 from benchmarks import workload as wl  # noqa: E402
 from ledger import canonical  # noqa: E402
-from ledger.application import ingest, replay, row_record  # noqa: E402
+from ledger.application import BatchRequest, ingest, ingest_many, replay, row_record  # noqa: E402
 from ledger.intake.artifacts import to_artifact  # noqa: E402
 from ledger.intake.files import parse_document  # noqa: E402
 from ledger.schema import events as events_table, projection_rows as projection_table, stream_heads  # noqa: E402
 from ledger.store import Ledger, StoredEvent, normalize_url  # noqa: E402
 from ledger.views import history, show  # noqa: E402
-from projections.history import history_key  # noqa: E402
 from projections.linking import BATCH_KIND, project_goal  # noqa: E402
 
 DEFAULT_PG = os.environ.get("BENCHLEDGER_BENCH_POSTGRES_URL") or os.environ.get(
@@ -251,13 +252,18 @@ class PostgresBackend(Backend):
 
 
 def cli_url(url: str) -> str:
-    """The URL as a user would type it for the CLI (postgresql:// means psycopg 3 there)."""
-    return url.replace("postgresql+psycopg://", "postgresql://")
+    """The URL as a user would type it for the CLI (postgresql:// means psycopg2 there)."""
+    return url.replace("postgresql+psycopg2://", "postgresql://")
 
 
 # ---------------------------------------------------------------------------------------------
 # 2. bulk ingest
 # ---------------------------------------------------------------------------------------------
+
+
+# Artifacts per transaction of the bulk measurements: a backlog arrives in transactions of about this
+# many artifacts (whole batches: a batch is never split), for benchledger and every baseline alike.
+BULK_ARTIFACTS = 500
 
 
 @dataclass
@@ -267,6 +273,20 @@ class Prepared:
     artifact_count: int
     payload_bytes: list[int]
     raw_bytes: list[int]
+
+    def transactions(self, bulk: bool) -> list[list[int]]:
+        """Indexes of the batches each transaction holds: one batch each, or whole batches up to ~BULK_ARTIFACTS."""
+        if not bulk:
+            return [[i] for i in range(len(self.order))]
+        groups: list[list[int]] = [[]]
+        held = 0
+        for i, (_goal, batch) in enumerate(self.order):
+            if held >= BULK_ARTIFACTS:
+                groups.append([])
+                held = 0
+            groups[-1].append(i)
+            held += len(batch.documents)
+        return groups
 
 
 def prepare(goals: list[wl.Goal]) -> Prepared:
@@ -280,17 +300,25 @@ def prepare(goals: list[wl.Goal]) -> Prepared:
     return Prepared(order, payloads, len(sizes), sizes, raw)
 
 
-def bench_benchledger_bulk(ledger: Ledger, prep: Prepared, profile_dir: Path | None = None) -> dict[str, Any]:
-    """The real path a user pays: parse + normalize (intake) + ingest (append, chain, inline projections)."""
+def bench_benchledger_ingest(ledger: Ledger, prep: Prepared, *, bulk: bool, profile_dir: Path | None = None) -> dict[str, Any]:
+    """The real path a user pays: parse + normalize (intake) + ingest (append, chain, inline projections).
+
+    ``bulk``: each transaction holds the batches of :meth:`Prepared.transactions` (``ingest_many``);
+    otherwise every batch is its own ``ingest`` call, as one ``benchledger ingest`` per run does.
+    """
     normalize_s = 0.0
     gc.collect()
-    with maybe_profile(profile_dir is not None, profile_dir, f"bulk_ingest_{ledger.dialect}"):
+    with maybe_profile(profile_dir is not None, profile_dir, f"{'bulk' if bulk else 'per_batch'}_ingest_{ledger.dialect}"):
         start = time.perf_counter()
-        for goal, batch in prep.order:
+        for group in prep.transactions(bulk):
             t0 = time.perf_counter()
-            artifacts = [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents]
+            requests = []
+            for i in group:
+                goal, batch = prep.order[i]
+                artifacts = [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents]
+                requests.append(BatchRequest(goal.goal_id, artifacts))
             normalize_s += time.perf_counter() - t0
-            ingest(ledger, goal.goal_id, artifacts, source=SOURCE)
+            ingest_many(ledger, requests, source=SOURCE)
         elapsed = time.perf_counter() - start
     return {
         "seconds": elapsed,
@@ -313,19 +341,17 @@ def _plain_table(name: str) -> tuple[MetaData, Table]:
     return meta, table
 
 
-def bench_plain_insert(url: str, prep: Prepared, *, chunk: int | None) -> dict[str, Any]:
-    """A bare SQLAlchemy Core events table: json.dumps + INSERT, one transaction per batch (or per ``chunk`` rows)."""
+def bench_plain_insert(url: str, prep: Prepared, *, bulk: bool) -> dict[str, Any]:
+    """A bare SQLAlchemy Core events table: json.dumps + INSERT, in the same transactions as benchledger."""
     engine = create_engine(normalize_url(url))
     if engine.dialect.name == "sqlite":
         sqlite_pragmas(engine)
-    meta, table = _plain_table("plain_events" if chunk is None else f"plain_events_{chunk}")
+    meta, table = _plain_table(f"plain_events_{'bulk' if bulk else 'per_batch'}")
     meta.create_all(engine)
-    batches: list[list[tuple[str, str, Any]]]
-    if chunk is None:
-        batches = [[(g.goal_id, k, p) for k, p in payloads] for (g, _b), payloads in zip(prep.order, prep.payloads)]
-    else:
-        flat = [(g.goal_id, k, p) for (g, _b), payloads in zip(prep.order, prep.payloads) for k, p in payloads]
-        batches = [flat[i : i + chunk] for i in range(0, len(flat), chunk)]
+    batches = [
+        [(prep.order[i][0].goal_id, kind, payload) for i in group for kind, payload in prep.payloads[i]]
+        for group in prep.transactions(bulk)
+    ]
     gc.collect()
     start = time.perf_counter()
     with engine.connect() as connection:
@@ -337,20 +363,24 @@ def bench_plain_insert(url: str, prep: Prepared, *, chunk: int | None) -> dict[s
     return {"seconds": elapsed, "events_per_s": prep.artifact_count / elapsed}
 
 
-def bench_eventsourcing(env: dict[str, str], prep: Prepared) -> dict[str, Any]:
+def bench_eventsourcing(env: dict[str, str], prep: Prepared, *, bulk: bool) -> dict[str, Any]:
     if env["PERSISTENCE_MODULE"].endswith("sqlite"):
         _same_durability_for_eventsourcing()
     app = BenchGoalApp(env=env)
     aggregates: dict[str, BenchGoal] = {}
     gc.collect()
     start = time.perf_counter()
-    for (goal, _batch), payloads in zip(prep.order, prep.payloads):
-        aggregate = aggregates.get(goal.goal_id)
-        if aggregate is None:
-            aggregate = aggregates[goal.goal_id] = BenchGoal(goal.goal_id)
-        for kind, payload in payloads:
-            aggregate.record(kind, payload)
-        app.save(aggregate)  # one commit per batch, like the others
+    for group in prep.transactions(bulk):
+        touched: dict[str, BenchGoal] = {}
+        for i in group:
+            goal = prep.order[i][0]
+            aggregate = aggregates.get(goal.goal_id)
+            if aggregate is None:
+                aggregate = aggregates[goal.goal_id] = BenchGoal(goal.goal_id)
+            for kind, payload in prep.payloads[i]:
+                aggregate.record(kind, payload)
+            touched[goal.goal_id] = aggregate
+        app.save(*touched.values())  # one commit per transaction, like the others
     elapsed = time.perf_counter() - start
     with contextlib.suppress(Exception):
         app.close()
@@ -541,12 +571,7 @@ def clone_goal(tpl: TemplateGoal, goal_id: str, positions: list[int], stamps: li
     rows = []
     for row in tpl.rows:
         new_position = position_map[row["position"]]
-        key = row["key"]
-        if row["projection"] == "lifecycle-history":
-            key = history_key(position_map[int(key)])
-        else:
-            key = id_map.get(key, key)
-        rows.append({**row, "goal_id": goal_id, "key": key, "position": new_position})
+        rows.append({**row, "goal_id": goal_id, "key": id_map.get(row["key"], row["key"]), "position": new_position})
     head = {
         "goal_id": goal_id, "last_version": len(records), "last_chain_hash": prev,
         "last_position": records[-1]["position"], "last_recorded_at": records[-1]["recorded_at"],
@@ -611,11 +636,12 @@ def build_big_ledger(ledger: Ledger, tpls: list[TemplateGoal], target_events: in
     def raw_insert(connection, table: Table, rows: list[dict]) -> None:
         # the DB-API's executemany straight away: the same rows SQLAlchemy would send, minus its per-row work
         names = [c.name for c in table.c]
-        if ledger.dialect == "postgresql":  # COPY: the server's own bulk path
+        if ledger.dialect == "postgresql":  # COPY: the server's own bulk path (CSV: payloads hold tabs and backslashes)
+            buffer = io.StringIO()
+            csv.writer(buffer, lineterminator="\n").writerows(tuple("\\N" if r[n] is None else r[n] for n in names) for r in rows)
+            buffer.seek(0)
             cursor = connection.connection.dbapi_connection.cursor()
-            with cursor.copy(f"COPY {table.name} ({', '.join(names)}) FROM STDIN") as copy:
-                for r in rows:
-                    copy.write_row(tuple(r[n] for n in names))
+            cursor.copy_expert(f"COPY {table.name} ({', '.join(names)}) FROM STDIN WITH (FORMAT csv, NULL '\\N')", buffer)
             return
         sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join([mark] * len(names))})"
         connection.exec_driver_sql(sql, [tuple(r[n] for n in names) for r in rows])
@@ -714,31 +740,35 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
         "input_bytes_median": statistics.median(prep.raw_bytes),
     }
 
-    # 2. bulk ingest
+    # 2. ingest throughput: bulk transactions (the target), and one transaction per batch
     url = backend.fresh_url("bulk")
     ledger = backend.open_ledger(url)
-    log(f"[{backend.name}] bulk ingest: benchledger ({prep.artifact_count} artifacts in {len(prep.order)} batches)")
-    res["bulk_benchledger"] = bench_benchledger_bulk(ledger, prep)
-    log(f"    {res['bulk_benchledger']['events_per_s']:.0f} events/s")
+    for mode, bulk in (("bulk", True), ("per_batch", False)):
+        target_url = url if bulk else backend.fresh_url("per_batch")
+        target = ledger if bulk else backend.open_ledger(target_url)
+        log(f"[{backend.name}] {mode} ingest: benchledger ({prep.artifact_count} artifacts, {len(prep.order)} batches, "
+            f"{len(prep.transactions(bulk))} transactions)")
+        res[f"{mode}_benchledger"] = bench_benchledger_ingest(target, prep, bulk=bulk)
+        log(f"    {res[f'{mode}_benchledger']['events_per_s']:.0f} events/s")
+        log(f"[{backend.name}] {mode} ingest: plain SQLAlchemy Core insert")
+        res[f"{mode}_plain"] = bench_plain_insert(url, prep, bulk=bulk)
+        res[f"{mode}_eventsourcing"] = None
+        if HAVE_EVENTSOURCING:
+            log(f"[{backend.name}] {mode} ingest: eventsourcing")
+            try:
+                res[f"{mode}_eventsourcing"] = bench_eventsourcing(backend.eventsourcing_env(backend.fresh_url(f"es_{mode}")), prep, bulk=bulk)
+            except Exception as exc:  # e.g. eventsourcing[postgres] (psycopg_pool) missing
+                log(f"note: eventsourcing on {backend.name} unavailable ({type(exc).__name__}: {exc}); skipping that baseline")
+        if not bulk:
+            target.close()
+            backend.drop(target_url)
     if profile_dir is not None:  # a separate, profiled pass into another fresh ledger (timings above stay clean)
         purl = backend.fresh_url("bulkprof")
         pledger = backend.open_ledger(purl)
-        bench_benchledger_bulk(pledger, prep, profile_dir)
+        bench_benchledger_ingest(pledger, prep, bulk=True, profile_dir=profile_dir)
         bench_replay(pledger, profile_dir)
         pledger.close()
         backend.drop(purl)
-    log(f"[{backend.name}] bulk ingest: plain SQLAlchemy Core insert")
-    res["bulk_plain"] = bench_plain_insert(url, prep, chunk=None)
-    res["bulk_plain_500"] = bench_plain_insert(url, prep, chunk=500)
-    if HAVE_EVENTSOURCING:
-        log(f"[{backend.name}] bulk ingest: eventsourcing")
-        try:
-            res["bulk_eventsourcing"] = bench_eventsourcing(backend.eventsourcing_env(url), prep)
-        except Exception as exc:  # e.g. eventsourcing[postgres] (psycopg_pool) missing
-            log(f"note: eventsourcing on {backend.name} unavailable ({type(exc).__name__}: {exc}); skipping that baseline")
-            res["bulk_eventsourcing"] = None
-    else:
-        res["bulk_eventsourcing"] = None
 
     # 3. replay
     log(f"[{backend.name}] replay ({ledger.event_count()} events)")
@@ -820,15 +850,22 @@ def render(results: dict[str, Any]) -> str:
         else:
             lines.append(f"| 1. one-artifact `ingest`, whole process, median | {bl*1e3:.0f} ms | LoopX not installed | n/a |")
         lines.append(f"| 1. one-artifact `ingest`, whole process, median | {bl*1e3:.0f} ms | `python -c \"import sqlalchemy, click\"` {one['import']['median_s']*1e3:.0f} ms | {fmt_ratio(ratio(bl, one['import']['median_s']))} |")
-        b = r["bulk_benchledger"]["events_per_s"]
-        rr = ratio(b, r["bulk_plain"]["events_per_s"])
-        lines.append(f"| 2. bulk ingest (normalize + chain + projections), events/s | {fmt_num(b)} | plain Core insert, same batches {fmt_num(r['bulk_plain']['events_per_s'])} | {fmt_ratio(rr, '≥ 0.6', rr >= 0.6)} |")
-        lines.append(f"| 2. bulk ingest, events/s | {fmt_num(b)} | plain Core insert, 500-row batches {fmt_num(r['bulk_plain_500']['events_per_s'])} | {fmt_ratio(ratio(b, r['bulk_plain_500']['events_per_s']))} |")
-        if r.get("bulk_eventsourcing"):
-            rr = ratio(b, r["bulk_eventsourcing"]["events_per_s"])
-            lines.append(f"| 2. bulk ingest, events/s | {fmt_num(b)} | eventsourcing aggregates {fmt_num(r['bulk_eventsourcing']['events_per_s'])} | {fmt_ratio(rr, '≥ 1.2', rr >= 1.2)} |")
-        else:
-            lines.append(f"| 2. bulk ingest, events/s | {fmt_num(b)} | eventsourcing not installed | n/a |")
+        for mode, label, targeted in (
+            ("bulk", f"2. bulk ingest (normalize + chain + projections; ~{BULK_ARTIFACTS}-artifact transactions), events/s", True),
+            ("per_batch", "2. per-run ingest (one transaction per `ingest` batch), events/s", False),
+        ):
+            b = r[f"{mode}_benchledger"]["events_per_s"]
+            plain = r[f"{mode}_plain"]["events_per_s"]
+            rr = ratio(b, plain)
+            lines.append(f"| {label} | {fmt_num(b)} | plain Core insert, same transactions {fmt_num(plain)} | "
+                         f"{fmt_ratio(rr, '≥ 0.6' if targeted else None, rr >= 0.6 if targeted else None)} |")
+            es = r.get(f"{mode}_eventsourcing")
+            if es:
+                rr = ratio(b, es["events_per_s"])
+                lines.append(f"| {label} | {fmt_num(b)} | eventsourcing aggregates, same transactions {fmt_num(es['events_per_s'])} | "
+                             f"{fmt_ratio(rr, '≥ 1.2' if targeted else None, rr >= 1.2 if targeted else None)} |")
+            else:
+                lines.append(f"| {label} | {fmt_num(b)} | eventsourcing not installed | n/a |")
         rp = r["replay_benchledger"]["events_per_s"]
         rr = ratio(rp, r["replay_plain"]["events_per_s"])
         lines.append(f"| 3. full replay, events/s ({r['replay_benchledger']['events']} events) | {fmt_num(rp)} | read + json.loads {fmt_num(r['replay_plain']['events_per_s'])} | {fmt_ratio(rr, '≥ 0.4', rr >= 0.4)} |")
@@ -850,8 +887,9 @@ def render(results: dict[str, Any]) -> str:
                     f"{fmt_ratio(growth)}{target} |"
                 )
         lines.append("")
-        lines.append(f"Bulk ingest breakdown: normalization (parse + compaction + safety checks) is "
-                     f"{r['bulk_benchledger']['normalize_share']*100:.0f}% of benchledger's bulk time "
+        lines.append(f"Ingest breakdown: normalization (parse + compaction + safety checks) is "
+                     f"{r['bulk_benchledger']['normalize_share']*100:.0f}% of benchledger's bulk time and "
+                     f"{r['per_batch_benchledger']['normalize_share']*100:.0f}% of its per-run time "
                      f"({fmt_num(r['bulk_benchledger']['normalize_events_per_s'])} artifacts/s on its own). "
                      + " ".join(f"{int(s):,}-event ledger built in {lat[s]['build_s']:.0f} s." for s in sizes))
         lines.append("")
