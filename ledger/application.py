@@ -93,7 +93,7 @@ def append_projected(
                     goal = request.goal_id
                     first_new[goal] = min(first_new.get(goal, appended.event.position), appended.event.position)
         if materialize and first_new:
-            materialize_goals(tx, first_new, strict=True)
+            materialize_goals(tx, first_new)
 
     try:
         return ledger.append_streams(appends, source=source, within=finish)
@@ -202,45 +202,42 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
     }
 
 
-def materialize_goals(
-    tx: Transaction, goals: Mapping[str, int], *, strict: bool, projection: str | None = None
-) -> dict[str, GoalProjector]:
-    """Recompute goals' projections from their events and store them.
+def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
+    """Bring the projections of goals that just gained events up to date, inside the append's transaction.
 
-    ``goals`` maps each goal to the first position whose rows must be written:
-    an ingest passes its first new position, and only the rows its events
-    create or change are written over the stored ones; ``0`` rebuilds every
-    row and replaces what was stored (replay), or only ``projection``'s rows.
-    ``strict`` (ingest) lets a raising reducer abort the transaction;
-    otherwise (replay) the row is stored as faulted.
+    ``first_new`` maps each goal to its first new position: only the rows the
+    new events create or change are computed and written over the stored
+    ones. A reducer that raises aborts the transaction (nothing is written).
     """
-    events_of = tx.read_goals(list(goals))
-    projectors: dict[str, GoalProjector] = {}
-    changed: list[dict[str, Any]] = []
-    rebuilt: list[dict[str, Any]] = []
-    for goal, emit_from in goals.items():
-        projector = projectors[goal] = project_goal(events_of[goal], strict=strict, emit_from=emit_from)
-        rows = (row_record(goal, row) for row in projector.rows.values() if projection is None or row.projection == projection)
-        (changed if emit_from else rebuilt).extend(rows)
-    if changed:
-        tx.upsert_projection_rows(changed)
-    rebuilt_goals = [goal for goal, emit_from in goals.items() if not emit_from]
-    if rebuilt_goals:
-        tx.replace_projection_rows(rebuilt_goals, rebuilt, projection=projection)
-    return projectors
+    events_of = tx.read_goals(list(first_new))
+    rows = [
+        row_record(goal, row)
+        for goal, emit_from in first_new.items()
+        for row in project_goal(events_of[goal], strict=True, emit_from=emit_from).rows.values()
+    ]
+    tx.upsert_projection_rows(rows)
 
 
 def rebuild_projections(
     tx: Transaction, goals: Sequence[str], *, projection: str | None = None
-) -> Iterator[tuple[str, GoalProjector]]:
-    """Rebuild and replace the stored projections of ``goals``, a step of goals at a time; yields each goal's projector.
+) -> Iterator[tuple[dict[str, GoalProjector], int]]:
+    """Rebuild the stored projections of ``goals`` (all, or only ``projection``'s rows), a step of goals at a time.
 
-    A reducer that raises marks its row faulted: history is rebuilt whatever
-    today's reducers make of it.
+    Yields each step's projectors and how many stored rows it changed (a
+    healthy ledger: none). A reducer that raises marks its row faulted:
+    history is rebuilt whatever today's reducers make of it.
     """
     for start in range(0, len(goals), REPLAY_GOALS_PER_STEP):
         step = goals[start : start + REPLAY_GOALS_PER_STEP]
-        yield from materialize_goals(tx, dict.fromkeys(step, 0), strict=False, projection=projection).items()
+        events_of = tx.read_goals(step)
+        projectors = {goal: project_goal(events_of[goal], strict=False) for goal in step}
+        rows = [
+            row_record(goal, row)
+            for goal, projector in projectors.items()
+            for row in projector.rows.values()
+            if projection is None or row.projection == projection
+        ]
+        yield projectors, tx.replace_projection_rows(step, rows, projection=projection)
 
 
 def replay(
@@ -252,17 +249,21 @@ def replay(
 ) -> dict[str, Any]:
     """Rebuild stored projections from the events, atomically (readers see old rows or new rows).
 
-    A reducer that raises marks its row faulted instead of aborting the replay.
-    ``progress`` is called with the number of events folded for each goal.
+    Every row is recomputed; only those that differ from the stored ones are
+    written or deleted (``rows_changed``). A reducer that raises marks its row
+    faulted instead of aborting the replay. ``progress`` is called with the
+    number of events folded for each goal.
     """
     goals = [goal_id] if goal_id else [h["goal_id"] for h in ledger.heads()]
-    report = {"goals": 0, "events": 0, "rows": 0, "faulted": []}
+    report: dict[str, Any] = {}
 
     def rebuild() -> None:
-        report.update(goals=0, events=0, rows=0, faulted=[])
+        report.update(goals=0, events=0, rows=0, rows_changed=0, faulted=[])
         with ledger.transaction(write=True) as tx:
-            for goal, projector in rebuild_projections(tx, goals, projection=projection):
-                _count_replayed(report, goal, projector, projection, progress)
+            for projectors, changed in rebuild_projections(tx, goals, projection=projection):
+                report["rows_changed"] += changed
+                for goal, projector in projectors.items():
+                    _count_replayed(report, goal, projector, projection, progress)
 
     ledger.retrying_when_locked(rebuild)
     return report

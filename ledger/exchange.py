@@ -164,8 +164,8 @@ def import_export(ledger: Ledger, path: str) -> ImportedExport:
     goals = sorted(report.goals)
 
     def rebuild(tx: Transaction) -> None:
-        for _ in rebuild_projections(tx, goals):
-            pass
+        for _step in rebuild_projections(tx, goals):
+            pass  # the rows are written as each step is rebuilt
 
     try:
         ledger.retrying_when_locked(lambda: ledger.insert_verbatim(records, within=rebuild))

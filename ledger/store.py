@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, create_engine, event, func, insert, select, text
+from sqlalchemy import Connection, Engine, bindparam, create_engine, event, func, insert, select, text, tuple_
 from sqlalchemy.exc import DataError, OperationalError
 from sqlalchemy.pool import StaticPool
 
@@ -276,15 +276,22 @@ class Transaction:
         rows = _chunked_rows(self.connection, _EVENTS_BY_ID, "event_ids", list(dict.fromkeys(event_ids)))
         return {event.event_id: event for event in map(_row_to_event, rows)}
 
-    def replace_projection_rows(self, goal_ids: Sequence[str], rows: Sequence[dict[str, Any]], *, projection: str | None = None) -> None:
-        """Replace the stored rows of ``goal_ids`` (all projections, or one) with ``rows``."""
-        for start in range(0, len(goal_ids), 500):
-            delete = projection_rows.delete().where(projection_rows.c.goal_id.in_(goal_ids[start : start + 500]))
-            if projection is not None:
-                delete = delete.where(projection_rows.c.projection == projection)
-            self.connection.execute(delete)
-        if rows:
-            self.connection.execute(_INSERT_PROJECTION_ROWS, list(rows))
+    def replace_projection_rows(self, goal_ids: Sequence[str], rows: Sequence[dict[str, Any]], *, projection: str | None = None) -> int:
+        """Make the stored rows of ``goal_ids`` (all projections, or one) exactly ``rows``; returns how many changed.
+
+        Only rows that differ are written or deleted: a replay of a healthy
+        ledger reads its rows and writes nothing.
+        """
+        query = select(projection_rows).where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+        if projection is not None:
+            query = query.where(projection_rows.c.projection == projection)
+        stored = {_row_key(row._mapping): dict(row._mapping) for row in _chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
+        changed = [row for row in rows if stored.pop(_row_key(row), None) != row]
+        self.upsert_projection_rows(changed)
+        unwanted = list(stored)
+        for start in range(0, len(unwanted), 500):
+            self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": unwanted[start : start + 500]})
+        return len(changed) + len(unwanted)
 
     def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         """Write ``rows`` over the stored rows with the same projection, goal and key; keep the others."""
@@ -320,6 +327,9 @@ _EVENTS_OF_GOALS = (
     .order_by(events.c.goal_id, events.c.stream_version)
 )
 _INSERT_PROJECTION_ROWS = insert(projection_rows)
+_DELETE_PROJECTION_ROWS = projection_rows.delete().where(
+    tuple_(*projection_rows.primary_key.columns).in_(bindparam("keys", expanding=True))
+)
 _LAST_EVENT = select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
 _HEADS_OF = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
 _INSERT_EVENTS = insert(events)
@@ -329,6 +339,11 @@ _UPDATE_HEAD = (
     .where(stream_heads.c.goal_id == bindparam("head_goal_id"))
     .values({name: bindparam(name) for name in ("last_version", "last_chain_hash", "last_position", "last_recorded_at")})
 )
+
+
+def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A projection row's primary key, in the table's column order."""
+    return tuple(row[column.name] for column in projection_rows.primary_key.columns)
 
 
 @functools.cache

@@ -165,9 +165,26 @@ def test_status_lists_rows_of_an_older_version_and_replay_rebuilds_them(ledger):
     status = application.status(ledger)
     assert status["ok"] is False
     assert status["stale"] == [{"projection": "review-claim", "stored_version": 0, "code_version": 1, "rows": 1}]
-    application.replay(ledger, projection="review-claim")
+    assert application.replay(ledger, projection="review-claim")["rows_changed"] == 1
     assert application.status(ledger)["ok"] is True
     assert application.audit(ledger)["ok"] is True
+
+
+def test_replay_rewrites_exactly_the_rows_that_differ_from_the_events(ledger):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    before = ledger.projection_rows()
+    assert application.replay(ledger)["rows_changed"] == 0  # a healthy ledger: everything recomputed, nothing written
+    with ledger.engine.begin() as connection:
+        connection.execute(update(projection_rows).where(projection_rows.c.projection == "review-claim").values(payload="{}"))
+        connection.execute(
+            projection_rows.insert().values(
+                projection="review-claim", goal_id="demo", key="stray", projection_version=1, status="ok", payload="{}", error=None, position=1
+            )
+        )
+    report = application.replay(ledger)
+    assert report["rows_changed"] == 2 and report["rows"] == len(before)
+    assert ledger.projection_rows() == before
 
 
 ARTIFACT_POOL = None
