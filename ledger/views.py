@@ -118,7 +118,7 @@ def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str
     events: list[StoredEvent] = ledger.read_goal(goal_id, upto_position=position)
     entries = []
     previous = None
-    for step in linking.project_goal(events, strict=False, track_history=True).history:
+    for step in linking.project_goal(events, strict=False, lifecycle_history=True).history:
         event, lifecycle = step.event, step.lifecycle
         change = changes(previous, lifecycle) if lifecycle is not None else {"phase_changed": False, "gates_changed": []}
         if lifecycle is not None:

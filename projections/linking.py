@@ -54,6 +54,8 @@ SUMMARY = "goal-summary"
 BATCH_LINKS = "batch-links"
 LIFECYCLE_KINDS = ("preflight", "launch", "post-launch", "run", "comparison", "claim-review", "learning-ledger")
 CURRENT_KEY = "current"
+# The reviews whose rows the lifecycle reads (a batch's derived claim review and learning ledger).
+LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING})
 SUMMARY_VERSION = 1
 
 
@@ -162,13 +164,17 @@ class GoalProjector:
     new events read, lazily; :attr:`rows` then holds just the rows the new
     events create or change. Replay and audit fold everything (``emit_from=0``),
     through the same code.
+
+    ``lifecycle_history`` (the ``history`` query) records the lifecycle after
+    every event in :attr:`history` and reduces only the reviews it reads.
     """
 
-    def __init__(self, *, strict: bool, emit_from: int = 0, track_history: bool = False) -> None:
+    def __init__(self, *, strict: bool, emit_from: int = 0, lifecycle_history: bool = False) -> None:
         self.strict = strict
         self.emit_from = emit_from
-        self.track_history = track_history
-        # With track_history: the lifecycle after each event, in order (what ``history`` shows).
+        self.lifecycle_history = lifecycle_history
+        # With lifecycle_history: the lifecycle after each event, in order (what ``history`` shows);
+        # only the reviews the lifecycle reads are reduced then.
         self.history: list[HistoryStep] = []
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
         self._by_id: dict[str, EventLike] = {}
@@ -202,7 +208,7 @@ class GoalProjector:
                     self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
             elif event.kind == "adapter-invocation" and emitting:
                 self._reduce(ADAPTER, event.event_id, event.position, {"adapter-invocation": [event.payload]}, default_options(ADAPTER))
-        if self.track_history:
+        if self.lifecycle_history:
             state, error = self._lifecycle_state(event.position)
             self.history.append(HistoryStep(event, None if state is None else lifecycle_summary(state), error))
 
@@ -317,6 +323,8 @@ class GoalProjector:
         }
 
     def _reduce(self, name: str, key: str, position: int, inputs: Mapping[str, list[Any]], options: Mapping[str, Any]) -> dict[str, Any] | None:
+        if self.lifecycle_history and name not in LIFECYCLE_READS:
+            return None
         module = review_module(name)
         try:
             payload = module.reduce(inputs, options)
@@ -329,6 +337,6 @@ class GoalProjector:
         return payload
 
 
-def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0, track_history: bool = False) -> GoalProjector:
+def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0, lifecycle_history: bool = False) -> GoalProjector:
     """Fold a goal's events (stream order) into its projections (see :class:`GoalProjector`)."""
-    return GoalProjector(strict=strict, emit_from=emit_from, track_history=track_history).fold(events)
+    return GoalProjector(strict=strict, emit_from=emit_from, lifecycle_history=lifecycle_history).fold(events)
