@@ -402,6 +402,26 @@ def bench_replay(ledger: Ledger, profile_dir: Path | None = None) -> dict[str, A
     return {"seconds": elapsed, "events": report["events"], "events_per_s": report["events"] / elapsed, "faulted": len(report["faulted"])}
 
 
+def bench_fold_only(ledger: Ledger) -> dict[str, Any]:
+    """Replay's CPU work alone: every goal's events (already read and decoded) folded into rows, serialized.
+
+    No database at all: this is the ceiling the reducers and the linking
+    rules put on replay (and on bulk ingest, which folds the same events).
+    """
+    goals: dict[str, list[StoredEvent]] = {}
+    for stored in ledger.read_all():
+        goals.setdefault(stored.goal_id, []).append(stored)
+        stored.payload  # noqa: B018 - decoded once here (a cached property), outside the timed part
+    gc.collect()
+    start = time.perf_counter()
+    for goal, events in goals.items():
+        for row in project_goal(events, strict=False).rows.values():
+            row_record(goal, row)
+    elapsed = time.perf_counter() - start
+    count = sum(map(len, goals.values()))
+    return {"seconds": elapsed, "events": count, "events_per_s": count / elapsed}
+
+
 def bench_read_decode(url: str) -> dict[str, Any]:
     """Every row of the same events table, in position order, payload decoded with json.loads."""
     engine = create_engine(normalize_url(url))
@@ -774,6 +794,7 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
     log(f"[{backend.name}] replay ({ledger.event_count()} events)")
     res["replay_benchledger"] = bench_replay(ledger)
     res["replay_plain"] = bench_read_decode(url)
+    res["fold_only"] = bench_fold_only(ledger)
     ledger.close()
 
     # 1. one artifact, whole process (into the bulk ledger, an existing goal each time)
@@ -886,6 +907,13 @@ def render(results: dict[str, Any]) -> str:
                     f"{l[view]['p50_ms']:.1f} / {p99:.1f} ms | same goal at {int(sizes[0]):,} events: p99 {smallest[view]['p99_ms']:.1f} ms | "
                     f"{fmt_ratio(growth)}{target} |"
                 )
+        lines.append("")
+        fold = r["fold_only"]["events_per_s"]
+        lines.append(f"Ceilings: the projection fold alone (reducers + linking rules + row serialization, events already "
+                     f"decoded, no database) runs at {fmt_num(fold)} events/s, {fmt_ratio(ratio(fold, r['replay_plain']['events_per_s']))} "
+                     f"read + json.loads and {fmt_ratio(ratio(fold, r['bulk_plain']['events_per_s']))} the bulk plain insert; "
+                     f"normalization alone runs at {fmt_num(r['bulk_benchledger']['normalize_events_per_s'])} artifacts/s, "
+                     f"{fmt_ratio(ratio(r['bulk_benchledger']['normalize_events_per_s'], r['bulk_plain']['events_per_s']))} the bulk plain insert.")
         lines.append("")
         lines.append(f"Ingest breakdown: normalization (parse + compaction + safety checks) is "
                      f"{r['bulk_benchledger']['normalize_share']*100:.0f}% of benchledger's bulk time and "
