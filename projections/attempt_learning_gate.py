@@ -76,8 +76,9 @@ CLAIM_BOUNDARY = {
 }
 
 
+# Payloads are decoded JSON: a dict check is several times cheaper than the Mapping ABC's.
 def _object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _nonempty_text(value: Any) -> str | None:
@@ -134,12 +135,10 @@ def repair_candidates(run: Mapping[str, Any]) -> list[str]:
 def task_ids(run: Mapping[str, Any]) -> list[str]:
     """Distinct non-empty task ids of the compacted trials, in order (run-level ids are not used)."""
     trials = run.get("trials")
-    ids = (
-        _nonempty_text(trial.get("task_id"))
-        for trial in (trials if isinstance(trials, list) else ())
-        if isinstance(trial, Mapping)
-    )
-    return list(dict.fromkeys(task_id for task_id in ids if task_id is not None))[:MAX_TASK_IDS]
+    if not isinstance(trials, list):
+        return []
+    ids = dict.fromkeys([_nonempty_text(trial.get("task_id")) for trial in trials if isinstance(trial, dict)])
+    return [task_id for task_id in ids if task_id is not None][:MAX_TASK_IDS]
 
 
 # --- the learning row ----------------------------------------------------------
@@ -159,26 +158,27 @@ def actionable_next_action(ledger: Mapping[str, Any] | None) -> str | None:
     return action if isinstance(action, str) and action.strip() else None
 
 
-def routing_allows(ledger: Mapping[str, Any] | None, permission: str) -> bool:
-    """The row's routing grants ``permission`` (JSON ``true`` only) and the row is actionable.
+def routing_allows(ledger: Mapping[str, Any] | None, permission: str, actionable: bool) -> bool:
+    """The row's routing grants ``permission`` (JSON ``true`` only) and the row is ``actionable``.
 
     Countability is deliberately not required: routing permissions survive a
     non-countable attempt.
     """
-    granted = _object(_object(ledger).get("routing")).get(permission) is True
-    return granted and actionable_next_action(ledger) is not None
+    return actionable and _object(_object(ledger).get("routing")).get(permission) is True
 
 
-def classify(countable: bool, ledger: Mapping[str, Any] | None) -> tuple[str, str]:
-    """Classification and next required action: first matching row of the decision table."""
+def classify(countable: bool, ledger: Mapping[str, Any] | None, row_action: str | None) -> tuple[str, str]:
+    """Classification and next required action: first matching row of the decision table.
+
+    ``row_action`` is the row's :func:`actionable_next_action`.
+    """
     if not countable:
         return NOT_COUNTABLE, RECORD_SCORE_OR_BLOCKER
     if ledger is None:
         return LEARNING_ROW_MISSING, BUILD_LEARNING_ROW
-    next_action = actionable_next_action(ledger)
-    if next_action is None:
+    if row_action is None:
         return LEARNING_ROW_NONACTIONABLE, STOP_OR_NAME_REPAIR
-    return LEARNING_READY, next_action
+    return LEARNING_READY, row_action
 
 
 # --- the review ----------------------------------------------------------------
@@ -190,9 +190,10 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
     require_budget_count_allowed = bool({**DEFAULT_OPTIONS, **options}["require_budget_count_allowed"])
 
     countable = is_countable(run)
-    actionable = actionable_next_action(ledger) is not None
+    row_action = actionable_next_action(ledger)
+    actionable = row_action is not None
     budget_count_allowed = countable and actionable
-    classification, next_action = classify(countable, ledger)
+    classification, next_action = classify(countable, ledger, row_action)
 
     payload: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -204,8 +205,8 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
         "learning_row_present": ledger is not None,
         "learning_row_actionable": actionable,
         "budget_count_allowed": budget_count_allowed,
-        "repeat_allowed": routing_allows(ledger, "repeat_allowed"),
-        "new_candidate_allowed": routing_allows(ledger, "new_candidate_allowed"),
+        "repeat_allowed": routing_allows(ledger, "repeat_allowed", actionable),
+        "new_candidate_allowed": routing_allows(ledger, "new_candidate_allowed", actionable),
         "repair_candidates": repair_candidates(run),
         "next_required_action": next_action,
         "claim_boundary": dict(CLAIM_BOUNDARY),

@@ -17,13 +17,7 @@ from ledger.intake.safe import claim_number, is_int
 
 from .boundaries import compact_read_boundary, refused_input_payload
 from .markdown import code, document, get, text
-from .run_classifiers import (
-    NO_ATTRIBUTION,
-    failure_labels,
-    normalized_mode,
-    score_failure_attribution,
-    treatment_worker_evidence,
-)
+from .run_classifiers import NO_ATTRIBUTION, RunFailure, is_baseline_run, normalized_mode, treatment_worker_evidence
 
 NAME = "review-claim"
 VERSION = 1
@@ -33,8 +27,7 @@ RUN_SCHEMA_VERSION = "benchmark_run_v0"
 # review-claim has no flags besides its inputs and --format.
 DEFAULT_OPTIONS: dict[str, Any] = {}
 
-# Run picking (§3.1): substrings of the normalized mode / job name.
-BASELINE_MODE_MARKERS = ("hardened-codex", "bare-codex")
+# Run picking (§3.1): a substring of the normalized mode / job name (baselines: run_classifiers).
 TREATMENT_MODE_MARKER = "codex-loopx"
 
 # Baseline attributions that make a score recovery doubtful (§3.4).
@@ -84,11 +77,6 @@ ALLOW_ONLY_IF_TRUE = (
 )
 
 
-def _is_baseline(run: Mapping[str, Any]) -> bool:
-    mode = normalized_mode(run, "mode")
-    return any(marker in mode for marker in BASELINE_MODE_MARKERS) or run.get("hardened_install_baseline") is True
-
-
 def _is_treatment(run: Mapping[str, Any]) -> bool:
     return (
         TREATMENT_MODE_MARKER in normalized_mode(run, "mode")
@@ -99,8 +87,8 @@ def _is_treatment(run: Mapping[str, Any]) -> bool:
 
 def pick_runs(runs: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
     """The (baseline, treatment) runs, either possibly ``None`` or the same run (§3.1)."""
-    baseline = next((run for run in runs if _is_baseline(run)), None)
-    treatment = next((run for run in runs if _is_treatment(run)), None)
+    baseline = next(filter(is_baseline_run, runs), None)
+    treatment = next(filter(_is_treatment, runs), None)
     if baseline is None and runs:
         baseline = runs[0]
     if treatment is None and len(runs) >= 2:
@@ -130,18 +118,22 @@ def official_delta(
 
 def has_attribution_caveat(attribution: str, labels: Sequence[str]) -> bool:
     """Is the baseline's failure possibly the verifier's rather than the model's (§3.4)?"""
-    return attribution in VERIFIER_CAVEAT_ATTRIBUTIONS or any(
-        label.startswith(VERIFIER_LABEL_PREFIX) for label in labels
-    )
+    if attribution in VERIFIER_CAVEAT_ATTRIBUTIONS:
+        return True
+    for label in labels:
+        if label.startswith(VERIFIER_LABEL_PREFIX):
+            return True
+    return False
 
 
 def boundary_mismatch_count(runs: Sequence[Mapping[str, Any]]) -> int:
     """Signed sum of every run's integer ``worker_submit_eligible_mismatch_count`` (§3.5)."""
-    return sum(
-        run["worker_submit_eligible_mismatch_count"]
-        for run in runs
-        if is_int(run.get("worker_submit_eligible_mismatch_count"))
-    )
+    total = 0
+    for run in runs:
+        mismatches = run.get("worker_submit_eligible_mismatch_count")
+        if is_int(mismatches):
+            total += mismatches
+    return total
 
 
 def blockers(delta: float | None, evidence_present: bool, caveat: bool, mismatches: int) -> list[str]:
@@ -209,8 +201,11 @@ def review_claim(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]
     baseline, treatment = pick_runs(runs)
     delta = official_delta(comparison, baseline, treatment)
     evidence = treatment_worker_evidence(treatment) if treatment is not None else {"present": False}
-    attribution = score_failure_attribution(baseline) if baseline is not None else NO_ATTRIBUTION
-    labels = failure_labels(baseline) if baseline is not None else []
+    if baseline is None:
+        attribution, labels = NO_ATTRIBUTION, []
+    else:
+        failure = RunFailure.of(baseline)
+        attribution, labels = failure.attribution(), failure.labels()
     mismatches = boundary_mismatch_count(runs)
     caveat = has_attribution_caveat(attribution, labels)
     return {

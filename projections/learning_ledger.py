@@ -126,7 +126,9 @@ def repair_candidates(labels: set[str], claim_blockers: Sequence[str], assisted:
         candidates.append(ADAPTER_STARTUP_CONTRACT)
     if labels & LIFECYCLE_MATERIALIZATION_LABELS:
         candidates.append(LIFECYCLE_MATERIALIZATION_GATE)
-    candidates.extend(candidate for blocker, candidate in BLOCKER_CANDIDATES if blocker in claim_blockers)
+    for blocker, candidate in BLOCKER_CANDIDATES:
+        if blocker in claim_blockers:
+            candidates.append(candidate)
     if not candidates and assisted:
         candidates.append(COST_OVERHEAD_GUARD)
     return candidates

@@ -15,8 +15,9 @@ the same state whether it came from files or from a goal's stored events.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from ledger.intake.run import (
@@ -108,10 +109,14 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _latest(inputs: Mapping[str, Sequence[Any]], kind: str) -> Any:
-    """The newest payload of ``kind`` (files give at most one; a goal's events may give several)."""
-    payloads = inputs.get(kind) or ()
-    return payloads[-1] if payloads else None
+def _latest(inputs: Mapping[str, Sequence[Any]], kind: str) -> dict[str, Any]:
+    """The newest payload of ``kind`` (files give at most one; a goal's events may give several).
+
+    ``{}`` when there is none or it is not an object: every reader treats both alike.
+    """
+    payloads = inputs.get(kind)
+    latest = payloads[-1] if payloads else None
+    return latest if isinstance(latest, dict) else {}
 
 
 def schema(value: Any) -> str:
@@ -125,11 +130,6 @@ def _is_true(obj: Any, key: str) -> bool:
     return isinstance(obj, dict) and obj.get(key) is True
 
 
-def _bool_or_false(obj: Mapping[str, Any], key: str) -> bool:
-    value = obj.get(key)
-    return value if isinstance(value, bool) else False
-
-
 def _trials(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     trials = run.get("trials")
     return [trial for trial in trials if isinstance(trial, dict)] if isinstance(trials, list) else []
@@ -139,8 +139,10 @@ def preflight_ready(value: Any) -> bool:
     """Spec §2.1: a preflight (or a nested run / guard inside it) declares itself ready."""
     if not isinstance(value, dict) or not value:
         return False
-    if any(isinstance(value.get(field), dict) and preflight_ready(value[field]) for field in NESTED_PREFLIGHT_FIELDS):
-        return True
+    for field in NESTED_PREFLIGHT_FIELDS:
+        nested = value.get(field)
+        if isinstance(nested, dict) and preflight_ready(nested):
+            return True
     if _is_true(value.get(LAUNCH_SUMMARY_FIELD), "ready") or value.get("ready") is True:
         return True
     first_blocker = str(value.get("first_blocker") or "")
@@ -148,24 +150,24 @@ def preflight_ready(value: Any) -> bool:
 
 
 def process_launched(launch: Any) -> bool:
-    return isinstance(launch, dict) and any(launch.get(field) for field in PROCESS_EVIDENCE_FIELDS)
+    if not isinstance(launch, dict):
+        return False
+    for field in PROCESS_EVIDENCE_FIELDS:
+        if launch.get(field):
+            return True
+    return False
 
 
-def verifier_scored(run: Mapping[str, Any]) -> bool:
+def verifier_scored(run: Mapping[str, Any], trials: Sequence[Mapping[str, Any]]) -> bool:
     """A numeric score on the run or on any of its trials."""
-    return any(is_number(obj.get(field)) for obj in (run, *_trials(run)) for field in SCORE_FIELDS)
+    for obj in (run, *trials):
+        for field in SCORE_FIELDS:
+            if field in obj and is_number(obj[field]):
+                return True
+    return False
 
 
 # --- environment setup readiness (spec §3) ---------------------------------------------
-def _setup_context_candidates(run: Mapping[str, Any]) -> list[Any]:
-    outcome = _object(run.get("worker_bridge_outcome"))
-    return [
-        run.get(SETUP_CONTEXT_FIELD),
-        outcome.get(SETUP_CONTEXT_FIELD),
-        *(trial.get(SETUP_CONTEXT_FIELD) for trial in _trials(run)),
-    ]
-
-
 def _setup_context(candidate: dict[str, Any], schema_label: str) -> dict[str, Any]:
     context: dict[str, Any] = {"schema_version": schema_label}
     for field in SETUP_CONTEXT_TEXT_FIELDS:
@@ -182,14 +184,21 @@ def _setup_context(candidate: dict[str, Any], schema_label: str) -> dict[str, An
 
 def _run_reports_setup_failure(run: Mapping[str, Any]) -> bool:
     failure_count = run.get(SETUP_FAILURE_COUNT_FIELD)
-    return (is_int(failure_count) and failure_count > 0) or any(
-        run.get(field) == lc.ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER for field in SETUP_FAILURE_MARKER_FIELDS
-    )
+    if is_int(failure_count) and failure_count > 0:
+        return True
+    for field in SETUP_FAILURE_MARKER_FIELDS:
+        if run.get(field) == lc.ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER:
+            return True
+    return False
 
 
-def setup_failure_context(run: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The first labelled failure context of the run, else the fallback if the run reports a failure."""
-    for candidate in _setup_context_candidates(run):
+def setup_failure_context(run: Mapping[str, Any], trials: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The first labelled failure context of the run, else the fallback if the run reports a failure.
+
+    The context is looked for on the run, then on its bridge outcome, then on each trial.
+    """
+    for holder in (run, _object(run.get("worker_bridge_outcome")), *trials):
+        candidate = holder.get(SETUP_CONTEXT_FIELD)
         if isinstance(candidate, dict):
             schema_label = label(candidate.get("schema_version"))
             if schema_label is not None:
@@ -201,12 +210,14 @@ def _benchmark_id(run: Mapping[str, Any]) -> str:
     return label(run.get("benchmark_id")) or DEFAULT_BENCHMARK_ID
 
 
-def readiness_preflight(run: Mapping[str, Any], no_run_preflight_ready: bool) -> dict[str, Any]:
+def readiness_preflight(
+    run: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], no_run_preflight_ready: bool
+) -> dict[str, Any]:
     """Spec §3.2: a same-task repeat after a setup failure waits for a setup-only check ({} if none)."""
-    context = setup_failure_context(run)
+    context = setup_failure_context(run, trials)
     if context is None:
         return {}
-    task_ids = (label(trial.get("task_id")) for trial in _trials(run))
+    task_ids = (label(trial.get("task_id")) for trial in trials)
     return {
         "schema_version": READINESS_SCHEMA_VERSION,
         "benchmark_id": _benchmark_id(run),
@@ -225,9 +236,8 @@ def readiness_preflight(run: Mapping[str, Any], no_run_preflight_ready: bool) ->
 
 
 # --- environment setup probe (spec §4) --------------------------------------------------
-def probe_result(run: Mapping[str, Any]) -> dict[str, Any]:
+def probe_result(run: Mapping[str, Any], trials: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Spec §4: a setup-only probe materialized the environment; never a countable attempt ({} if none)."""
-    trials = _trials(run)
     materialized = [t for t in trials if t.get("worker_start_status") == lc.ENVIRONMENT_SETUP_PROBE_MATERIALIZED]
     if not materialized:
         return {}
@@ -262,32 +272,35 @@ def probe_result(run: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --- base facts (spec §2) ----------------------------------------------------------------
-@dataclass(frozen=True)
+# The records below are slotted, not frozen: they are built on every reduce, and a frozen
+# dataclass pays a setattr call per field.
+@dataclass(slots=True)
 class Evidence:
-    """The latest payload of each input kind; ``None`` when not given."""
+    """The latest payload of each input kind; ``{}`` when not given."""
 
-    preflight: Any
-    launch: Any
-    post_launch: Any
-    run: Any
-    comparison: Any
-    claim_review: Any
-    ledger: Any
+    preflight: dict[str, Any]
+    launch: dict[str, Any]
+    post_launch: dict[str, Any]
+    run: dict[str, Any]
+    comparison: dict[str, Any]
+    claim_review: dict[str, Any]
+    ledger: dict[str, Any]
 
     @classmethod
     def from_inputs(cls, inputs: Mapping[str, Sequence[Any]]) -> Evidence:
+        # Positional, in field order: a keyword call to a class costs several times more.
         return cls(
-            preflight=_latest(inputs, PREFLIGHT),
-            launch=_latest(inputs, LAUNCH),
-            post_launch=_latest(inputs, POST_LAUNCH),
-            run=_latest(inputs, RUN),
-            comparison=_latest(inputs, COMPARISON),
-            claim_review=_latest(inputs, CLAIM_REVIEW),
-            ledger=_latest(inputs, LEARNING_LEDGER),
+            _latest(inputs, PREFLIGHT),
+            _latest(inputs, LAUNCH),
+            _latest(inputs, POST_LAUNCH),
+            _latest(inputs, RUN),
+            _latest(inputs, COMPARISON),
+            _latest(inputs, CLAIM_REVIEW),
+            _latest(inputs, LEARNING_LEDGER),
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Facts:
     preflight_ready: bool
     process_launched: bool
@@ -302,106 +315,89 @@ class Facts:
     budget_count_allowed: bool
     readiness: dict[str, Any]
     probe: dict[str, Any]
+    # Derived from the two above once, as several rules read them.
+    environment_setup_repeat_cleared: bool = dataclass_field(init=False)
+    environment_setup_probe_completed: bool = dataclass_field(init=False)
 
-    @property
-    def environment_setup_repeat_cleared(self) -> bool:
+    def __post_init__(self) -> None:
         # No input clears a setup failure: only its absence does.
-        return not self.readiness
-
-    @property
-    def environment_setup_probe_completed(self) -> bool:
-        return bool(self.probe)
+        self.environment_setup_repeat_cleared = not self.readiness
+        self.environment_setup_probe_completed = bool(self.probe)
 
 
-def derive_facts(evidence: Evidence) -> Facts:
-    run = _object(evidence.run)
+def derive_facts(evidence: Evidence, summary: Mapping[str, Any]) -> Facts:
+    """Spec §2. ``summary`` is the evidence's :func:`input_summary`: the facts compare the schemas it read."""
+    run = evidence.run
+    trials = _trials(run)
     post_launch = evidence.post_launch
-    result_ingested = schema(evidence.run) == RUN_SCHEMA
+    result_ingested = summary["benchmark_run_schema"] == RUN_SCHEMA
     ready = preflight_ready(evidence.preflight)
+    # Positional, in field order: a keyword call to a class costs several times more.
     return Facts(
-        preflight_ready=ready,
+        ready,
         # A run implies every earlier stage happened.
-        process_launched=result_ingested or process_launched(evidence.launch),
-        materialized=result_ingested or _is_true(post_launch, "ready_for_launch_state"),
-        compact_ready=result_ingested or _is_true(post_launch, "ready_for_compact_result_ingest"),
-        compact_failure_marker_ready=_is_true(post_launch, "ready_for_compact_failure_marker"),
-        result_ingested=result_ingested,
-        verifier_scored=verifier_scored(run),
-        paired_compared=schema(evidence.comparison) == COMPARISON_SCHEMA,
-        claim_reviewed=schema(evidence.claim_review) == CLAIM_REVIEW_SCHEMA,
-        learning_ledgered=schema(evidence.ledger) == LEARNING_LEDGER_SCHEMA,
-        budget_count_allowed=_is_true(_object(evidence.ledger).get("lifecycle_gate"), "budget_count_allowed"),
-        readiness=readiness_preflight(run, ready),
-        probe=probe_result(run),
+        result_ingested or process_launched(evidence.launch),
+        result_ingested or post_launch.get("ready_for_launch_state") is True,
+        result_ingested or post_launch.get("ready_for_compact_result_ingest") is True,
+        post_launch.get("ready_for_compact_failure_marker") is True,
+        result_ingested,
+        verifier_scored(run, trials),
+        summary["benchmark_comparison_schema"] == COMPARISON_SCHEMA,
+        summary["claim_review_schema"] == CLAIM_REVIEW_SCHEMA,
+        summary["learning_ledger_schema"] == LEARNING_LEDGER_SCHEMA,
+        _is_true(evidence.ledger.get("lifecycle_gate"), "budget_count_allowed"),
+        readiness_preflight(run, trials, ready),
+        probe_result(run, trials),
     )
 
 
 # --- transitions (spec §5) -----------------------------------------------------------------
-# Each phase's fact; the two conditional phases are listed only when their evidence exists.
-PHASE_FACTS: dict[str, Callable[[Facts], bool]] = {
-    lc.PREFLIGHT_READY: lambda f: f.preflight_ready,
-    lc.LAUNCHED_PROCESS: lambda f: f.process_launched,
-    lc.POST_LAUNCH_MATERIALIZED: lambda f: f.materialized,
-    lc.COMPACT_RESULT_READY: lambda f: f.compact_ready,
-    lc.RESULT_INGESTED: lambda f: f.result_ingested,
-    lc.ENVIRONMENT_SETUP_REPEAT_CLEARED: lambda f: f.environment_setup_repeat_cleared,
-    lc.ENVIRONMENT_SETUP_PROBE_COMPLETED: lambda f: f.environment_setup_probe_completed,
-    lc.PAIRED_COMPARED: lambda f: f.paired_compared,
-    lc.CLAIM_REVIEWED: lambda f: f.claim_reviewed,
-    lc.LEARNING_LEDGERED: lambda f: f.learning_ledgered,
-    lc.BUDGET_COUNTED: lambda f: f.budget_count_allowed,
-}
-PHASE_LISTED: dict[str, Callable[[Facts], bool]] = {
-    lc.ENVIRONMENT_SETUP_REPEAT_CLEARED: lambda f: bool(f.readiness),
-    lc.ENVIRONMENT_SETUP_PROBE_COMPLETED: lambda f: bool(f.probe),
-}
-
-
 def transition_ready(facts: Facts) -> dict[str, bool]:
-    return {
-        phase: PHASE_FACTS[phase](facts)
-        for phase in lc.PHASES
-        if phase not in lc.CONDITIONAL_PHASES or PHASE_LISTED[phase](facts)
+    """Each phase's fact, in ``lc.PHASES`` order; the two conditional phases only when their evidence exists."""
+    ready = {
+        lc.PREFLIGHT_READY: facts.preflight_ready,
+        lc.LAUNCHED_PROCESS: facts.process_launched,
+        lc.POST_LAUNCH_MATERIALIZED: facts.materialized,
+        lc.COMPACT_RESULT_READY: facts.compact_ready,
+        lc.RESULT_INGESTED: facts.result_ingested,
     }
-
-
-# First blocker (spec §5.1): the first rule whose condition holds names it. A blocker is
-# either a constant or read from the facts (the probe names its own).
-BlockerRule = tuple[Callable[[Facts], bool], Callable[[Facts], str]]
-
-
-def _named(blocker: str) -> Callable[[Facts], str]:
-    return lambda _facts: blocker
-
-
-FIRST_BLOCKER_RULES: tuple[BlockerRule, ...] = (
-    (lambda f: not f.preflight_ready, _named(lc.PREFLIGHT_NOT_READY)),
-    (lambda f: f.process_launched and not f.materialized, _named(lc.POST_LAUNCH_MATERIALIZATION_MISSING)),
-    (lambda f: f.materialized and not f.compact_ready, _named(lc.COMPACT_RESULT_NOT_READY)),
-    (lambda f: f.compact_ready and not f.result_ingested, _named(lc.COMPACT_RESULT_NOT_INGESTED)),
-    (
-        lambda f: f.result_ingested and not f.environment_setup_repeat_cleared,
-        _named(lc.ENVIRONMENT_SETUP_READINESS_PREFLIGHT_REQUIRED),
-    ),
-    (lambda f: f.result_ingested and f.environment_setup_probe_completed, lambda f: f.probe["repeat_blocked_by"]),
-    (lambda f: f.result_ingested and not f.paired_compared, _named(lc.PAIRED_COMPARISON_MISSING)),
-    (lambda f: f.paired_compared and not f.claim_reviewed, _named(lc.CLAIM_REVIEW_MISSING)),
-    (lambda f: f.claim_reviewed and not f.learning_ledgered, _named(lc.BENCHMARK_LEARNING_LEDGER_MISSING)),
-    (
-        lambda f: f.learning_ledgered and not f.budget_count_allowed,
-        _named(lc.BUDGET_COUNT_BLOCKED_BY_LEARNING_LEDGER),
-    ),
-)
+    if facts.readiness:
+        ready[lc.ENVIRONMENT_SETUP_REPEAT_CLEARED] = facts.environment_setup_repeat_cleared
+    if facts.probe:
+        ready[lc.ENVIRONMENT_SETUP_PROBE_COMPLETED] = facts.environment_setup_probe_completed
+    ready[lc.PAIRED_COMPARED] = facts.paired_compared
+    ready[lc.CLAIM_REVIEWED] = facts.claim_reviewed
+    ready[lc.LEARNING_LEDGERED] = facts.learning_ledgered
+    ready[lc.BUDGET_COUNTED] = facts.budget_count_allowed
+    return ready
 
 
 def first_blocker(facts: Facts) -> str:
-    for condition, blocker in FIRST_BLOCKER_RULES:
-        if condition(facts):
-            return blocker(facts)
+    """Spec §5.1: the blocker named by the first rule whose condition holds (the probe names its own)."""
+    if not facts.preflight_ready:
+        return lc.PREFLIGHT_NOT_READY
+    if facts.process_launched and not facts.materialized:
+        return lc.POST_LAUNCH_MATERIALIZATION_MISSING
+    if facts.materialized and not facts.compact_ready:
+        return lc.COMPACT_RESULT_NOT_READY
+    if facts.compact_ready and not facts.result_ingested:
+        return lc.COMPACT_RESULT_NOT_INGESTED
+    if facts.result_ingested and not facts.environment_setup_repeat_cleared:
+        return lc.ENVIRONMENT_SETUP_READINESS_PREFLIGHT_REQUIRED
+    if facts.result_ingested and facts.environment_setup_probe_completed:
+        return facts.probe["repeat_blocked_by"]
+    if facts.result_ingested and not facts.paired_compared:
+        return lc.PAIRED_COMPARISON_MISSING
+    if facts.paired_compared and not facts.claim_reviewed:
+        return lc.CLAIM_REVIEW_MISSING
+    if facts.claim_reviewed and not facts.learning_ledgered:
+        return lc.BENCHMARK_LEARNING_LEDGER_MISSING
+    if facts.learning_ledgered and not facts.budget_count_allowed:
+        return lc.BUDGET_COUNT_BLOCKED_BY_LEARNING_LEDGER
     return lc.READY_FOR_BUDGET_COUNT if facts.budget_count_allowed else lc.NO_BLOCKER
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Position:
     """Where the attempt stands: the part of the payload that the overrides may rewrite."""
 
@@ -412,8 +408,13 @@ class Position:
 
 
 def position(facts: Facts, ready: Mapping[str, bool]) -> Position:
-    achieved = [phase for phase, value in ready.items() if value]
-    pending = [phase for phase, value in ready.items() if not value]
+    achieved: list[str] = []
+    pending: list[str] = []
+    for phase, value in ready.items():
+        if value:
+            achieved.append(phase)
+        else:
+            pending.append(phase)
     current = achieved[-1] if achieved else lc.NOT_STARTED
     next_required = pending[0] if pending else lc.ALL_TRANSITIONS_DONE
     blocker = first_blocker(facts)
@@ -433,42 +434,43 @@ def position(facts: Facts, ready: Mapping[str, bool]) -> Position:
 
 
 # --- canonical lifecycle (spec §6) ---------------------------------------------------------
-CANONICAL_PHASE_FACTS: dict[str, Callable[[Facts], bool]] = {
-    lc.PROCESS_STARTED: lambda f: f.process_launched,
-    lc.RUNNER_ACCEPTED_ARGS: lambda f: f.process_launched,
-    lc.JOB_ROOT_MATERIALIZED: lambda f: f.materialized,
-    lc.TRIAL_STARTED: lambda f: f.compact_ready or f.result_ingested,
-    lc.WORKER_STARTED: lambda f: f.result_ingested,
-    lc.RESULT_WRITTEN: lambda f: f.result_ingested,
-    lc.VERIFIER_SCORED: lambda f: f.verifier_scored,
-}
-
-
 def canonical_lifecycle(facts: Facts) -> dict[str, Any]:
     """Benchmark-neutral phases; a phase is ready only if every earlier one is (prefix semantics)."""
+    phase_facts = (  # in lc.CANONICAL_PHASES order
+        (lc.PROCESS_STARTED, facts.process_launched),
+        (lc.RUNNER_ACCEPTED_ARGS, facts.process_launched),
+        (lc.JOB_ROOT_MATERIALIZED, facts.materialized),
+        (lc.TRIAL_STARTED, facts.compact_ready or facts.result_ingested),
+        (lc.WORKER_STARTED, facts.result_ingested),
+        (lc.RESULT_WRITTEN, facts.result_ingested),
+        (lc.VERIFIER_SCORED, facts.verifier_scored),
+    )
     phase_ready: dict[str, bool] = {}
     previous_ready = True
-    for phase in lc.CANONICAL_PHASES:
-        previous_ready = phase_ready[phase] = previous_ready and CANONICAL_PHASE_FACTS[phase](facts)
-    ready_phases = [phase for phase, value in phase_ready.items() if value]
-    current = ready_phases[-1] if ready_phases else lc.NOT_STARTED
+    # The ready phases are a prefix: the current phase is its last, the next required one follows it.
+    current, next_required = lc.NOT_STARTED, ""
+    for phase, fact in phase_facts:
+        previous_ready = phase_ready[phase] = previous_ready and fact
+        if previous_ready:
+            current = phase
+        elif not next_required:
+            next_required = phase
     entered = current in lc.CASE_ENTERED_PHASES
     return {
         "schema_version": CANONICAL_SCHEMA_VERSION,
         "current_phase": current,
         "entered_benchmark_case": entered,
         "case_attempt_countable": entered,
-        "next_required_phase": next((phase for phase, value in phase_ready.items() if not value), ""),
+        "next_required_phase": next_required,
         "phase_ready": phase_ready,
     }
 
 
 # --- gates (spec §7) -------------------------------------------------------------------------
 def gates(facts: Facts, evidence: Evidence) -> dict[str, bool | None]:
-    marker = _object(_object(evidence.post_launch).get("compact_failure_marker"))
-    ledger = _object(evidence.ledger)
-    routing = _object(ledger.get("routing"))
-    quota = _object(ledger.get("learning_quota_gate"))
+    marker = _object(evidence.post_launch.get("compact_failure_marker"))
+    ledger = evidence.ledger
+    routing = ledger.get("routing")
     return {
         lc.LAUNCH_STATE_COUNTABLE: facts.materialized,
         lc.COMPACT_RESULT_INGEST_ALLOWED: facts.compact_ready,
@@ -477,20 +479,20 @@ def gates(facts: Facts, evidence: Evidence) -> dict[str, bool | None]:
         lc.CASE_ATTEMPT_COUNTABLE: marker.get("case_attempt_countable") is True,
         lc.BENCHMARK_BUDGET_COUNTABLE: marker.get("benchmark_budget_countable") is True or facts.budget_count_allowed,
         lc.BUDGET_COUNT_ALLOWED: facts.budget_count_allowed,
-        lc.NEW_CANDIDATE_ALLOWED: _bool_or_false(routing, "new_candidate_allowed"),
-        lc.REPEAT_ALLOWED: _bool_or_false(routing, "repeat_allowed") and facts.environment_setup_repeat_cleared,
+        lc.NEW_CANDIDATE_ALLOWED: _is_true(routing, "new_candidate_allowed"),
+        lc.REPEAT_ALLOWED: _is_true(routing, "repeat_allowed") and facts.environment_setup_repeat_cleared,
         lc.ENVIRONMENT_SETUP_REPEAT_ALLOWED: False if facts.readiness else None,
         lc.ENVIRONMENT_SETUP_PROBE_COMPLETED_GATE: facts.environment_setup_probe_completed,
         lc.ENVIRONMENT_SETUP_PROBE_CASE_ATTEMPT_COUNTABLE: False if facts.probe else None,
-        lc.LEARNING_SPEND_ALLOWED: _bool_or_false(quota, "spend_allowed"),
+        lc.LEARNING_SPEND_ALLOWED: _is_true(ledger.get("learning_quota_gate"), "spend_allowed"),
     }
 
 
 def input_summary(evidence: Evidence) -> dict[str, Any]:
-    post_launch_blocker = _object(evidence.post_launch).get("first_blocker")
+    post_launch_blocker = evidence.post_launch.get("first_blocker")
     return {
         "preflight_schema": schema(evidence.preflight),
-        "launch_present": isinstance(evidence.launch, dict) and bool(evidence.launch),
+        "launch_present": bool(evidence.launch),
         "post_launch_schema": schema(evidence.post_launch),
         # Raw and unfiltered: whatever the post-launch check wrote, as str().
         "post_launch_first_blocker": str(post_launch_blocker) if post_launch_blocker else "",
@@ -504,7 +506,8 @@ def input_summary(evidence: Evidence) -> dict[str, Any]:
 # --- payload ----------------------------------------------------------------------------------
 def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> dict[str, Any]:
     evidence = Evidence.from_inputs(inputs)
-    facts = derive_facts(evidence)
+    summary = input_summary(evidence)
+    facts = derive_facts(evidence, summary)
     ready = transition_ready(facts)
     where = position(facts, ready)
     gate_values = gates(facts, evidence)
@@ -519,7 +522,7 @@ def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> d
         "gates": gate_values,
         "environment_setup_readiness_preflight": facts.readiness,
         "environment_setup_probe_result": facts.probe,
-        "inputs": input_summary(evidence),
+        "inputs": summary,
         "read_boundary": lifecycle_read_boundary(),
         "ok": True,
     }

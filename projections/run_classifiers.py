@@ -7,15 +7,21 @@ attribution and the evidence that a LoopX-assisted worker actually ran. Each
 fact is one small function here so every review reads it the same way.
 
 All functions take the compacted run (at most 3 compacted trials) and never fail
-on missing or mistyped fields.
+on missing or mistyped fields. Payloads are decoded JSON, so a JSON object is
+recognized as a ``dict``: these checks run for every trial and field of every
+review, and an ``isinstance`` against the ``Mapping`` ABC costs several times more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ledger.intake.safe import is_int
+
+# Substrings of the normalized mode that mark a baseline arm.
+BASELINE_MODE_MARKERS = ("hardened-codex", "bare-codex")
 
 # D-EXC exception kinds of ``trials[].exception_type``.
 AGENT_SETUP_TIMEOUT = "agent_setup_timeout"
@@ -32,7 +38,7 @@ WORKER_START_STATUS_KINDS = {
     "environment_setup_failed_before_worker": ENVIRONMENT_SETUP_FAILURE,
 }
 
-# D-STARTUP: the marker value and the fields searched for it, in order.
+# D-STARTUP: the marker value and the fields searched for it.
 PRE_WORKER_STARTUP_BLOCKER_RECORDED = "pre_worker_startup_blocker_recorded"
 STARTUP_BLOCKER_FIELDS = (
     "worker_bridge_materialization_status",
@@ -62,20 +68,18 @@ def _int_or_zero(value: Any) -> int:
 
 def _stripped_text(value: Any) -> str | None:
     """The stripped text of a non-blank string, else ``None``."""
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    return (value.strip() or None) if isinstance(value, str) else None
 
 
 def _object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _trials(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     trials = run.get("trials")
     if not isinstance(trials, list):
         return []
-    return [trial for trial in trials if isinstance(trial, Mapping)]
+    return [trial for trial in trials if isinstance(trial, dict)]
 
 
 def normalized_mode(run: Mapping[str, Any], field: str = "mode") -> str:
@@ -84,12 +88,22 @@ def normalized_mode(run: Mapping[str, Any], field: str = "mode") -> str:
     return value.lower().replace("_", "-") if isinstance(value, str) else ""
 
 
+def is_baseline_run(run: Mapping[str, Any]) -> bool:
+    """A hardened/bare Codex arm (by mode substring) or a run flagged as the hardened-install baseline."""
+    mode = normalized_mode(run)
+    for marker in BASELINE_MODE_MARKERS:
+        if marker in mode:
+            return True
+    return run.get("hardened_install_baseline") is True
+
+
 def exception_kind(value: Any) -> str | None:
     """D-EXC: the kind of a trial's ``exception_type``, or ``None``."""
-    text = _stripped_text(value)
-    if text is None:
+    if not isinstance(value, str):
         return None
-    text = text.lower()
+    text = value.strip().lower()
+    if not text:
+        return None
     if "setup" in text and "timeout" in text:
         return AGENT_SETUP_TIMEOUT
     if "timeout" in text:
@@ -108,43 +122,27 @@ def count_exceptions(run: Mapping[str, Any], kind: str) -> int:
 
 def worker_start_kind(value: Any) -> str | None:
     """D-WSS: the kind of a trial's ``worker_start_status``, or ``None``."""
-    text = _stripped_text(value)
-    return WORKER_START_STATUS_KINDS.get(text) if text is not None else None
-
-
-def count_worker_starts(run: Mapping[str, Any], kind: str) -> int:
-    """Number of compacted trials whose worker-start status has D-WSS kind ``kind``.
-
-    Only trials count: a run-level ``worker_start_status`` never survives
-    compaction, so it is deliberately not consulted.
-    """
-    return sum(1 for trial in _trials(run) if worker_start_kind(trial.get("worker_start_status")) == kind)
+    return WORKER_START_STATUS_KINDS.get(value.strip()) if isinstance(value, str) else None
 
 
 def startup_blocker_observed(obj: Any) -> bool:
     """D-STARTUP: did the run (or its ``worker_bridge_outcome``) record a pre-worker startup blocker?"""
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, dict):
         return False
     count = obj.get("worker_startup_blocker_count")
     if is_int(count) and count > 0:
         return True
-    for field in STARTUP_BLOCKER_FIELDS:
-        text = _stripped_text(obj.get(field))
-        if text is None:
+    # Any one field is enough, so only those the object holds are read (usually none).
+    for field in obj.keys() & STARTUP_BLOCKER_FIELDS:
+        value = obj[field]
+        if not isinstance(value, str):
             continue
+        text = value.strip()
         if text == PRE_WORKER_STARTUP_BLOCKER_RECORDED:
             return True
-        if field == "pre_worker_startup_blocker" and text != NO_ATTRIBUTION:
+        if field == "pre_worker_startup_blocker" and text and text != NO_ATTRIBUTION:
             return True
     return startup_blocker_observed(obj.get("worker_bridge_outcome"))
-
-
-def _has_setup_worker_start_failure(run: Mapping[str, Any]) -> bool:
-    return (
-        count_worker_starts(run, AGENT_SETUP_FAILURE) > 0
-        or count_worker_starts(run, ENVIRONMENT_SETUP_FAILURE) > 0
-        or startup_blocker_observed(run)
-    )
 
 
 def _recorded_labels(run: Mapping[str, Any]) -> list[str]:
@@ -155,32 +153,86 @@ def _recorded_labels(run: Mapping[str, Any]) -> list[str]:
     return [label for label in labels if isinstance(label, str)]
 
 
+# Slotted, not frozen: one is built per run on every review, and a frozen dataclass pays
+# a setattr call per field.
+@dataclass(slots=True)
+class RunFailure:
+    """What a run says about its failure, its trials classified once: the input of D-LABELS and D-ATTR.
+
+    A review that needs both a run's labels and its attribution builds one and
+    asks it twice rather than walking the trials again. Only trials give
+    worker-start kinds: a run-level ``worker_start_status`` never survives
+    compaction, so it is deliberately not consulted.
+    """
+
+    recorded_labels: list[str]
+    recorded_attribution: str
+    # The D-EXC / D-WSS kinds that occur among the trials (``None`` for a trial without one).
+    exception_kinds: set[str | None]
+    worker_start_kinds: set[str | None]
+    startup_blocker: bool
+
+    @classmethod
+    def of(cls, run: Mapping[str, Any]) -> RunFailure:
+        exception_kinds, worker_start_kinds = set(), set()
+        for trial in _trials(run):
+            exception_kinds.add(exception_kind(trial.get("exception_type")))
+            worker_start_kinds.add(worker_start_kind(trial.get("worker_start_status")))
+        # Positional, in field order: a keyword call to a class costs several times more.
+        return cls(
+            _recorded_labels(run),
+            _stripped_text(run.get("score_failure_attribution")) or NO_ATTRIBUTION,
+            exception_kinds,
+            worker_start_kinds,
+            startup_blocker_observed(run),
+        )
+
+    def labels(self) -> list[str]:
+        """D-LABELS: recorded labels plus labels derived from trials, deduplicated, at most 8."""
+        exceptions, starts = self.exception_kinds, self.worker_start_kinds
+        labels = self.recorded_labels.copy()
+        # Derived labels in the reference's order; deduplication keeps each label's first place.
+        if AGENT_SETUP_TIMEOUT in exceptions:
+            labels.append(AGENT_SETUP_TIMEOUT_LABEL)
+        if AGENT_SETUP_FAILURE in exceptions:
+            labels.append(AGENT_SETUP_FAILED_LABEL)
+        if AGENT_TIMEOUT in exceptions:
+            labels.append(AGENT_TIMEOUT_LABEL)
+        if AGENT_SETUP_FAILURE in starts:
+            labels.append(AGENT_SETUP_FAILED_LABEL)
+        if ENVIRONMENT_SETUP_FAILURE in starts:
+            labels.append(ENVIRONMENT_SETUP_FAILED_LABEL)
+        if self.startup_blocker:
+            labels.append(PRE_WORKER_STARTUP_BLOCKER_RECORDED)
+        return list(dict.fromkeys(labels))[:MAX_FAILURE_LABELS]
+
+    def attribution(self) -> str:
+        """D-ATTR: the recorded attribution, or one derived from trials when it is ``none``."""
+        if self.recorded_attribution != NO_ATTRIBUTION:
+            return self.recorded_attribution
+        exceptions, starts = self.exception_kinds, self.worker_start_kinds
+        if AGENT_SETUP_TIMEOUT in exceptions:
+            return AGENT_SETUP_TIMEOUT_SCORE_FAILURE
+        if (
+            AGENT_SETUP_FAILURE in exceptions
+            or AGENT_SETUP_FAILURE in starts
+            or ENVIRONMENT_SETUP_FAILURE in starts
+            or self.startup_blocker
+        ):
+            return AGENT_SETUP_SCORE_FAILURE
+        if AGENT_TIMEOUT in exceptions:
+            return AGENT_TIMEOUT_SCORE_FAILURE
+        return NO_ATTRIBUTION
+
+
 def failure_labels(run: Mapping[str, Any]) -> list[str]:
-    """D-LABELS: recorded labels plus labels derived from trials, deduplicated, at most 8."""
-    derived = (
-        (AGENT_SETUP_TIMEOUT_LABEL, count_exceptions(run, AGENT_SETUP_TIMEOUT) > 0),
-        (AGENT_SETUP_FAILED_LABEL, count_exceptions(run, AGENT_SETUP_FAILURE) > 0),
-        (AGENT_TIMEOUT_LABEL, count_exceptions(run, AGENT_TIMEOUT) > 0),
-        (AGENT_SETUP_FAILED_LABEL, count_worker_starts(run, AGENT_SETUP_FAILURE) > 0),
-        (ENVIRONMENT_SETUP_FAILED_LABEL, count_worker_starts(run, ENVIRONMENT_SETUP_FAILURE) > 0),
-        (PRE_WORKER_STARTUP_BLOCKER_RECORDED, startup_blocker_observed(run)),
-    )
-    labels = _recorded_labels(run) + [label for label, holds in derived if holds]
-    return list(dict.fromkeys(labels))[:MAX_FAILURE_LABELS]
+    """D-LABELS of a run (see :meth:`RunFailure.labels`)."""
+    return RunFailure.of(run).labels()
 
 
 def score_failure_attribution(run: Mapping[str, Any]) -> str:
-    """D-ATTR: the recorded attribution, or one derived from trials when it is ``none``."""
-    recorded = _stripped_text(run.get("score_failure_attribution")) or NO_ATTRIBUTION
-    if recorded != NO_ATTRIBUTION:
-        return recorded
-    if count_exceptions(run, AGENT_SETUP_TIMEOUT) > 0:
-        return AGENT_SETUP_TIMEOUT_SCORE_FAILURE
-    if count_exceptions(run, AGENT_SETUP_FAILURE) > 0 or _has_setup_worker_start_failure(run):
-        return AGENT_SETUP_SCORE_FAILURE
-    if count_exceptions(run, AGENT_TIMEOUT) > 0:
-        return AGENT_TIMEOUT_SCORE_FAILURE
-    return NO_ATTRIBUTION
+    """D-ATTR of a run (see :meth:`RunFailure.attribution`)."""
+    return RunFailure.of(run).attribution()
 
 
 def treatment_worker_evidence(run: Mapping[str, Any]) -> dict[str, Any]:

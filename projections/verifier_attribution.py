@@ -12,7 +12,7 @@ the baseline's attribution caveat is resolved and routes the next action
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +35,10 @@ from .run_classifiers import (
     ENVIRONMENT_SETUP_FAILURE,
     NO_EXCEPTION_TEXTS,
     PRE_WORKER_STARTUP_BLOCKER_RECORDED,
+    RunFailure,
     exception_kind,
     failure_labels,
-    normalized_mode,
-    score_failure_attribution,
+    is_baseline_run,
     worker_start_kind,
 )
 
@@ -61,7 +61,6 @@ MAX_FAILED_CHECKS = 12
 AGENT_EXCEPTION_LABEL = "agent_exception_before_solution_completion"
 VERIFIER_PREFIX = "verifier_"
 COMPLETED = "completed"
-BASELINE_MODE_MARKERS = ("hardened-codex", "bare-codex")
 
 # Attribution classes.
 NO_SCORE_FAILURE = "no_score_failure"
@@ -148,13 +147,15 @@ NEW_CANDIDATE_BLOCKERS = frozenset({VERIFIER_CAVEAT_BLOCKER, ALIGNMENT_CAVEAT_BL
 # ---------------------------------------------------------------- per-run evidence
 
 
+# Payloads are decoded JSON: objects are recognized as ``dict``, which is several
+# times cheaper than an ``isinstance`` against the ``Mapping`` ABC.
 def _object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _stripped(value: Any) -> str | None:
     """The stripped text of a non-blank string, else ``None``."""
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return (value.strip() or None) if isinstance(value, str) else None
 
 
 def _texts(value: Any) -> list[str]:
@@ -164,49 +165,74 @@ def _texts(value: Any) -> list[str]:
     return [str(item) for item in value if isinstance(item, (str, int, float)) and not isinstance(item, bool)]
 
 
-def compact_trials(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+# Records are slotted, not frozen: they are built for every run reviewed, and a frozen
+# dataclass pays a setattr call per field.
+@dataclass(slots=True)
+class CompactTrial:
+    """A compact trial with its exception and worker start classified once (D-EXC, D-WSS)."""
+
+    fields: Mapping[str, Any]
+    exception_type: str | None  # stripped, non-blank
+    exception_kind: str | None
+    worker_start_kind: str | None
+
+    @classmethod
+    def of(cls, trial: Mapping[str, Any]) -> CompactTrial:
+        exception_type = trial.get("exception_type")
+        return cls(
+            trial,
+            _stripped(exception_type),
+            exception_kind(exception_type),
+            worker_start_kind(trial.get("worker_start_status")),
+        )
+
+
+def compact_trials(run: Mapping[str, Any]) -> list[CompactTrial]:
     trials = run.get("trials")
     if not isinstance(trials, list):
         return []
-    return [trial for trial in trials[:MAX_TRIALS] if isinstance(trial, Mapping)]
+    return [CompactTrial.of(trial) for trial in trials[:MAX_TRIALS] if isinstance(trial, dict)]
 
 
-def trial_labels(trial: Mapping[str, Any]) -> list[str]:
+def trial_labels(trial: CompactTrial) -> list[str]:
     """The verifier-attribution labels one compact trial contributes."""
-    labels = _texts(trial.get("verifier_failure_attribution_labels"))
-    attribution = _stripped(trial.get("verifier_failure_attribution"))
+    labels = _texts(trial.fields.get("verifier_failure_attribution_labels"))
+    attribution = _stripped(trial.fields.get("verifier_failure_attribution"))
     if attribution is not None:
         labels.append(attribution)
-    exception_label = EXCEPTION_KIND_LABELS.get(exception_kind(trial.get("exception_type")))
-    start_label = WORKER_START_KIND_LABELS.get(worker_start_kind(trial.get("worker_start_status")))
-    return labels + [label for label in (exception_label, start_label) if label is not None]
+    exception_label = EXCEPTION_KIND_LABELS.get(trial.exception_kind)
+    if exception_label is not None:
+        labels.append(exception_label)
+    start_label = WORKER_START_KIND_LABELS.get(trial.worker_start_kind)
+    if start_label is not None:
+        labels.append(start_label)
+    return labels
 
 
-def attribution_labels(run: Mapping[str, Any]) -> list[str]:
+def attribution_labels(run: Mapping[str, Any], failure: RunFailure, trials: Sequence[CompactTrial]) -> list[str]:
     """The run's labels, its bridge outcome's labels and its trials' labels: a sorted set, at most 12."""
-    labels = set(failure_labels(run))
+    labels = set(failure.labels())
     outcome = run.get("worker_bridge_outcome")
-    if isinstance(outcome, Mapping):
+    if isinstance(outcome, dict):
         labels.update(failure_labels(outcome))
-    for trial in compact_trials(run):
+    for trial in trials:
         labels.update(trial_labels(trial))
     return sorted(labels)[:MAX_LABELS]
 
 
-def exception_types(trials: Sequence[Mapping[str, Any]]) -> list[str]:
+def exception_types(trials: Sequence[CompactTrial]) -> list[str]:
     """Trimmed non-blank trial exception types, in trial order (duplicates kept)."""
-    return [text for text in (_stripped(trial.get("exception_type")) for trial in trials) if text is not None]
+    return [trial.exception_type for trial in trials if trial.exception_type is not None]
 
 
-def trial_exception_summary(run: Mapping[str, Any]) -> dict[str, Any]:
+def exception_summary(trials: Sequence[CompactTrial]) -> dict[str, Any]:
     """Counts of trial exceptions by kind; an environment/agent setup start failure also counts as a setup failure."""
-    trials = compact_trials(run)
     counters = dict.fromkeys(SUMMARY_COUNTERS, 0)
     for trial in trials:
-        counter = EXCEPTION_KIND_COUNTERS.get(exception_kind(trial.get("exception_type")))
+        counter = EXCEPTION_KIND_COUNTERS.get(trial.exception_kind)
         if counter is not None:
             counters[counter] += 1
-        if worker_start_kind(trial.get("worker_start_status")) in WORKER_START_KIND_LABELS:
+        if trial.worker_start_kind in WORKER_START_KIND_LABELS:
             counters["agent_setup_failure_count"] += 1
     return {
         "schema_version": TRIAL_EXCEPTION_SUMMARY_SCHEMA,
@@ -216,24 +242,29 @@ def trial_exception_summary(run: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def trial_exception_summary(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The :func:`exception_summary` of a run's compact trials."""
+    return exception_summary(compact_trials(run))
+
+
 def official_score(run: Mapping[str, Any]) -> float | None:
     score = run.get("official_task_score")
-    return score_number(score.get("value")) if isinstance(score, Mapping) else None
+    return score_number(score.get("value")) if isinstance(score, dict) else None
 
 
 def official_passed(run: Mapping[str, Any]) -> bool | None:
     score = run.get("official_task_score")
-    return bool(score.get("passed")) if isinstance(score, Mapping) else None
+    return bool(score.get("passed")) if isinstance(score, dict) else None
 
 
 def verifier_reward_present(trial: Mapping[str, Any]) -> bool:
     reward = trial.get("reward")
-    return trial.get("verifier_reward_present") is True or (isinstance(reward, Mapping) and bool(reward))
+    return trial.get("verifier_reward_present") is True or (isinstance(reward, dict) and bool(reward))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RunEvidence:
-    """The compact facts the attribution class is decided from."""
+    """The compact facts the attribution class is decided from, each derived once per run."""
 
     score: float | None
     attribution: str
@@ -241,10 +272,33 @@ class RunEvidence:
     verifier_failures: int
     verifier_dependency_failures: int
     summary: Mapping[str, Any]
+    trials: list[CompactTrial]
+
+    @classmethod
+    def of(cls, run: Mapping[str, Any]) -> RunEvidence:
+        trials = compact_trials(run)
+        failure = RunFailure.of(run)
+        # Positional, in field order: a keyword call to a class costs several times more.
+        return cls(
+            official_score(run),
+            failure.attribution(),
+            tuple(attribution_labels(run, failure, trials)),
+            count(run.get("verifier_failure_attribution_count")),
+            count(run.get("verifier_dependency_failure_count")),
+            exception_summary(trials),
+            trials,
+        )
 
     def names(self, name: str) -> bool:
         """Is ``name`` the run's attribution or one of its labels?"""
         return self.attribution == name or name in self.labels
+
+    def names_verifier_label(self) -> bool:
+        """Does one of the run's labels name a verifier-side cause?"""
+        for label in self.labels:
+            if label.startswith(VERIFIER_PREFIX):
+                return True
+        return False
 
     def counted(self, counter: str) -> bool:
         return self.summary[counter] > 0
@@ -260,10 +314,10 @@ class RunEvidence:
 
 def score_zero_signal(run: Mapping[str, Any], evidence: RunEvidence) -> dict[str, Any]:
     """Did the runner and the official verifier complete cleanly and still score zero, with no compact cause?"""
-    trials = compact_trials(run)
+    trials = evidence.trials
     progress = _object(run.get("progress"))
     progress_counts = {key: count(progress.get(field)) for key, field in PROGRESS_COUNTERS}
-    reward_count = sum(1 for trial in trials if verifier_reward_present(trial))
+    reward_count = len([trial for trial in trials if verifier_reward_present(trial.fields)])
     real_exceptions = [
         text for text in exception_types(trials) if text.lower() not in NO_EXCEPTION_TEXTS
     ][:MAX_EXCEPTION_TYPES]
@@ -292,52 +346,44 @@ def score_zero_signal(run: Mapping[str, Any], evidence: RunEvidence) -> dict[str
 
 # ---------------------------------------------------------------- attribution class
 
-# First matching rule wins (spec §3.4).
-CLASS_RULES: tuple[tuple[Callable[[RunEvidence], bool], str], ...] = (
-    (lambda e: e.score is not None and e.score > 0, NO_SCORE_FAILURE),
-    (
-        lambda e: e.names(VERIFIER_DEPENDENCY_INSTALL_FAILURE) or e.verifier_dependency_failures > 0,
-        VERIFIER_DEPENDENCY_INSTALL_FAILURE,
-    ),
-    (lambda e: e.names(VERIFIER_PLATFORM_PROBE_FAILURE), VERIFIER_PLATFORM_PROBE_FAILURE),
-    (lambda e: e.attribution in VERIFIER_INFRASTRUCTURE_ATTRIBUTIONS, VERIFIER_INFRASTRUCTURE_FAILURE),
-    (
-        lambda e: any(label.startswith(VERIFIER_PREFIX) for label in e.labels) or e.verifier_failures > 0,
-        VERIFIER_INFRASTRUCTURE_FAILURE,
-    ),
-    (lambda e: e.names(WORKER_SELF_VALIDATION_MISMATCH), WORKER_SELF_VALIDATION_MISMATCH),
-    (lambda e: e.names(WORKER_VALIDATION_SCOPE_AMBIGUOUS), WORKER_VALIDATION_SCOPE_AMBIGUOUS),
-    (lambda e: e.names(WORKER_BRIDGE_CONNECTED_SCORE_FAILURE), MODEL_OR_SOLUTION_FAILURE),
-    (lambda e: e.attribution in SOLUTION_FAILURE_ATTRIBUTIONS, MODEL_OR_SOLUTION_FAILURE),
-    (
-        lambda e: e.attribution == AGENT_SETUP_TIMEOUT_SCORE_FAILURE
-        or e.counted("agent_setup_timeout_count")
-        or AGENT_SETUP_TIMEOUT_LABEL in e.labels,
-        AGENT_SETUP_TIMEOUT_SCORE_FAILURE,
-    ),
-    (
-        lambda e: e.attribution == AGENT_SETUP_SCORE_FAILURE
-        or e.counted("agent_setup_failure_count")
-        or not AGENT_SETUP_LABELS.isdisjoint(e.labels),
-        AGENT_SETUP_SCORE_FAILURE,
-    ),
-    (
-        lambda e: e.counted("agent_timeout_count") or AGENT_TIMEOUT_LABEL in e.labels,
-        AGENT_TIMEOUT_SCORE_FAILURE,
-    ),
-    (
-        lambda e: e.counted("agent_exception_count") or AGENT_EXCEPTION_LABEL in e.labels,
-        AGENT_EXCEPTION_SCORE_FAILURE,
-    ),
-    (lambda e: e.score == 0, UNATTRIBUTED_SCORE_FAILURE),
-)
-
-
 def attribution_class(evidence: RunEvidence, score_zero_detected: bool) -> str:
-    found = next((name for holds, name in CLASS_RULES if holds(evidence)), MISSING_OFFICIAL_SCORE)
-    if found == UNATTRIBUTED_SCORE_FAILURE and score_zero_detected:
-        return RUNNER_COMPLETED_SCORE_ZERO
-    return found
+    """Spec §3.4: the class named by the first rule that holds."""
+    if evidence.score is not None and evidence.score > 0:
+        return NO_SCORE_FAILURE
+    if evidence.names(VERIFIER_DEPENDENCY_INSTALL_FAILURE) or evidence.verifier_dependency_failures > 0:
+        return VERIFIER_DEPENDENCY_INSTALL_FAILURE
+    if evidence.names(VERIFIER_PLATFORM_PROBE_FAILURE):
+        return VERIFIER_PLATFORM_PROBE_FAILURE
+    if evidence.attribution in VERIFIER_INFRASTRUCTURE_ATTRIBUTIONS:
+        return VERIFIER_INFRASTRUCTURE_FAILURE
+    if evidence.names_verifier_label() or evidence.verifier_failures > 0:
+        return VERIFIER_INFRASTRUCTURE_FAILURE
+    if evidence.names(WORKER_SELF_VALIDATION_MISMATCH):
+        return WORKER_SELF_VALIDATION_MISMATCH
+    if evidence.names(WORKER_VALIDATION_SCOPE_AMBIGUOUS):
+        return WORKER_VALIDATION_SCOPE_AMBIGUOUS
+    if evidence.names(WORKER_BRIDGE_CONNECTED_SCORE_FAILURE) or evidence.attribution in SOLUTION_FAILURE_ATTRIBUTIONS:
+        return MODEL_OR_SOLUTION_FAILURE
+    if (
+        evidence.attribution == AGENT_SETUP_TIMEOUT_SCORE_FAILURE
+        or evidence.counted("agent_setup_timeout_count")
+        or AGENT_SETUP_TIMEOUT_LABEL in evidence.labels
+    ):
+        return AGENT_SETUP_TIMEOUT_SCORE_FAILURE
+    if (
+        evidence.attribution == AGENT_SETUP_SCORE_FAILURE
+        or evidence.counted("agent_setup_failure_count")
+        or not AGENT_SETUP_LABELS.isdisjoint(evidence.labels)
+    ):
+        return AGENT_SETUP_SCORE_FAILURE
+    if evidence.counted("agent_timeout_count") or AGENT_TIMEOUT_LABEL in evidence.labels:
+        return AGENT_TIMEOUT_SCORE_FAILURE
+    if evidence.counted("agent_exception_count") or AGENT_EXCEPTION_LABEL in evidence.labels:
+        return AGENT_EXCEPTION_SCORE_FAILURE
+    if evidence.score == 0:
+        # A clean runner and verifier completion that still scored zero is named apart.
+        return RUNNER_COMPLETED_SCORE_ZERO if score_zero_detected else UNATTRIBUTED_SCORE_FAILURE
+    return MISSING_OFFICIAL_SCORE
 
 
 KEEP_VERIFIER_CAVEAT = "keep attribution caveat; require same-protocol repeat or finer compact verifier evidence"
@@ -395,15 +441,8 @@ CLASS_VERDICTS: dict[str, tuple[bool, bool, str]] = {
 
 def review_run(run: Mapping[str, Any]) -> dict[str, Any]:
     """One run's review object (spec §3.7, key order as printed)."""
-    summary = trial_exception_summary(run)
-    evidence = RunEvidence(
-        score=official_score(run),
-        attribution=score_failure_attribution(run),
-        labels=tuple(attribution_labels(run)),
-        verifier_failures=count(run.get("verifier_failure_attribution_count")),
-        verifier_dependency_failures=count(run.get("verifier_dependency_failure_count")),
-        summary=summary,
-    )
+    evidence = RunEvidence.of(run)
+    summary = evidence.summary
     signal = score_zero_signal(run, evidence)
     found_class = attribution_class(evidence, signal["detected"])
     verifier_caveat, resolved, next_action = CLASS_VERDICTS[found_class]
@@ -411,7 +450,9 @@ def review_run(run: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "mode": run.get("mode"),
         "job_name_present": bool(job_name),
-        "task_ids": [str(trial["task_id"]) for trial in compact_trials(run) if trial.get("task_id")][:MAX_TASK_IDS],
+        "task_ids": [str(trial.fields["task_id"]) for trial in evidence.trials if trial.fields.get("task_id")][
+            :MAX_TASK_IDS
+        ],
         "official_score": evidence.score,
         "official_passed": official_passed(run),
         "score_failure_attribution": evidence.attribution,
@@ -433,39 +474,37 @@ def review_run(run: Mapping[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- baseline, decision, routing
 
 
-def is_baseline_run(run: Mapping[str, Any]) -> bool:
-    """A hardened/bare Codex arm (by mode substring) or a run flagged as the hardened-install baseline."""
-    mode = normalized_mode(run)
-    return any(marker in mode for marker in BASELINE_MODE_MARKERS) or run.get("hardened_install_baseline") is True
-
-
 def baseline_index(runs: Sequence[Mapping[str, Any]]) -> int | None:
     """The first baseline-looking run, else the first run; ``None`` only without runs."""
     if not runs:
         return None
-    return next((index for index, run in enumerate(runs) if is_baseline_run(run)), 0)
-
-
-# First matching rule names the single blocker (spec §5.1).
-BLOCKER_RULES: tuple[tuple[Callable[[Mapping[str, Any] | None], bool], str], ...] = (
-    (lambda b: b is None, MISSING_BASELINE_RUN),
-    (lambda b: b["attribution_class"].startswith(VERIFIER_PREFIX), VERIFIER_CAVEAT_BLOCKER),
-    (lambda b: b["attribution_class"] == WORKER_SELF_VALIDATION_MISMATCH, ALIGNMENT_CAVEAT_BLOCKER),
-    (lambda b: b["attribution_class"] == WORKER_VALIDATION_SCOPE_AMBIGUOUS, SCOPE_CAVEAT_BLOCKER),
-    (
-        lambda b: b["attribution_class"] in (RUNNER_COMPLETED_SCORE_ZERO, UNATTRIBUTED_SCORE_FAILURE),
-        UNATTRIBUTED_BLOCKER,
-    ),
-    (lambda b: b["attribution_class"] == MISSING_OFFICIAL_SCORE, SCORE_MISSING_BLOCKER),
-    (lambda b: b["worker_submit_eligible_mismatch_count"] > 0, SUBMIT_MISMATCH_BLOCKER),
-)
+    for index, run in enumerate(runs):
+        if is_baseline_run(run):
+            return index
+    return 0
 
 
 def baseline_blocker(baseline: Mapping[str, Any] | None) -> str | None:
-    return next((blocker for holds, blocker in BLOCKER_RULES if holds(baseline)), None)
+    """Spec §5.1: the single blocker named by the first rule that holds."""
+    if baseline is None:
+        return MISSING_BASELINE_RUN
+    found_class = baseline["attribution_class"]
+    if found_class.startswith(VERIFIER_PREFIX):
+        return VERIFIER_CAVEAT_BLOCKER
+    if found_class == WORKER_SELF_VALIDATION_MISMATCH:
+        return ALIGNMENT_CAVEAT_BLOCKER
+    if found_class == WORKER_VALIDATION_SCOPE_AMBIGUOUS:
+        return SCOPE_CAVEAT_BLOCKER
+    if found_class in (RUNNER_COMPLETED_SCORE_ZERO, UNATTRIBUTED_SCORE_FAILURE):
+        return UNATTRIBUTED_BLOCKER
+    if found_class == MISSING_OFFICIAL_SCORE:
+        return SCORE_MISSING_BLOCKER
+    if baseline["worker_submit_eligible_mismatch_count"] > 0:
+        return SUBMIT_MISMATCH_BLOCKER
+    return None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class BaselineVerdict:
     """The baseline's class, its blocker (if any) and whether its claim caveat is resolved."""
 
@@ -485,44 +524,34 @@ def verdict_for(baseline: Mapping[str, Any] | None) -> BaselineVerdict:
     return BaselineVerdict(found_class, blocker, resolved)
 
 
-# First match gives the decision's next action (spec §5.2).
-DECISION_ACTIONS: tuple[tuple[Callable[[BaselineVerdict], bool], str], ...] = (
-    (
-        lambda v: v.resolved and v.attribution_class == AGENT_EXCEPTION_SCORE_FAILURE,
-        "baseline compact verifier caveat resolved as agent exception; "
-        "inspect case-level exception hypothesis before same-task repeat",
-    ),
-    (
-        lambda v: v.resolved,
-        "baseline compact verifier caveat resolved; rerun claim review before upgrading proof strength",
-    ),
-    (
-        lambda v: v.blocker == VERIFIER_CAVEAT_BLOCKER,
-        "do not upgrade claim; run same-protocol repeat or collect finer compact verifier-side attribution",
-    ),
-    (
-        lambda v: v.blocker == ALIGNMENT_CAVEAT_BLOCKER,
-        "do not upgrade claim; align worker self-validation with official verifier evidence before same-task repeat",
-    ),
-    (
-        lambda v: v.blocker == SCOPE_CAVEAT_BLOCKER,
-        "do not repeat same task; add explicit worker validation_scope and claim_boundary "
-        "so bridge connectivity cannot be confused with case success",
-    ),
-    (
-        lambda v: v.blocker == UNATTRIBUTED_BLOCKER,
-        "do not upgrade claim; compact baseline score failure is unattributed",
-    ),
-    (
-        lambda v: v.blocker == MISSING_BASELINE_RUN,
-        "provide a compact benchmark_run_v0 for the baseline arm",
-    ),
-    (
-        lambda v: v.clean_no_failure,
-        "no baseline score-failure caveat; do not claim same-task uplift, select a new material-ready case",
-    ),
-)
-DEFAULT_DECISION_ACTION = "keep claim blocked until compact attribution blockers are resolved"
+def decision_action(verdict: BaselineVerdict) -> str:
+    """Spec §5.2: the decision's next action, from the first rule that holds."""
+    if verdict.resolved:
+        if verdict.attribution_class == AGENT_EXCEPTION_SCORE_FAILURE:
+            return (
+                "baseline compact verifier caveat resolved as agent exception; "
+                "inspect case-level exception hypothesis before same-task repeat"
+            )
+        return "baseline compact verifier caveat resolved; rerun claim review before upgrading proof strength"
+    if verdict.blocker == VERIFIER_CAVEAT_BLOCKER:
+        return "do not upgrade claim; run same-protocol repeat or collect finer compact verifier-side attribution"
+    if verdict.blocker == ALIGNMENT_CAVEAT_BLOCKER:
+        return (
+            "do not upgrade claim; align worker self-validation with official verifier evidence "
+            "before same-task repeat"
+        )
+    if verdict.blocker == SCOPE_CAVEAT_BLOCKER:
+        return (
+            "do not repeat same task; add explicit worker validation_scope and claim_boundary "
+            "so bridge connectivity cannot be confused with case success"
+        )
+    if verdict.blocker == UNATTRIBUTED_BLOCKER:
+        return "do not upgrade claim; compact baseline score failure is unattributed"
+    if verdict.blocker == MISSING_BASELINE_RUN:
+        return "provide a compact benchmark_run_v0 for the baseline arm"
+    if verdict.clean_no_failure:
+        return "no baseline score-failure caveat; do not claim same-task uplift, select a new material-ready case"
+    return "keep claim blocked until compact attribution blockers are resolved"
 
 
 def decision(verdict: BaselineVerdict) -> dict[str, Any]:
@@ -530,7 +559,7 @@ def decision(verdict: BaselineVerdict) -> dict[str, Any]:
         "baseline_claim_caveat_resolved": verdict.resolved,
         "clean_model_failure_attribution": verdict.resolved,
         "blockers": [verdict.blocker] if verdict.blocker is not None else [],
-        "next_action": next((action for holds, action in DECISION_ACTIONS if holds(verdict)), DEFAULT_DECISION_ACTION),
+        "next_action": decision_action(verdict),
     }
 
 
@@ -553,62 +582,51 @@ NO_REPEAT = {"repeat_allowed": False}
 NO_REPEAT_NO_NEW = {"repeat_allowed": False, "new_candidate_allowed": False}
 NO_REPEAT_NEW = {"repeat_allowed": False, "new_candidate_allowed": True}
 
-RoutingCondition = Callable[[BaselineVerdict, Mapping[str, bool]], bool]
 
-# First matching row: (condition, next_allowed_action, overrides)  (spec §6).
-ROUTING_ROWS: tuple[tuple[RoutingCondition, str, Mapping[str, bool]], ...] = (
-    (lambda v, f: v.blocker == MISSING_BASELINE_RUN, "provide_compact_baseline_run", {}),
-    (lambda v, f: v.blocker == SCORE_MISSING_BLOCKER, "wait_for_compact_official_score", {}),
-    (lambda v, f: v.blocker == SUBMIT_MISMATCH_BLOCKER, "repair_submit_boundary_mismatch", {}),
-    (
-        lambda v, f: f["requires_verifier_preflight_repair"],
-        "repair_verifier_preflight_or_select_new_material_ready_case",
-        NO_REPEAT,
-    ),
-    (
-        lambda v, f: f["requires_worker_verifier_alignment"],
-        "align_worker_self_validation_with_official_verifier",
-        NO_REPEAT_NO_NEW,
-    ),
-    (
-        lambda v, f: f["requires_worker_validation_scope"],
-        "add_worker_validation_scope_and_claim_boundary",
-        NO_REPEAT_NO_NEW,
-    ),
-    (
-        lambda v, f: f["requires_agent_setup_repair"],
-        "repair_agent_setup_timeout_or_select_new_material_ready_case",
-        NO_REPEAT_NEW,
-    ),
-    (
-        lambda v, f: f["requires_case_exception_research"],
-        "inspect_compact_agent_exception_before_same_task_repeat",
-        NO_REPEAT_NEW,
-    ),
-    (
-        lambda v, f: v.blocker == UNATTRIBUTED_BLOCKER,
-        "collect_finer_compact_failure_attribution",
-        NO_REPEAT_NO_NEW,
-    ),
-    (
-        lambda v, f: v.clean_no_failure,
-        "select_new_material_ready_case_no_score_failure",
-        {"treatment_eligible": False, **NO_REPEAT_NEW},
-    ),
-    (lambda v, f: v.resolved, "baseline_failure_is_control_plane_addressable", {}),
-)
-FALLBACK_ROUTING = ("keep_treatment_blocked_until_attribution_resolves", NO_REPEAT_NO_NEW)
+def routing_row(verdict: BaselineVerdict, flags: Mapping[str, bool]) -> tuple[str, Mapping[str, bool]]:
+    """Spec §6: the next allowed action and the permissions it overrides, from the first row that holds."""
+    if verdict.blocker == MISSING_BASELINE_RUN:
+        return "provide_compact_baseline_run", {}
+    if verdict.blocker == SCORE_MISSING_BLOCKER:
+        return "wait_for_compact_official_score", {}
+    if verdict.blocker == SUBMIT_MISMATCH_BLOCKER:
+        return "repair_submit_boundary_mismatch", {}
+    if flags["requires_verifier_preflight_repair"]:
+        return "repair_verifier_preflight_or_select_new_material_ready_case", NO_REPEAT
+    if flags["requires_worker_verifier_alignment"]:
+        return "align_worker_self_validation_with_official_verifier", NO_REPEAT_NO_NEW
+    if flags["requires_worker_validation_scope"]:
+        return "add_worker_validation_scope_and_claim_boundary", NO_REPEAT_NO_NEW
+    if flags["requires_agent_setup_repair"]:
+        return "repair_agent_setup_timeout_or_select_new_material_ready_case", NO_REPEAT_NEW
+    if flags["requires_case_exception_research"]:
+        return "inspect_compact_agent_exception_before_same_task_repeat", NO_REPEAT_NEW
+    if verdict.blocker == UNATTRIBUTED_BLOCKER:
+        return "collect_finer_compact_failure_attribution", NO_REPEAT_NO_NEW
+    if verdict.clean_no_failure:
+        return "select_new_material_ready_case_no_score_failure", {"treatment_eligible": False, **NO_REPEAT_NEW}
+    if verdict.resolved:
+        return "baseline_failure_is_control_plane_addressable", {}
+    return "keep_treatment_blocked_until_attribution_resolves", NO_REPEAT_NO_NEW
 
-# First match gives the scope of what stays blocked.
-BLOCKED_SCOPES: tuple[tuple[RoutingCondition, str], ...] = (
-    (lambda v, f: f["requires_verifier_preflight_repair"], "treatment_and_same_task_repeat"),
-    (lambda v, f: f["requires_worker_verifier_alignment"], "same_task_repeat_until_worker_verifier_alignment"),
-    (lambda v, f: f["requires_worker_validation_scope"], "same_task_repeat_until_worker_validation_scope"),
-    (lambda v, f: f["requires_agent_setup_repair"], "same_task_repeat_until_setup_repair"),
-    (lambda v, f: f["requires_case_exception_research"], "same_task_repeat_until_exception_hypothesis"),
-    (lambda v, f: v.clean_no_failure, "same_task_claim"),
-    (lambda v, f: v.blocker is not None and not v.resolved, "treatment"),
-)
+
+def blocked_action_scope(verdict: BaselineVerdict, flags: Mapping[str, bool]) -> str:
+    """What stays blocked: the scope of the first rule that holds."""
+    if flags["requires_verifier_preflight_repair"]:
+        return "treatment_and_same_task_repeat"
+    if flags["requires_worker_verifier_alignment"]:
+        return "same_task_repeat_until_worker_verifier_alignment"
+    if flags["requires_worker_validation_scope"]:
+        return "same_task_repeat_until_worker_validation_scope"
+    if flags["requires_agent_setup_repair"]:
+        return "same_task_repeat_until_setup_repair"
+    if flags["requires_case_exception_research"]:
+        return "same_task_repeat_until_exception_hypothesis"
+    if verdict.clean_no_failure:
+        return "same_task_claim"
+    if verdict.blocker is not None and not verdict.resolved:
+        return "treatment"
+    return ""
 
 
 def routing(verdict: BaselineVerdict) -> dict[str, Any]:
@@ -620,16 +638,13 @@ def routing(verdict: BaselineVerdict) -> dict[str, Any]:
         "repeat_allowed": verdict.resolved,
         "new_candidate_allowed": verdict.resolved or verdict.blocker in NEW_CANDIDATE_BLOCKERS,
     }
-    action, overrides = next(
-        ((action, overrides) for holds, action, overrides in ROUTING_ROWS if holds(verdict, flags)),
-        FALLBACK_ROUTING,
-    )
+    action, overrides = routing_row(verdict, flags)
     allowed.update(overrides)
     return {
         **allowed,
         **flags,
         "next_allowed_action": action,
-        "blocked_action_scope": next((scope for holds, scope in BLOCKED_SCOPES if holds(verdict, flags)), ""),
+        "blocked_action_scope": blocked_action_scope(verdict, flags),
     }
 
 
