@@ -128,6 +128,11 @@ class StoredEvent:
 
 
 _FIELD_OF_COLUMN = {"payload": "payload_text"}
+_EVENT_COLUMNS = tuple(column.name for column in events.c)
+# StoredEvent's fields are the events columns, in table order: a row (or a
+# record read in that order) builds one positionally, which folds do for
+# every event they read.
+assert tuple(_FIELD_OF_COLUMN.get(name, name) for name in _EVENT_COLUMNS) == tuple(StoredEvent.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -139,12 +144,13 @@ class Appended:
 
 
 def _event_from_record(record: Mapping[str, Any]) -> StoredEvent:
-    """A :class:`StoredEvent` from an events-table record (a result row's mapping or a row about to be inserted)."""
-    return StoredEvent(**{_FIELD_OF_COLUMN.get(name, name): value for name, value in record.items()})
+    """A :class:`StoredEvent` from an events-table record (a row about to be inserted)."""
+    return StoredEvent(*(record[name] for name in _EVENT_COLUMNS))
 
 
 def _row_to_event(row: Any) -> StoredEvent:
-    return _event_from_record(row._mapping)
+    """A :class:`StoredEvent` from a ``select(events)`` result row (its columns are in table order)."""
+    return StoredEvent(*row)
 
 
 def utc_timestamp(moment: datetime | None = None) -> str:
