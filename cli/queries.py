@@ -48,13 +48,13 @@ def _goal_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ledger.views import UnknownGoal
+        from ledger.views import InvalidAsOf, UnknownGoal
 
         try:
             return func(*args, **kwargs)
         except UnknownGoal as exc:
             raise click.ClickException(str(exc.args[0])) from exc
-        except ValueError as exc:
+        except InvalidAsOf as exc:
             raise click.BadParameter(str(exc), param_hint="--as-of") from exc
 
     return wrapper

@@ -55,6 +55,10 @@ class LedgerBusy(LedgerError):
     """Another writer held the SQLite ledger for longer than the retry budget."""
 
 
+class CorruptEvent(LedgerError):
+    """A stored event no longer decodes: the database was changed outside benchledger."""
+
+
 class InvalidEvent(LedgerError, ValueError):
     """An event's stored columns would not fit the schema (checked alike on every backend)."""
 
@@ -120,7 +124,13 @@ class StoredEvent:
     @functools.cached_property
     def payload(self) -> Any:
         """The decoded payload (decoded once: folds read it many times)."""
-        return json.loads(self.payload_text)
+        try:
+            return json.loads(self.payload_text)
+        except ValueError as exc:
+            raise CorruptEvent(
+                f"event {self.position} of goal {self.goal_id!r} does not hold JSON ({exc}): the ledger was changed "
+                "outside benchledger (`benchledger audit` lists what differs)"
+            ) from exc
 
     def as_record(self) -> dict[str, Any]:
         """Every stored field, with the payload kept as its canonical text."""

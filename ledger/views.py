@@ -22,6 +22,10 @@ class UnknownGoal(LookupError):
     pass
 
 
+class InvalidAsOf(ValueError):
+    """An ``--as-of`` value that is neither a position nor an ISO-8601 time."""
+
+
 def _payload(row: dict[str, Any]) -> Any:
     return None if row["payload"] is None else json.loads(row["payload"])
 
@@ -35,7 +39,7 @@ def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None
     try:
         moment = datetime.fromisoformat(as_of.strip().replace("Z", "+00:00"))
     except ValueError as exc:
-        raise ValueError(f"--as-of {as_of!r} is neither a position nor an ISO-8601 time") from exc
+        raise InvalidAsOf(f"--as-of {as_of!r} is neither a position nor an ISO-8601 time") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     cutoff = utc_timestamp(moment)

@@ -382,3 +382,17 @@ def test_an_invented_projection_row_is_caught(filled):
     code, report = _cli_audit(filled)
     assert code == 1
     assert [(p["kind"], p["goal_id"], p["position"]) for p in report["problems"]] == [("projection_extra", "b", row["position"])]
+
+
+def test_a_payload_tampered_into_invalid_json_is_a_clear_error_not_a_traceback(filled):
+    _unprotect(filled)
+    _execute(filled, "UPDATE events SET payload = '{not json' WHERE position = 2")
+    url = filled.engine.url.render_as_string(hide_password=False)
+    before = filled.projection_rows()
+    for command in (["replay"], ["history", "a"], ["show", "a", "--as-of", "4"]):
+        result = CliRunner().invoke(cli, ["--database-url", url, *command])
+        assert result.exit_code == 1, (command, result.output)
+        assert isinstance(result.exception, SystemExit), (command, result.exception)
+        assert "event 2 of goal 'a' does not hold JSON" in result.output and "benchledger audit" in result.output
+    assert filled.projection_rows() == before  # the refused replay wrote nothing
+    assert ("replay_failed", None) in _problems(filled)
