@@ -179,3 +179,22 @@ def test_symlink_loop_in_a_directory_is_not_followed(migrated_url, artifacts):
     result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", str(artifacts))
     assert result.exit_code == 0
     assert json.loads(result.stdout)["appended_count"] == 3
+
+
+def test_a_review_with_goal_refuses_nan_like_ingest_and_the_stateless_review_reads_it(migrated_url, tmp_path):
+    run = json.loads((FIXTURE / "run-1.json").read_text())
+    run["official_score"] = float("nan")
+    path = tmp_path / "run-nan.json"
+    path.write_text(json.dumps(run))  # writes NaN, as a careless runner might
+    stateless = invoke(migrated_url, "benchmark", "review-runner-invariants", "--benchmark-run-json", str(path), "--format", "json")
+    assert stateless.exception is None or isinstance(stateless.exception, SystemExit)
+    assert json.loads(stateless.stdout)["schema_version"] == "benchmark_runner_invariant_review_v0"  # LoopX reads NaN too
+    kept = invoke(migrated_url, "benchmark", "review-runner-invariants", "--goal", "g", "--benchmark-run-json", str(path))
+    assert kept.exit_code == 1
+    assert "--goal: $.official_score of this run is NaN or infinite" in kept.output
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(path)).exit_code == 1
+    engine = Ledger.open(migrated_url)
+    try:
+        assert engine.event_count() == 0
+    finally:
+        engine.close()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from . import KINDS, Artifact, IntakeError, NotCompactable
@@ -76,21 +77,30 @@ def unsafe_strings(payload: Any, path: str = "") -> list[str]:
     # without building a path for each node.
     if is_public_safe(_STRING_SEPARATOR.join(_strings_and_keys(payload))):
         return []
-    found: list[str] = []
-    stack = [(payload, path or "$")]
+    return sorted(
+        f"{where} (a key)" if is_key else where
+        for where, node, is_key in _nodes(payload, path or "$")
+        if isinstance(node, str) and not is_public_safe(node)
+    )
+
+
+def non_finite_numbers(payload: Any) -> list[str]:
+    """JSON paths of NaN and infinite numbers: a review reads them as LoopX does, the ledger stores only finite numbers."""
+    return sorted(where for where, node, _ in _nodes(payload, "$") if isinstance(node, float) and not math.isfinite(node))
+
+
+def _nodes(payload: Any, root: str) -> Iterator[tuple[str, Any, bool]]:
+    """Every value of ``payload`` and every key (as ``str``, flagged), with its JSON path."""
+    stack = [(payload, root)]
     while stack:
         node, where = stack.pop()
-        if isinstance(node, str):
-            if not is_public_safe(node):
-                found.append(where)
-        elif isinstance(node, dict):
+        yield where, node, False
+        if isinstance(node, dict):
             for key, value in node.items():
-                if not is_public_safe(str(key)):
-                    found.append(f"{where} (a key)")
+                yield where, str(key), True
                 stack.append((value, f"{where}.{key}"))
         elif isinstance(node, list):
             stack.extend((value, f"{where}[{i}]") for i, value in enumerate(node))
-    return sorted(found)
 
 
 def refuse_unsafe(artifact: Artifact) -> None:
