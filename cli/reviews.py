@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import re
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
@@ -40,8 +41,40 @@ FORMAT_OPTION = click.option(
 )
 
 
+# A negative number, which argparse (and so LoopX) takes as an option's value.
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+def _looks_like_an_option(token: str) -> bool:
+    """Whether LoopX's argparse would read ``token`` as an option rather than as a value."""
+    return token.startswith("-") and token != "-" and not _NEGATIVE_NUMBER.match(token) and " " not in token
+
+
+def refuse_option_like_values(command: click.Command, args: list[str]) -> None:
+    """A usage error (exit 2) where LoopX's parser gives one: an option's value may not look like an option.
+
+    ``--agent-kwarg -x=1`` is refused by the reference ("expected one
+    argument") while click would take ``-x=1`` as the value; the attached
+    form ``--agent-kwarg=-x=1`` is accepted by both.
+    """
+    takes_a_value = {
+        name for param in command.params if isinstance(param, click.Option) and not param.is_flag for name in param.opts
+    }
+    for token, following in zip(args, args[1:]):
+        if token == "--":
+            return
+        if token in takes_a_value and _looks_like_an_option(following):
+            raise click.UsageError(f"argument {token}: expected one argument")
+
+
 class _ReviewGroup(click.Group):
     """Loads a review command's module only when that command runs (fast start, lazy imports)."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            refuse_option_like_values(command, rest)
+        return name, command, rest
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(REVIEW_MODULES)

@@ -213,3 +213,25 @@ def test_flags_and_argv_file_are_combined(tmp_path):
 
 def test_abbreviated_flags_are_usage_errors():
     assert invoke("--require").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "usage_error"),
+    [
+        (["--agent-kwarg", "-x=1"], True),  # LoopX's argparse: "expected one argument"
+        (["--agent-kwarg", "--x"], True),
+        (["--adapter-label", "--require-clean"], True),
+        (["--agent-kwarg", "x=1", "--adapter-label", "-x"], True),
+        (["--agent-kwarg=-x=1"], False),  # attached: a value for both parsers
+        (["--agent-kwarg", "-5"], False),  # a negative number is a value
+        (["--agent-kwarg", "-"], False),
+        (["--agent-kwarg", "-x 1"], False),  # argparse takes a token with a space as a value
+    ],
+)
+def test_an_option_like_value_is_a_usage_error_as_in_loopx(args, usage_error):
+    result = CliRunner().invoke(cli, ["benchmark", "review-adapter-kwargs", *args, "--format", "json"])
+    assert (result.exit_code == 2) is usage_error, result.output
+    if usage_error:
+        assert "expected one argument" in result.output
+    else:
+        assert json.loads(result.stdout)["schema_version"]
