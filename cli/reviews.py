@@ -20,7 +20,7 @@ import click
 
 from ledger.application import evaluate_review
 from ledger.intake import Artifact, IntakeError, NotCompactable
-from ledger.intake.kinds import normalize
+from ledger.intake.kinds import KIND_SCHEMAS, normalize
 from ledger.intake.reading import read_json
 from projections import REVIEW_MODULES
 from projections.linking import ProjectionFault
@@ -107,7 +107,6 @@ def load(
     *,
     not_object: str,
     not_compactable: str,
-    role: str | None = None,
     stdin_dash: bool = False,
 ) -> Artifact:
     """Read ``path`` and normalize it as ``kind``, with the command's own error texts.
@@ -123,7 +122,18 @@ def load(
         payload = normalize(kind, document.value)
     except NotCompactable as exc:
         raise IntakeError(not_compactable) from exc
-    return Artifact(kind, payload, document.sha256, role)
+    return Artifact(kind, payload, document.sha256)
+
+
+def not_compactable(flag: str, kind: str) -> str:
+    """The reference's refusal of an input its normalizer cannot compact."""
+    return f"{flag} did not contain a compactable {KIND_SCHEMAS[kind]} object"
+
+
+def load_input(path: str, flag: str, kind: str, *, repeatable: bool = False) -> Artifact:
+    """:func:`load` with the reference's messages for ``flag`` (a repeatable flag's say "JSON objects")."""
+    not_object = f"{flag} must contain {'JSON objects' if repeatable else 'a JSON object'}"
+    return load(path, kind, not_object=not_object, not_compactable=not_compactable(flag, kind))
 
 
 def evaluate(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> dict[str, Any]:

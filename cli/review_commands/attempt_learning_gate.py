@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load, run_review
+from cli.reviews import FORMAT_OPTION, load_input, run_review
 from ledger.intake import Artifact
 from projections.attempt_learning_gate import NAME
 
@@ -41,27 +41,10 @@ def command(
     options = {"require_budget_count_allowed": require_budget_count_allowed}
 
     def collect() -> list[Artifact]:
-        artifacts = [
-            load(
-                benchmark_run_json,
-                "run",
-                not_object="--benchmark-run-json must contain a JSON object",
-                not_compactable="--benchmark-run-json did not contain a compactable benchmark_run_v0 object",
-            )
-        ]
+        artifacts = [load_input(benchmark_run_json, "--benchmark-run-json", "run")]
         # An empty path means "no learning row", as in the reference.
         if benchmark_learning_ledger_json:
-            artifacts.append(
-                load(
-                    benchmark_learning_ledger_json,
-                    "learning-ledger",
-                    not_object="--benchmark-learning-ledger-json must contain a JSON object",
-                    not_compactable=(
-                        "--benchmark-learning-ledger-json did not contain a compactable "
-                        "benchmark_learning_ledger_v0 object"
-                    ),
-                )
-            )
+            artifacts.append(load_input(benchmark_learning_ledger_json, "--benchmark-learning-ledger-json", "learning-ledger"))
         return artifacts
 
     run_review(ctx, NAME, fmt, options, collect)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load, run_review
+from cli.reviews import FORMAT_OPTION, load_input, run_review
 from ledger.intake import Artifact
 from projections.claim_review import NAME
 
@@ -33,23 +33,9 @@ def paired_input_options(command: Callable) -> Callable:
 
 def collect_paired_inputs(comparison_path: str, run_paths: Sequence[str]) -> list[Artifact]:
     """The comparison, then each run in command-line order; the first refused file stops."""
-    artifacts = [
-        load(
-            comparison_path,
-            "comparison",
-            not_object="--benchmark-comparison-json must contain a JSON object",
-            not_compactable="--benchmark-comparison-json did not contain a compactable benchmark_comparison_v0 object",
-        )
-    ]
+    artifacts = [load_input(comparison_path, "--benchmark-comparison-json", "comparison")]
     for run_path in run_paths:
-        artifacts.append(
-            load(
-                run_path,
-                "run",
-                not_object="--benchmark-run-json must contain JSON objects",
-                not_compactable="--benchmark-run-json did not contain a compactable benchmark_run_v0 object",
-            )
-        )
+        artifacts.append(load_input(run_path, "--benchmark-run-json", "run", repeatable=True))
     return artifacts
 
 

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load, run_review
+from cli.reviews import FORMAT_OPTION, load, not_compactable, run_review
 from ledger.intake import Artifact
 from projections.lifecycle_state import NAME
 
@@ -34,13 +34,13 @@ INPUTS = (
         "--benchmark-run-json",
         "run",
         "Path to compact benchmark_run_v0 JSON.",
-        "--benchmark-run-json did not contain a compactable benchmark_run_v0 object",
+        not_compactable("--benchmark-run-json", "run"),
     ),
     LifecycleInput(
         "--benchmark-comparison-json",
         "comparison",
         "Path to compact benchmark_comparison_v0 JSON.",
-        "--benchmark-comparison-json did not contain a compactable benchmark_comparison_v0 object",
+        not_compactable("--benchmark-comparison-json", "comparison"),
     ),
     LifecycleInput(
         "--claim-review-json",
@@ -52,7 +52,7 @@ INPUTS = (
         "--benchmark-learning-ledger-json",
         "learning-ledger",
         "Path to compact benchmark_learning_ledger_v0 JSON.",
-        "--benchmark-learning-ledger-json did not contain a compactable benchmark_learning_ledger_v0 object",
+        not_compactable("--benchmark-learning-ledger-json", "learning-ledger"),
     ),
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load, run_review
+from cli.reviews import FORMAT_OPTION, load_input, run_review
 from ledger.intake import Artifact
 from projections.runner_invariants import NAME, RUNNER_OWNED_FIELDS
 
@@ -61,13 +61,6 @@ def command(
     }
 
     def collect() -> list[Artifact]:
-        return [
-            load(
-                benchmark_run_json,
-                "run",
-                not_object="--benchmark-run-json must contain a JSON object",
-                not_compactable="--benchmark-run-json did not contain a compactable benchmark_run_v0 object",
-            )
-        ]
+        return [load_input(benchmark_run_json, "--benchmark-run-json", "run")]
 
     run_review(ctx, NAME, fmt, options, collect)

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load, run_review
+from cli.reviews import FORMAT_OPTION, load_input, run_review
 from ledger.intake import Artifact
 from projections.verifier_attribution import NAME
-
-NOT_AN_OBJECT = "--benchmark-run-json must contain JSON objects"
-NOT_COMPACTABLE = "--benchmark-run-json did not contain a compactable benchmark_run_v0 object"
-
 
 @click.command(NAME)
 @FORMAT_OPTION
@@ -29,7 +25,7 @@ def command(ctx: click.Context, fmt: str | None, benchmark_run_json: tuple[str, 
     def collect() -> list[Artifact]:
         # Each file is read, shape-checked and compacted before the next one is opened.
         return [
-            load(path, "run", not_object=NOT_AN_OBJECT, not_compactable=NOT_COMPACTABLE)
+            load_input(path, "--benchmark-run-json", "run", repeatable=True)
             for path in benchmark_run_json
         ]
 
