@@ -107,7 +107,6 @@ def load(
     *,
     not_object: str,
     not_compactable: str,
-    stdin_dash: bool = False,
 ) -> Artifact:
     """Read ``path`` and normalize it as ``kind``, with the command's own error texts.
 
@@ -115,7 +114,7 @@ def load(
     a JSON object raises ``not_object``; one the normalizer cannot compact
     raises ``not_compactable``. Other normalizer failures keep their own text.
     """
-    document = read_json(path, stdin_dash=stdin_dash)
+    document = read_json(path)
     if not isinstance(document.value, dict):
         raise IntakeError(not_object)
     try:

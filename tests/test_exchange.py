@@ -9,19 +9,14 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from cli.main import cli
 from ledger.schema import events
 from ledger.store import Ledger
 from tests.conformance.cases import CORPUS
+from tests.helpers import invoke
 
 PAIR = CORPUS / "cases" / "review-claim" / "claim-review-01"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "hash-chain.md"
-
-
-def invoke(url, *args):
-    return CliRunner().invoke(cli, ["--database-url", url, *args], catch_exceptions=False)
 
 
 def build_source(url: str, tmp_path: Path) -> None:

@@ -8,34 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from sqlalchemy import func, select
 
-from cli.main import cli
 from ledger.intake.kinds import normalize
 from ledger.loopx_import import plan_import
-from ledger.schema import metadata
-from ledger.store import Ledger
 from projections.runs import ROW_KIND, utc_instant
 from tests.conformance.cases import CORPUS
+from tests.helpers import invoke, row_counts
 
 PUBLIC = Path(__file__).parent / "data" / "loopx-public" / "benchmark-run-ledger.json"
 SHARED_PUBLIC = Path(__file__).resolve().parents[2] / "shared" / "data" / "loopx-public" / "benchmark-run-ledger.json"
 PAIR = CORPUS / "cases" / "review-claim" / "claim-review-01"
 GOAL = "loopx-import"
-
-
-def invoke(url, *args):
-    return CliRunner().invoke(cli, ["--database-url", url, *args], catch_exceptions=False)
-
-
-def row_counts(url) -> dict[str, int]:
-    ledger = Ledger.open(url)
-    try:
-        with ledger.engine.connect() as connection:
-            return {t.name: connection.execute(select(func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables}
-    finally:
-        ledger.close()
 
 
 def public_rows() -> list[dict]:

@@ -8,27 +8,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select
 
 from cli.main import cli
 from ledger.schema import metadata
 from ledger.store import Ledger
 from tests.conformance.cases import CORPUS
+from tests.helpers import invoke, row_counts
 
 FIXTURE = CORPUS / "cases" / "review-claim" / "claim-review-01"
-
-
-def invoke(url, *args, input=None):
-    return CliRunner().invoke(cli, ["--database-url", url, *args], input=input, catch_exceptions=False)
-
-
-def row_counts(url) -> dict[str, int]:
-    ledger = Ledger.open(url)
-    try:
-        with ledger.engine.connect() as connection:
-            return {t.name: connection.execute(select(func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables}
-    finally:
-        ledger.close()
 
 
 @pytest.fixture

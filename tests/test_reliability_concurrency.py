@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import threading
 import time
@@ -312,7 +311,6 @@ def test_a_follower_never_skips_while_slow_writers_commit(ledger):
     writers, appends = 4, 10
     rng = random.Random(7)
     delays = [[rng.uniform(0.0, 0.03) for _ in range(appends)] for _ in range(writers)]
-    done = threading.Event()
     errors: list[BaseException] = []
 
     def write(worker: int) -> None:

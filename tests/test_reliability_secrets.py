@@ -20,7 +20,6 @@ import re
 import sqlite3
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 

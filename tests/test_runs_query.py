@@ -7,19 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from cli.main import cli
 from ledger.intake.kinds import normalize
 from projections import runs
 from tests.conformance.cases import CORPUS
+from tests.helpers import invoke
 from tests.test_import_loopx import PUBLIC, public_rows
 
 PAIR = CORPUS / "cases" / "review-claim" / "claim-review-01"
-
-
-def invoke(url, *args):
-    return CliRunner().invoke(cli, ["--database-url", url, *args], catch_exceptions=False)
 
 
 @dataclass(frozen=True)

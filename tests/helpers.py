@@ -1,0 +1,25 @@
+"""Helpers the CLI-level tests share: run a command against a ledger URL, count its rows."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+from sqlalchemy import func, select
+
+from cli.main import cli
+from ledger.schema import metadata
+from ledger.store import Ledger
+
+
+def invoke(url, *args, input=None):
+    """``benchledger --database-url URL ARGS``; an exception escaping the command fails the test."""
+    return CliRunner().invoke(cli, ["--database-url", url, *args], input=input, catch_exceptions=False)
+
+
+def row_counts(url) -> dict[str, int]:
+    """Rows per table of the ledger at ``url`` (what "nothing written" is checked against)."""
+    ledger = Ledger.open(url)
+    try:
+        with ledger.engine.connect() as connection:
+            return {t.name: connection.execute(select(func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables}
+    finally:
+        ledger.close()
