@@ -124,30 +124,3 @@ BUDGET_COUNT_NOT_ALLOWED = "benchmark_lifecycle_budget_count_not_allowed"
 # --- Environment setup (run-level failure before the worker, setup-only probe) --
 ENVIRONMENT_SETUP_FAILED_BEFORE_WORKER = "environment_setup_failed_before_worker"
 ENVIRONMENT_SETUP_PROBE_MATERIALIZED = "environment_setup_probe_materialized"
-
-# --- What lifecycle-state reads of its raw inputs -------------------------------
-# Preflight, launch and post-launch records are never compacted by LoopX. The
-# ledger stores only what lifecycle-state reads of them (ledger.intake.kinds):
-# a field maps to None (read whole) or to the fields read inside it. Fields it
-# does not read keep their name with a null value, because the reducer looks at
-# whether a record is empty (``launch_present``) but never at those values.
-PREFLIGHT_READS: dict = {
-    "schema_version": None,
-    "ok": None,
-    "ready": None,
-    "first_blocker": None,
-    "private_runner_launch_summary": {"ready": None},
-}
-# A preflight may nest another preflight-shaped object, read the same way.
-PREFLIGHT_READS["benchmark_run"] = PREFLIGHT_READS
-PREFLIGHT_READS["preflight_guard"] = PREFLIGHT_READS
-LAUNCH_READS = {"schema_version": None, "process_started": None, "launched": None, "started": None, "pid": None}
-POST_LAUNCH_READS = {
-    "schema_version": None,
-    "first_blocker": None,
-    "ready_for_launch_state": None,
-    "ready_for_compact_result_ingest": None,
-    "ready_for_compact_failure_marker": None,
-    "compact_failure_marker": {"terminal_closeout": None, "case_attempt_countable": None, "benchmark_budget_countable": None},
-}
-RAW_INPUT_READS = {"preflight": PREFLIGHT_READS, "launch": LAUNCH_READS, "post-launch": POST_LAUNCH_READS}

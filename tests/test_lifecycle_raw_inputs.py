@@ -1,7 +1,7 @@
 """Storing only what lifecycle-state reads of raw inputs never changes its verdict.
 
-The read sets in projections/lifecycle.py are a promise about the reducer; this
-property test holds the reducer to it on arbitrary raw inputs.
+The kept fields in ledger/intake/lifecycle_records.py are a promise about the
+reducer; this property test holds the reducer to it on arbitrary raw inputs.
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger.intake.kinds import normalize
-from projections import lifecycle, lifecycle_state
+from ledger.intake import lifecycle_records
+from projections import lifecycle_state
 
 KEYS = sorted(
-    set(lifecycle.PREFLIGHT_READS)
-    | set(lifecycle.LAUNCH_READS)
-    | set(lifecycle.POST_LAUNCH_READS)
+    set(lifecycle_records.PREFLIGHT_READS)
+    | set(lifecycle_records.LAUNCH_READS)
+    | set(lifecycle_records.POST_LAUNCH_READS)
     | {"private_job_dir", "checked", "notes", "ready_for_launch_state"}
 )
 SCALARS = st.one_of(

@@ -10,7 +10,7 @@ the review would have computed from the file.
 * ``claim-review`` is only schema-checked (common-inputs.md §6).
 * ``preflight``, ``launch`` and ``post-launch`` are read raw by lifecycle-state
   (common-inputs.md §7): what it reads is kept verbatim, every other field
-  keeps only its name (``projections.lifecycle.RAW_INPUT_READS``), so private
+  keeps only its name (``ledger.intake.lifecycle_records``), so private
   paths in, say, a launch summary's job directory are never stored.
 * ``adapter-invocation`` (an argv list, or a kwargs object) is reduced to the
   generated ``loopx_*`` key names the adapter review reads; values are never kept.
@@ -26,6 +26,7 @@ from . import KINDS, NotAnObject, NotCompactable
 from .adapter_invocation import KEYS_FIELD, invocation_payload, loopx_keys
 from .comparison import compact_comparison
 from .learning_ledger import compact_learning_ledger
+from .lifecycle_records import KEPT_FIELDS
 from .result import compact_result
 
 CLAIM_REVIEW_SCHEMA = "benchmark_claim_review_v0"
@@ -53,9 +54,7 @@ def _read_part(value: dict[str, Any], reads: Mapping[str, Any]) -> dict[str, Any
 
 def _lifecycle_input(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A raw lifecycle input, reduced to what lifecycle-state reads of it (LoopX never compacts these)."""
-    from projections.lifecycle import RAW_INPUT_READS
-
-    return lambda value: _read_part(value, RAW_INPUT_READS[kind])
+    return lambda value: _read_part(value, KEPT_FIELDS[kind])
 
 
 def _checked_claim_review(value: dict[str, Any]) -> dict[str, Any]:
