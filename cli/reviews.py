@@ -141,22 +141,15 @@ def evaluate(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> d
 
 
 def refuse_unsafe_for_storage(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> None:
-    """With --goal the inputs and the flags (kept in the batch manifest) must hold no local path or secret,
-    and the inputs no NaN or infinite number (ingest refuses those too)."""
+    """With --goal the inputs and the flags (kept in the batch manifest) must hold no local path or secret."""
     from ledger.application import recorded_options
-    from ledger.intake.artifacts import non_finite_numbers, refuse_unsafe, unsafe_strings
+    from ledger.intake.artifacts import refuse_unsafe, unsafe_strings
 
     for artifact in artifacts:
         try:
             refuse_unsafe(artifact)
         except IntakeError as exc:
             raise click.ClickException(f"--goal: {exc}") from exc
-        non_finite = non_finite_numbers(artifact.payload)
-        if non_finite:
-            raise click.ClickException(
-                f"--goal: {', '.join(non_finite)} of this {artifact.kind} is NaN or infinite; the ledger stores only "
-                "finite numbers, as ingest does (fix the input, or run the review without --goal)"
-            )
     unsafe = unsafe_strings(recorded_options(name, options))
     if unsafe:
         flags = ", ".join(sorted({"--" + where.removeprefix("$.").split("[")[0].split(".")[0].replace("_", "-") for where in unsafe}))

@@ -26,6 +26,7 @@ from sqlalchemy.exc import DataError, OperationalError
 from sqlalchemy.pool import StaticPool
 
 from . import canonical
+from .json_paths import non_finite_numbers
 from .schema import events, metadata, projection_rows, stream_heads
 
 GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
@@ -78,6 +79,21 @@ def validate_event_columns(kind: str, schema_version: str | None, source: str) -
             )
         if "\x00" in value:
             raise InvalidEvent(f"{name} contains a NUL character; nothing was written")
+
+
+def _refuse_non_finite(new: "NewEvent", body: str) -> None:
+    """A persistent ledger stores only JSON: NaN and infinities (which a review reads, as LoopX does) are refused.
+
+    Their canonical text holds a ``NaN`` / ``Infinity`` token, so only a body
+    that contains one is walked for the paths to name.
+    """
+    if "NaN" in body or "Infinity" in body:
+        paths = non_finite_numbers(new.payload)
+        if paths:
+            raise InvalidEvent(
+                f"{', '.join(paths)} of this {new.kind} is NaN or infinite; the ledger stores only finite numbers "
+                "(fix the input, or run the review without --goal); nothing was written"
+            )
 
 
 def validate_goal_id(goal_id: str) -> str:
@@ -539,9 +555,10 @@ class Ledger:
             validate_goal_id(request.goal_id)
             events_of_goal = []
             for new in request.events:
-                if self.persistent:  # (a stateless review reads what LoopX reads, whatever its size)
-                    validate_event_columns(new.kind, new.schema_version, source)
                 body, digest = new.canonical
+                if self.persistent:  # (a stateless review reads what LoopX reads, whatever its size or numbers)
+                    validate_event_columns(new.kind, new.schema_version, source)
+                    _refuse_non_finite(new, body)
                 events_of_goal.append(_Prepared(new, body, digest, canonical.event_id_for(request.goal_id, new.kind, digest)))
             prepared.append((request, events_of_goal))
 

@@ -12,7 +12,7 @@ from sqlalchemy.exc import DatabaseError
 
 from ledger import canonical
 from ledger.audit import verify_events
-from ledger.store import InvalidGoalId, NewEvent, StreamAppend, VersionConflict
+from ledger.store import InvalidEvent, InvalidGoalId, Ledger, NewEvent, StreamAppend, VersionConflict
 
 
 def run_events(n, start=0):
@@ -170,3 +170,16 @@ def test_append_streams_is_all_or_nothing_across_goals(ledger):
     with pytest.raises(VersionConflict):
         ledger.append_streams([StreamAppend("a", run_events(2)), StreamAppend("b", run_events(1, start=5), expected_version=0)], source="test")
     assert ledger.event_count() == 1 and [h["goal_id"] for h in ledger.heads()] == ["b"]
+
+
+def test_a_persistent_ledger_refuses_nan_and_infinity_and_writes_nothing(ledger):
+    payload = {"schema_version": "benchmark_run_v0", "scores": [1.0, float("inf")], "note": "NaN in a string is fine"}
+    with pytest.raises(InvalidEvent, match=r"\$\.scores\[1\] of this run is NaN or infinite"):
+        ledger.append("g", [*run_events(1), NewEvent("run", payload)], source="test")
+    assert ledger.event_count() == 0
+    ledger.append("g", [NewEvent("run", {**payload, "scores": [1.0]})], source="test")  # the token inside a string is not a number
+    throwaway = Ledger.in_memory()  # a stateless review reads what LoopX reads
+    try:
+        assert throwaway.append("g", [NewEvent("run", payload)], source="test")[0].status == "appended"
+    finally:
+        throwaway.close()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
+from ..json_paths import nodes
 from . import KINDS, Artifact, IntakeError, NotCompactable
 from .files import SourceDocument, read_documents
 from .kinds import detect_kind, normalize
@@ -79,28 +79,9 @@ def unsafe_strings(payload: Any, path: str = "") -> list[str]:
         return []
     return sorted(
         f"{where} (a key)" if is_key else where
-        for where, node, is_key in _nodes(payload, path or "$")
+        for where, node, is_key in nodes(payload, path or "$")
         if isinstance(node, str) and not is_public_safe(node)
     )
-
-
-def non_finite_numbers(payload: Any) -> list[str]:
-    """JSON paths of NaN and infinite numbers: a review reads them as LoopX does, the ledger stores only finite numbers."""
-    return sorted(where for where, node, _ in _nodes(payload, "$") if isinstance(node, float) and not math.isfinite(node))
-
-
-def _nodes(payload: Any, root: str) -> Iterator[tuple[str, Any, bool]]:
-    """Every value of ``payload`` and every key (as ``str``, flagged), with its JSON path."""
-    stack = [(payload, root)]
-    while stack:
-        node, where = stack.pop()
-        yield where, node, False
-        if isinstance(node, dict):
-            for key, value in node.items():
-                yield where, str(key), True
-                stack.append((value, f"{where}.{key}"))
-        elif isinstance(node, list):
-            stack.extend((value, f"{where}[{i}]") for i, value in enumerate(node))
 
 
 def refuse_unsafe(artifact: Artifact) -> None:
