@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """benchledger performance benchmark: one script, one seeded workload, every baseline in the same run.
 
-    .venv/bin/python benchmarks/run.py --quick            # about a minute
-    .venv/bin/python benchmarks/run.py                    # the full run (10^4, 10^5, 10^6-event ledgers)
+    .venv/bin/python -m benchmarks.run --quick            # about a minute
+    .venv/bin/python -m benchmarks.run                    # the full run (10^4, 10^5, 10^6-event ledgers)
 
 See benchmarks/README.md for what is measured, how, and the latest results.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
-import io
 import cProfile
+import csv
 import datetime as dt
 import gc
+import io
 import json
 import os
 import platform
@@ -26,25 +26,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+
+from sqlalchemy import Column, Integer, MetaData, String, Table, Text, create_engine, insert, select, text
+from sqlalchemy import event as sa_event
+
+from benchledger.ledger import canonical
+from benchledger.ledger.application import BatchRequest, ingest, ingest_many, replay, row_record
+from benchledger.ledger.intake.artifacts import to_artifact
+from benchledger.ledger.intake.files import parse_document
+from benchledger.ledger.schema import events as events_table
+from benchledger.ledger.schema import projection_rows as projection_table
+from benchledger.ledger.schema import stream_heads
+from benchledger.ledger.store import Ledger, StoredEvent, normalize_url
+from benchledger.ledger.views import history, show
+from benchledger.projections.linking import BATCH_KIND, project_goal
+from benchmarks import workload as wl
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from sqlalchemy import Column, Integer, MetaData, String, Table, Text, create_engine, event as sa_event, insert, select, text  # noqa: E402
-
-from benchmarks import workload as wl  # noqa: E402
-from ledger import canonical  # noqa: E402
-from ledger.application import BatchRequest, ingest, ingest_many, replay, row_record  # noqa: E402
-from ledger.intake.artifacts import to_artifact  # noqa: E402
-from ledger.intake.files import parse_document  # noqa: E402
-from ledger.schema import events as events_table, projection_rows as projection_table, stream_heads  # noqa: E402
-from ledger.store import Ledger, StoredEvent, normalize_url  # noqa: E402
-from ledger.views import history, show  # noqa: E402
-from projections.linking import BATCH_KIND, project_goal  # noqa: E402
 
 DEFAULT_PG = os.environ.get("BENCHLEDGER_BENCH_POSTGRES_URL") or os.environ.get(
     "BENCHLEDGER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
@@ -56,7 +58,8 @@ RESULTS_END = "<!-- results:end -->"
 
 try:  # optional baseline
     from eventsourcing.application import Application as _ESApplication
-    from eventsourcing.domain import Aggregate as _ESAggregate, event as _es_event
+    from eventsourcing.domain import Aggregate as _ESAggregate
+    from eventsourcing.domain import event as _es_event
 
     class BenchGoal(_ESAggregate):
         """One goal as an eventsourcing aggregate; every artifact is one aggregate event."""
@@ -171,7 +174,7 @@ class Backend:
 
     def open_ledger(self, url: str) -> Ledger:
         ledger = Ledger.open(url, migrate=False)
-        from ledger.migrate import ensure_current, upgrade
+        from benchledger.ledger.migrate import ensure_current, upgrade
 
         if self.name == "postgresql":
             upgrade(ledger.engine)  # what `benchledger db upgrade` does, once per fresh database
@@ -818,7 +821,7 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
         verify_goal(ledger, goal_id)
         audited = None
         if s.audit_smallest and size == min(s.sizes):
-            from ledger.application import audit
+            from benchledger.ledger.application import audit
 
             audited = audit(ledger)["ok"]
             if not audited:
@@ -894,17 +897,17 @@ def render(results: dict[str, Any]) -> str:
         sizes = sorted(lat, key=int)
         smallest = lat[sizes[0]]
         for size in sizes:
-            l = lat[size]
+            at_size = lat[size]
             for view in ("history", "show"):
-                p99 = l[view]["p99_ms"]
+                p99 = at_size[view]["p99_ms"]
                 growth = ratio(p99, smallest[view]["p99_ms"])
                 target = ""
                 if view == "history" and int(size) >= 10**6:
                     ok = p99 <= 20 and (growth or 0) <= 2
                     target = f" {'✅' if ok else '❌'} (target p99 ≤ 20 ms and ≤ 2× the 10^4 value)"
                 lines.append(
-                    f"| 4. `{view} GOAL` at {int(size):,} events ({l['goal_events']}-event goal), p50 / p99 | "
-                    f"{l[view]['p50_ms']:.1f} / {p99:.1f} ms | same goal at {int(sizes[0]):,} events: p99 {smallest[view]['p99_ms']:.1f} ms | "
+                    f"| 4. `{view} GOAL` at {int(size):,} events ({at_size['goal_events']}-event goal), p50 / p99 | "
+                    f"{at_size[view]['p50_ms']:.1f} / {p99:.1f} ms | same goal at {int(sizes[0]):,} events: p99 {smallest[view]['p99_ms']:.1f} ms | "
                     f"{fmt_ratio(growth)}{target} |"
                 )
         lines.append("")

@@ -90,10 +90,10 @@ def _load(path: Path) -> Any:
 
 def load_templates() -> Templates:
     """Every well-formed input document of the corpus, by kind (deduplicated, in a stable order)."""
-    from ledger.intake import IntakeError
-    from ledger.intake.artifacts import to_artifact
-    from ledger.intake.files import parse_document
-    from ledger.intake.kinds import detect_kind
+    from benchledger.ledger.intake.artifacts import to_artifact
+    from benchledger.ledger.intake.files import parse_document
+    from benchledger.projections.artifacts import IntakeError
+    from benchledger.projections.artifacts.kinds import detect_kind
 
     found: dict[str, dict[str, Any]] = {k: {} for k in ("run", "comparison", "claim-review", "learning-ledger", *LIFECYCLE_KINDS)}
     for case in sorted(CORPUS.glob("*/*/*/case.json")):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
-from ledger.store import GOAL_ID_PATTERN
+from benchledger.ledger.store import GOAL_ID_PATTERN
 
 
 def _validate_goal(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -26,9 +26,9 @@ def goal_option(*, required: bool = False, help: str) -> click.Option:
 @contextmanager
 def open_ledger(ctx: click.Context) -> Iterator[Any]:
     """Open the ledger the root options name; storage errors become clear one-line errors."""
-    from ledger.config import resolve_url
-    from ledger.migrate import LedgerNeedsUpgrade
-    from ledger.store import Ledger, LedgerError
+    from benchledger.ledger.config import resolve_url
+    from benchledger.ledger.migrate import LedgerNeedsUpgrade
+    from benchledger.ledger.store import Ledger, LedgerError
 
     url = resolve_url((ctx.find_root().obj or {}).get("database_url"))
     try:

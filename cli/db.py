@@ -6,7 +6,7 @@ import click
 
 
 def _url(ctx: click.Context) -> str:
-    from ledger.config import resolve_url
+    from benchledger.ledger.config import resolve_url
 
     return resolve_url((ctx.find_root().obj or {}).get("database_url"))
 
@@ -21,8 +21,8 @@ def db() -> None:
 @click.pass_context
 def upgrade_command(ctx: click.Context, revision: str) -> None:
     """Apply pending migrations (needed once per release on a server database)."""
-    from ledger.migrate import current_revision, upgrade
-    from ledger.store import create_ledger_engine
+    from benchledger.ledger.migrate import current_revision, upgrade
+    from benchledger.ledger.store import create_ledger_engine
 
     engine = create_ledger_engine(_url(ctx))
     upgrade(engine, revision)
@@ -34,8 +34,8 @@ def upgrade_command(ctx: click.Context, revision: str) -> None:
 @click.pass_context
 def current_command(ctx: click.Context) -> None:
     """Print the ledger's schema revision and the one this benchledger needs."""
-    from ledger.migrate import HEAD_REVISION, current_revision
-    from ledger.store import create_ledger_engine
+    from benchledger.ledger.migrate import HEAD_REVISION, current_revision
+    from benchledger.ledger.store import create_ledger_engine
 
     engine = create_ledger_engine(_url(ctx))
     with engine.connect() as connection:

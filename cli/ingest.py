@@ -8,9 +8,8 @@ from typing import Any
 
 import click
 
-from ledger.intake import KINDS
-
-from .common import goal_option, open_ledger
+from benchledger.cli.common import goal_option, open_ledger
+from benchledger.projections.artifacts import KINDS
 
 
 def _progress(files: list[str]):
@@ -65,9 +64,9 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     schema_version (run, comparison, result, learning-ledger, claim-review);
     --kind names it otherwise (see the choices above).
     """
-    from ledger.application import ingest
-    from ledger.intake.artifacts import collect_artifacts
-    from ledger.intake.files import expand_paths
+    from benchledger.ledger.application import ingest
+    from benchledger.ledger.intake.artifacts import collect_artifacts
+    from benchledger.ledger.intake.files import expand_paths
 
     fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     files = expand_paths(list(paths))

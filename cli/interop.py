@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from .common import goal_option, open_ledger
-from .queries import _format, _json, _table
+from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.queries import _format, _json, _table
 
 
 def _refusals(title: str, refused: list[dict[str, str]]) -> str:
@@ -57,8 +57,8 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     Any refused row: nothing is written, every refusal is listed, exit 1.
     Importing the same history again appends nothing.
     """
-    from ledger.intake.files import InputFileError
-    from ledger.loopx_import import ImportReport, import_plan, plan_import
+    from benchledger.ledger.intake.files import InputFileError
+    from benchledger.ledger.loopx_import import ImportReport, import_plan, plan_import
 
     fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     try:
@@ -132,9 +132,9 @@ def runs_command(
     --status then filter the arms by their current run (--status failed: the
     arms whose current run failed). See docs/interop.md.
     """
-    from ledger.runs import list_runs
-    from ledger.views import UnknownGoal
-    from projections.runs import current_runs, matches
+    from benchledger.ledger.runs import list_runs
+    from benchledger.ledger.views import UnknownGoal
+    from benchledger.projections.runs import current_runs, matches
 
     fmt = _format(ctx, fmt, ("table", "json"), "table")
     with open_ledger(ctx) as ledger:
@@ -188,7 +188,7 @@ def export_command(ctx: click.Context, goal: str | None) -> None:
 
     Example: benchledger export > ledger.ndjson
     """
-    from ledger.exchange import export_lines
+    from benchledger.ledger.exchange import export_lines
 
     with open_ledger(ctx) as ledger:
         if goal is not None and ledger.head(goal) is None:
@@ -216,7 +216,7 @@ def import_ndjson_command(ctx: click.Context, file: str, fmt: str | None) -> Non
     imported goals are rebuilt in the same transaction. A ledger that already
     holds events is refused.
     """
-    from ledger.exchange import ExportRefused, import_export
+    from benchledger.ledger.exchange import ExportRefused, import_export
 
     fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     with open_ledger(ctx) as ledger:

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import click
 
-from .db import db
-from .ingest import ingest_command
-from .interop import INTEROP_COMMANDS
-from .queries import audit_command, goals_command, history_command, replay_command, show_command, status_command
-from .reviews import benchmark
+from benchledger.cli.db import db
+from benchledger.cli.ingest import ingest_command
+from benchledger.cli.interop import INTEROP_COMMANDS
+from benchledger.cli.queries import (
+    audit_command,
+    goals_command,
+    history_command,
+    replay_command,
+    show_command,
+    status_command,
+)
+from benchledger.cli.reviews import benchmark
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from .common import open_ledger
+from benchledger.cli.common import open_ledger
 
 
 def _json(value: Any) -> None:
-    from ledger.canonical import escape_lone_surrogates
+    from benchledger.ledger.canonical import escape_lone_surrogates
 
     click.echo(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False)))
 
@@ -48,7 +48,7 @@ def _goal_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ledger.views import InvalidAsOf, UnknownGoal
+        from benchledger.ledger.views import InvalidAsOf, UnknownGoal
 
         try:
             return func(*args, **kwargs)
@@ -66,7 +66,7 @@ def _goal_errors(func):
 def goals_command(ctx: click.Context, fmt: str) -> None:
     """Every goal: event count, last activity, lifecycle phase, first blocker, claim strength, learning status."""
     fmt = _format(ctx, fmt, ("table", "json"), "table")
-    from ledger.views import goals
+    from benchledger.ledger.views import goals
 
     with open_ledger(ctx) as ledger:
         listing = goals(ledger)
@@ -87,14 +87,14 @@ def goals_command(ctx: click.Context, fmt: str) -> None:
 def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> None:
     """The goal's current projections: all eight reviews where they apply."""
     fmt = _format(ctx, fmt, ("json", "markdown"), "json")
-    from ledger.views import show
+    from benchledger.ledger.views import show
 
     with open_ledger(ctx) as ledger:
         view = show(ledger, goal, as_of=as_of)
     if fmt == "json":
         _json(view)
         return
-    from projections import REVIEW_MODULES, review
+    from benchledger.projections import REVIEW_MODULES, review
 
     when = f"as of position {view['as_of_position']}" if view["as_of_position"] is not None else "current"
     click.echo(f"# Goal `{goal}` ({when}; head at position {view['head_position']})\n")
@@ -131,7 +131,7 @@ def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str 
     (the gates column lists +opened / -closed gates).
     """
     fmt = _format(ctx, fmt, ("table", "json", "markdown"), "table")
-    from ledger.views import history
+    from benchledger.ledger.views import history
 
     with open_ledger(ctx) as ledger:
         view = history(ledger, goal, as_of=as_of, kind=kind)
@@ -173,7 +173,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
     Exits 1 when anything needs `benchledger replay`.
     """
     fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
-    from ledger.application import status
+    from benchledger.ledger.application import status
 
     with open_ledger(ctx) as ledger:
         report = status(ledger)
@@ -207,8 +207,8 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     import time
 
-    from ledger.application import replay
-    from projections.linking import projection_versions
+    from benchledger.ledger.application import replay
+    from benchledger.projections.linking import projection_versions
 
     if projection is not None and projection not in projection_versions():
         raise click.BadParameter(f"{projection!r}; known: {', '.join(sorted(projection_versions()))}", param_hint="--projection")
@@ -246,8 +246,8 @@ def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | Non
     Exits 1 when any problem is found. See docs/hash-chain.md for the digest.
     """
     fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
-    from ledger.application import audit
-    from ledger.audit import parse_digest
+    from benchledger.ledger.application import audit
+    from benchledger.ledger.audit import parse_digest
 
     if expect_digest is not None:
         try:

@@ -18,15 +18,14 @@ from typing import Any
 
 import click
 
-from ledger.application import evaluate_review
-from ledger.intake import Artifact, IntakeError, NotCompactable
-from ledger.intake.kinds import KIND_SCHEMAS, normalize
-from ledger.intake.reading import read_json
-from projections import REVIEW_MODULES
-from projections.linking import ProjectionFault
-from projections import review as review_module
-
-from .common import goal_option, open_ledger
+from benchledger.cli.common import goal_option, open_ledger
+from benchledger.ledger.application import evaluate_review
+from benchledger.ledger.intake.reading import read_json
+from benchledger.projections import REVIEW_MODULES
+from benchledger.projections import review as review_module
+from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
+from benchledger.projections.artifacts.kinds import KIND_SCHEMAS, normalize
+from benchledger.projections.linking import ProjectionFault
 
 GOAL_META = "benchledger.goal"
 # baseline-failure-gate keeps LoopX's own --goal-id / --execute.
@@ -84,7 +83,7 @@ class _ReviewGroup(click.Group):
         if module is None:
             return None
         # The command modules bear the names of the reducer modules they serve.
-        command = importlib.import_module(f"cli.review_commands.{module}").command
+        command = importlib.import_module(f"benchledger.cli.review_commands.{module}").command
         if module not in COMMANDS_WITH_OWN_GOAL and not any(p.name == "goal" for p in command.params):
             _add_goal_option(command)
         return command
@@ -142,8 +141,8 @@ def evaluate(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> d
 
 def refuse_unsafe_for_storage(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> None:
     """With --goal the inputs and the flags (kept in the batch manifest) must hold no local path or secret."""
-    from ledger.application import recorded_options
-    from ledger.intake.artifacts import refuse_unsafe, unsafe_strings
+    from benchledger.ledger.application import recorded_options
+    from benchledger.ledger.intake.artifacts import refuse_unsafe, unsafe_strings
 
     for artifact in artifacts:
         try:
@@ -160,7 +159,7 @@ def refuse_unsafe_for_storage(name: str, artifacts: list[Artifact], options: dic
 
 
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:
-    from ledger.canonical import escape_lone_surrogates
+    from benchledger.ledger.canonical import escape_lone_surrogates
 
     if fmt == "json":
         text = json.dumps(payload, indent=2, ensure_ascii=False)

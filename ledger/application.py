@@ -12,14 +12,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from projections import linking
-from projections.linking import GoalProjector, ProjectionRow, project_goal
-from projections import review as review_module
-
-from .audit import Problem, verify_events
-from .canonical import canonical_json, event_id_for
-from .intake import Artifact
-from .store import Appended, Ledger, NewEvent, StreamAppend, Transaction
+from benchledger.ledger.audit import Problem, verify_events
+from benchledger.ledger.canonical import canonical_json, event_id_for
+from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
+from benchledger.projections import linking
+from benchledger.projections import review as review_module
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.linking import GoalProjector, ProjectionRow, project_goal
 
 REVIEW_GOAL = "review"
 # Goals a replay folds per read: bounds memory on a large ledger while the

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import canonical
-from .store import StoredEvent
+from benchledger.ledger import canonical
+from benchledger.ledger.store import StoredEvent
 
 
 @dataclass(frozen=True)

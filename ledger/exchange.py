@@ -25,11 +25,11 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
-from .application import rebuild_projections
-from .audit import ChainReport, verify_events
-from .canonical import canonical_json
-from .schema import events
-from .store import GOAL_ID_PATTERN, Ledger, LedgerError, StoredEvent, Transaction
+from benchledger.ledger.application import rebuild_projections
+from benchledger.ledger.audit import ChainReport, verify_events
+from benchledger.ledger.canonical import canonical_json
+from benchledger.ledger.schema import events
+from benchledger.ledger.store import GOAL_ID_PATTERN, Ledger, LedgerError, StoredEvent, Transaction
 
 FIELDS = tuple(column.name for column in events.c)
 INTEGER_FIELDS = ("position", "stream_version")

@@ -30,15 +30,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from projections import runs
-
-from .application import append_projected, batch_events
-from .canonical import canonical_json
-from .intake import IntakeError
-from .intake.artifacts import to_artifact, unsafe_strings
-from .intake.files import MAX_NDJSON_BYTES, InputFileError, SourceDocument, parse_document, read_documents
-from .intake.kinds import KIND_SPECS, detect_kind
-from .store import Appended, Ledger, NewEvent, StreamAppend
+from benchledger.ledger.application import append_projected, batch_events
+from benchledger.ledger.canonical import canonical_json
+from benchledger.ledger.intake.artifacts import to_artifact, unsafe_strings
+from benchledger.ledger.intake.files import (
+    MAX_NDJSON_BYTES,
+    InputFileError,
+    SourceDocument,
+    parse_document,
+    read_documents,
+)
+from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend
+from benchledger.projections import runs
+from benchledger.projections.artifacts import IntakeError
+from benchledger.projections.artifacts.kinds import KIND_SPECS, detect_kind
 
 RUN_LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 HISTORY_FORMAT = "loopx_runtime_history"

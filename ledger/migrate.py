@@ -41,7 +41,7 @@ def current_revision(connection: Connection) -> str | None:
 def _alembic_config(connection: Connection):
     from alembic.config import Config
 
-    import migrations
+    from benchledger import migrations
 
     config = Config()
     config.set_main_option("script_location", str(Path(migrations.__file__).parent))
@@ -60,7 +60,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """
     from alembic import command
 
-    from .store import retry_sqlite_locked
+    from benchledger.ledger.store import retry_sqlite_locked
 
     def attempt() -> None:
         with engine.connect() as connection:
@@ -74,7 +74,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 def script_head() -> str:
     from alembic.script import ScriptDirectory
 
-    import migrations
+    from benchledger import migrations
 
     return ScriptDirectory(str(Path(migrations.__file__).parent)).get_current_head()
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections import runs
-
-from .store import Ledger
-from .views import UnknownGoal
+from benchledger.ledger.store import Ledger
+from benchledger.ledger.views import UnknownGoal
+from benchledger.projections import runs
 
 
 def list_runs(ledger: Ledger, *, goal_id: str | None = None) -> list[dict[str, Any]]:

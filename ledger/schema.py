@@ -10,9 +10,9 @@ last event position it reflects.
 from __future__ import annotations
 
 from sqlalchemy import (
+    DDL,
     BigInteger,
     Column,
-    DDL,
     Index,
     Integer,
     MetaData,

@@ -25,9 +25,9 @@ from sqlalchemy import Connection, Engine, bindparam, create_engine, event, func
 from sqlalchemy.exc import DataError, OperationalError
 from sqlalchemy.pool import StaticPool
 
-from . import canonical
-from .json_paths import non_finite_numbers
-from .schema import events, metadata, projection_rows, stream_heads
+from benchledger.ledger import canonical
+from benchledger.ledger.json_paths import non_finite_numbers
+from benchledger.ledger.schema import events, metadata, projection_rows, stream_heads
 
 GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
 # Any constant works; it only has to be the same for every benchledger writer.
@@ -81,7 +81,7 @@ def validate_event_columns(kind: str, schema_version: str | None, source: str) -
             raise InvalidEvent(f"{name} contains a NUL character; nothing was written")
 
 
-def _refuse_non_finite(new: "NewEvent", body: str) -> None:
+def _refuse_non_finite(new: NewEvent, body: str) -> None:
     """A persistent ledger stores only JSON: NaN and infinities (which a review reads, as LoopX does) are refused.
 
     Their canonical text holds a ``NaN`` / ``Infinity`` token, so only a body
@@ -399,7 +399,7 @@ def _upsert_projection_rows(dialect: str) -> Any:
     )
 
 
-def _append_locked(tx: "Transaction", prepared: list[tuple[StreamAppend, list[_Prepared]]], source: str) -> list[list[Appended]]:
+def _append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[_Prepared]]], source: str) -> list[list[Appended]]:
     """Write the prepared appends under the append lock: heads, positions, chains, one insert for all events."""
     connection = tx.connection
     goal_ids = list(dict.fromkeys(request.goal_id for request, _ in prepared))
@@ -497,19 +497,19 @@ class Ledger:
         return self.engine.dialect.name
 
     @classmethod
-    def open(cls, url: str, *, migrate: bool = True) -> "Ledger":
+    def open(cls, url: str, *, migrate: bool = True) -> Ledger:
         """Open the ledger at ``url``; an in-memory URL gets a fresh schema."""
         engine = create_ledger_engine(url)
         if engine.url.database in (None, "", ":memory:") and engine.dialect.name == "sqlite":
             metadata.create_all(engine)
         elif migrate:
-            from .migrate import ensure_current
+            from benchledger.ledger.migrate import ensure_current
 
             ensure_current(engine)
         return cls(engine)
 
     @classmethod
-    def in_memory(cls) -> "Ledger":
+    def in_memory(cls) -> Ledger:
         return cls.open("sqlite://")
 
     def close(self) -> None:
@@ -539,7 +539,7 @@ class Ledger:
 
     def append_streams(
         self,
-        appends: Sequence["StreamAppend"],
+        appends: Sequence[StreamAppend],
         *,
         source: str,
         within: Callable[[Transaction, list[list[Appended]]], None] | None = None,

@@ -12,10 +12,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from projections import linking
-from projections.history import changes, event_summary
-
-from .store import Ledger, StoredEvent, utc_timestamp
+from benchledger.ledger.store import Ledger, StoredEvent, utc_timestamp
+from benchledger.projections import linking
+from benchledger.projections.history import changes, event_summary
 
 
 class UnknownGoal(LookupError):

@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from ledger.schema import metadata
+from benchledger.ledger.schema import metadata
 
 config = context.config
 connection = config.attributes.get("connection")

@@ -6,7 +6,7 @@ Every review module exposes the same small surface (see :mod:`projections.review
   the reducer's output for the same events changes (stored rows older than
   the code are listed by ``benchledger status`` and rebuilt by ``replay``);
 * ``reduce(inputs, options)`` – ``inputs`` maps an artifact kind (see
-  ``ledger.intake.KINDS``) to the normalized payloads of that kind, in the
+  ``benchledger.projections.artifacts.KINDS``) to the normalized payloads of that kind, in the
   order they were given; ``options`` holds the command's flags as plain JSON
   values. Returns the review payload. No I/O, no database, no clock;
 * ``render_markdown(payload)`` – the reference's markdown view of a payload;
@@ -34,4 +34,4 @@ REVIEW_MODULES = {
 
 def review(name: str) -> ModuleType:
     """Return the reducer module of the review command ``name``."""
-    return importlib.import_module(f"projections.{REVIEW_MODULES[name]}")
+    return importlib.import_module(f"benchledger.projections.{REVIEW_MODULES[name]}")

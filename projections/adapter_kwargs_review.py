@@ -27,7 +27,7 @@ the keys allowed through to the base constructor (``allowed_base_passthrough``)
 — and the ``require_clean`` gate are options, so the same invocation can be
 reviewed against different adapter contracts.
 
-The invocation itself is normalized by ``ledger.intake.adapter_invocation``
+The invocation itself is normalized by ``projections.artifacts.adapter_invocation``
 (argv or ``--agent-kwarg`` flags -> key names); this module only reviews it.
 """
 
@@ -36,9 +36,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.intake.adapter_invocation import KEYS_FIELD, loopx_keys
-from projections.boundaries import adapter_read_boundary, refused_input_payload, require_gate
-from projections.markdown import code, document, get, text
+from benchledger.projections.artifacts.adapter_invocation import KEYS_FIELD, loopx_keys
+from benchledger.projections.boundaries import adapter_read_boundary, refused_input_payload, require_gate
+from benchledger.projections.markdown import code, document, get, text
 
 NAME = "review-adapter-kwargs"
 VERSION = 1

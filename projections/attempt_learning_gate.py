@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.intake.safe import is_int
-from projections.boundaries import compact_read_boundary, refused_input_payload, require_gate
-from projections.markdown import code, document, get, text
-from projections.run_classifiers import failure_labels
+from benchledger.projections.artifacts.safe import is_int
+from benchledger.projections.boundaries import compact_read_boundary, refused_input_payload, require_gate
+from benchledger.projections.markdown import code, document, get, text
+from benchledger.projections.run_classifiers import failure_labels
 
 NAME = "attempt-learning-gate"
 VERSION = 1

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from ledger.intake.comparison import compact_comparison
-from ledger.intake.safe import is_number, label
-from projections.markdown import code, document, get, text
+from benchledger.projections.artifacts.comparison import compact_comparison
+from benchledger.projections.artifacts.safe import is_number, label
+from benchledger.projections.markdown import code, document, get, text
 
 NAME = "baseline-failure-gate"
 VERSION = 1

@@ -13,11 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.intake.safe import claim_number, is_int
-
-from .boundaries import compact_read_boundary, refused_input_payload
-from .markdown import code, document, get, text
-from .run_classifiers import NO_ATTRIBUTION, RunFailure, is_baseline_run, normalized_mode, treatment_worker_evidence
+from benchledger.projections.artifacts.safe import claim_number, is_int
+from benchledger.projections.boundaries import compact_read_boundary, refused_input_payload
+from benchledger.projections.markdown import code, document, get, text
+from benchledger.projections.run_classifiers import (
+    NO_ATTRIBUTION,
+    RunFailure,
+    is_baseline_run,
+    normalized_mode,
+    treatment_worker_evidence,
+)
 
 NAME = "review-claim"
 VERSION = 1

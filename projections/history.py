@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import lifecycle
+from benchledger.projections import lifecycle
 
 SUMMARY_FIELDS = ("current_phase", "first_blocker", "next_required_transition", "gates")
 

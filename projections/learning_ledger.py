@@ -12,19 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.intake.safe import claim_number
-
-from .boundaries import compact_read_boundary, refused_input_payload
-from .claim_review import (
+from benchledger.projections.artifacts.safe import claim_number
+from benchledger.projections.boundaries import compact_read_boundary, refused_input_payload
+from benchledger.projections.claim_review import (
     ATTRIBUTION_CAVEAT,
     BOUNDARY_MISMATCH,
     MISSING_WORKER_EVIDENCE,
     paired_inputs,
     review_claim,
 )
-from .claim_review import SCHEMA_VERSION as CLAIM_REVIEW_SCHEMA_VERSION
-from .markdown import code, document, get, text
-from .run_classifiers import failure_labels
+from benchledger.projections.claim_review import SCHEMA_VERSION as CLAIM_REVIEW_SCHEMA_VERSION
+from benchledger.projections.markdown import code, document, get, text
+from benchledger.projections.run_classifiers import failure_labels
 
 NAME = "learning-ledger"
 VERSION = 1

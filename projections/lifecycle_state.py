@@ -20,16 +20,21 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
-from ledger.intake.run import (
+from benchledger.projections import lifecycle as lc
+from benchledger.projections.artifacts.run import (
     ENVIRONMENT_SETUP_BOOLEAN_FIELDS,
     ENVIRONMENT_SETUP_DURATION_FIELD,
     ENVIRONMENT_SETUP_TEXT_FIELDS,
     ENVIRONMENT_SETUP_TEXT_LIMIT,
 )
-from ledger.intake.safe import is_int, is_number, label
-from projections import lifecycle as lc
-from projections.boundaries import environment_setup_read_boundary, lifecycle_read_boundary, refused_input_payload, require_gate
-from projections.markdown import code, document, get, text
+from benchledger.projections.artifacts.safe import is_int, is_number, label
+from benchledger.projections.boundaries import (
+    environment_setup_read_boundary,
+    lifecycle_read_boundary,
+    refused_input_payload,
+    require_gate,
+)
+from benchledger.projections.markdown import code, document, get, text
 
 NAME = "lifecycle-state"
 VERSION = 1
@@ -41,7 +46,7 @@ PROBE_SCHEMA_VERSION = "terminal_bench_environment_setup_probe_result_v0"
 # The command's flags (python names) at their defaults; input paths are not options.
 DEFAULT_OPTIONS = {"require_budget_count_allowed": False}
 
-# Input kinds (ledger.intake.KINDS) and the schema each compact/checked one carries.
+# Input kinds (benchledger.projections.artifacts.KINDS) and the schema each compact/checked one carries.
 PREFLIGHT = "preflight"
 LAUNCH = "launch"
 POST_LAUNCH = "post-launch"

@@ -31,11 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ledger.intake.kinds import normalize
-
-from . import REVIEW_MODULES
-from . import review as review_module
-from .history import lifecycle_summary
+from benchledger.projections import REVIEW_MODULES
+from benchledger.projections import review as review_module
+from benchledger.projections.artifacts.kinds import normalize
+from benchledger.projections.history import lifecycle_summary
 
 BATCH_KIND = "ingest_batch"
 BATCH_SCHEMA = "benchledger_ingest_batch_v0"
@@ -187,7 +186,7 @@ class GoalProjector:
 
     # -- folding -------------------------------------------------------------
 
-    def fold(self, events: Sequence[EventLike]) -> "GoalProjector":
+    def fold(self, events: Sequence[EventLike]) -> GoalProjector:
         for event in events:
             self.apply(event)
         self.finish()

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.intake.safe import is_int
+from benchledger.projections.artifacts.safe import is_int
 
 # Substrings of the normalized mode that mark a baseline arm.
 BASELINE_MODE_MARKERS = ("hardened-codex", "bare-codex")

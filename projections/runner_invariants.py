@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
-from projections.boundaries import compact_read_boundary, refused_input_payload, require_gate
-from projections.markdown import code, document, get, text
+from benchledger.projections.boundaries import compact_read_boundary, refused_input_payload, require_gate
+from benchledger.projections.markdown import code, document, get, text
 
 NAME = "review-runner-invariants"
 VERSION = 1

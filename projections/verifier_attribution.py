@@ -16,11 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.intake.safe import count, score_number
-
-from .boundaries import compact_read_boundary, refused_input_payload
-from .markdown import code, document, get, text
-from .run_classifiers import (
+from benchledger.projections.artifacts.safe import count, score_number
+from benchledger.projections.boundaries import compact_read_boundary, refused_input_payload
+from benchledger.projections.markdown import code, document, get, text
+from benchledger.projections.run_classifiers import (
     AGENT_EXCEPTION,
     AGENT_SETUP_FAILED_LABEL,
     AGENT_SETUP_FAILURE,

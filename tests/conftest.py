@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import create_engine, text
 
-from ledger.store import Ledger, normalize_url
+from benchledger.ledger.store import Ledger, normalize_url
 
 POSTGRES_URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
 BACKENDS = ["sqlite", "postgresql"]
@@ -49,8 +49,8 @@ def ledger_url(request, tmp_path):
 @pytest.fixture
 def migrated_url(ledger_url):
     """The URL of a migrated, empty ledger on each backend (what `benchledger db upgrade` leaves)."""
-    from ledger.migrate import upgrade
-    from ledger.store import create_ledger_engine
+    from benchledger.ledger.migrate import upgrade
+    from benchledger.ledger.store import create_ledger_engine
 
     engine = create_ledger_engine(ledger_url)
     upgrade(engine)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
-from cli.main import cli
-from ledger.schema import metadata
-from ledger.store import Ledger
+from benchledger.cli.main import cli
+from benchledger.ledger.schema import metadata
+from benchledger.ledger.store import Ledger
 
 
 def invoke(url, *args, input=None):

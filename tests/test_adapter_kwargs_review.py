@@ -9,10 +9,9 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cli.main import cli
-from ledger.intake import IntakeError
-from ledger.intake import adapter_invocation
-from projections import adapter_kwargs_review as review
+from benchledger.cli.main import cli
+from benchledger.projections import adapter_kwargs_review as review
+from benchledger.projections.artifacts import IntakeError, adapter_invocation
 
 
 def invocation(*pairs):

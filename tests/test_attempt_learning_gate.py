@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from projections import attempt_learning_gate as gate
+from benchledger.cli.main import cli
+from benchledger.projections import attempt_learning_gate as gate
 
 
 def compact_run(**fields):

@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from projections import baseline_failure_gate as gate
+from benchledger.cli.main import cli
+from benchledger.projections import baseline_failure_gate as gate
 
 FAILED_RESULT = {
     "schema_version": "benchmark_result_v0",

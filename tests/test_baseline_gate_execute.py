@@ -6,8 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger.store import Ledger
+from benchledger.cli.main import cli
+from benchledger.ledger.store import Ledger
 from tests.conformance.cases import CORPUS
 
 CASE = CORPUS / "cases" / "baseline-failure-gate" / "baseline-gate-01"

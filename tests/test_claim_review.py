@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from projections import claim_review
-from projections.run_classifiers import (
+from benchledger.projections import claim_review
+from benchledger.projections.run_classifiers import (
     AGENT_EXCEPTION,
     AGENT_SETUP_FAILURE,
     AGENT_SETUP_TIMEOUT,

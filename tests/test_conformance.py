@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from benchledger.cli.main import cli
 from tests.conformance.cases import load_cases, strip_volatile, typed
 
 CASES = load_cases()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.schema import events
-from ledger.store import Ledger
+from benchledger.ledger.schema import events
+from benchledger.ledger.store import Ledger
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke
 
@@ -163,7 +163,7 @@ def swap(records: list[dict]) -> list[dict]:
 def non_canonical(records: list[dict]) -> list[dict]:
     import hashlib
 
-    from ledger import canonical
+    from benchledger.ledger import canonical
 
     body = json.dumps(json.loads(records[0]["payload"]), indent=1)
     records[0]["payload"], records[0]["payload_sha256"] = body, hashlib.sha256(body.encode()).hexdigest()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.intake.kinds import normalize
-from ledger.loopx_import import plan_import
-from projections.runs import ROW_KIND, utc_instant
+from benchledger.ledger.loopx_import import plan_import
+from benchledger.projections.artifacts.kinds import normalize
+from benchledger.projections.runs import ROW_KIND, utc_instant
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke, row_counts
 

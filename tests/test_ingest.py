@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger.schema import metadata
-from ledger.store import Ledger
+from benchledger.cli.main import cli
+from benchledger.ledger.schema import metadata
+from benchledger.ledger.store import Ledger
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke, row_counts
 

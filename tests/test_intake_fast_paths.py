@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.intake import files
-from ledger.intake.artifacts import _STRING_SEPARATOR, _strings_and_keys, unsafe_strings
-from ledger.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
-from ledger.intake.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
+from benchledger.ledger.intake import files
+from benchledger.ledger.intake.artifacts import _STRING_SEPARATOR, _strings_and_keys, unsafe_strings
+from benchledger.ledger.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
+from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
 
 
 def matches_neither_pattern(text: str) -> bool:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.intake import KINDS, IntakeError, NotAnObject, NotCompactable
-from ledger.intake.comparison import compact_comparison
-from ledger.intake.kinds import KIND_SCHEMAS, KIND_SPECS, detect_kind, normalize
-from ledger.intake.learning_ledger import compact_learning_ledger
-from ledger.intake.result import compact_result
+from benchledger.projections.artifacts import KINDS, IntakeError, NotAnObject, NotCompactable
+from benchledger.projections.artifacts.comparison import compact_comparison
+from benchledger.projections.artifacts.kinds import KIND_SCHEMAS, KIND_SPECS, detect_kind, normalize
+from benchledger.projections.artifacts.learning_ledger import compact_learning_ledger
+from benchledger.projections.artifacts.result import compact_result
 
 CMP = "benchmark_comparison_v0"
 LEDGER = "benchmark_learning_ledger_v0"

@@ -1,11 +1,11 @@
-"""Rules of ``benchmark_run_v0`` compaction (ledger.intake.run), one behaviour per test."""
+"""Rules of ``benchmark_run_v0`` compaction (projections.artifacts.run), one behaviour per test."""
 
 from __future__ import annotations
 
 import pytest
 
-from ledger.intake import IntakeError, NotCompactable
-from ledger.intake.run import compact_run
+from benchledger.projections.artifacts import IntakeError, NotCompactable
+from benchledger.projections.artifacts.run import compact_run
 
 SCHEMA = "benchmark_run_v0"
 

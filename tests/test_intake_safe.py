@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from ledger.intake import NotCompactable
-from ledger.intake.safe import (
+from benchledger.projections.artifacts import NotCompactable
+from benchledger.projections.artifacts.safe import (
     LOCAL_PATH_PATTERN,
     SECRET_PATTERN,
     bool_or_none,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections import learning_ledger as ll
+from benchledger.projections import learning_ledger as ll
 
 RUN = {"schema_version": "benchmark_run_v0"}
 BASELINE = {**RUN, "mode": "hardened-codex", "official_task_score": {"value": 0}}

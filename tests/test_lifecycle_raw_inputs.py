@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.intake.kinds import normalize
-from ledger.intake import lifecycle_records
-from projections import lifecycle_state
+from benchledger.projections import lifecycle_state
+from benchledger.projections.artifacts import lifecycle_records
+from benchledger.projections.artifacts.kinds import normalize
 
 KEYS = sorted(
     set(lifecycle_records.PREFLIGHT_READS)

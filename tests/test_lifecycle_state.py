@@ -11,9 +11,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from projections import lifecycle as lc
-from projections.lifecycle_state import (
+from benchledger.cli.main import cli
+from benchledger.projections import lifecycle as lc
+from benchledger.projections.lifecycle_state import (
     SCHEMA_VERSION,
     error_payload,
     preflight_ready,

@@ -6,9 +6,16 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from ledger.migrate import HEAD_REVISION, LedgerNeedsUpgrade, current_revision, ensure_current, script_head, upgrade
-from ledger.schema import metadata
-from ledger.store import Ledger, create_ledger_engine
+from benchledger.ledger.migrate import (
+    HEAD_REVISION,
+    LedgerNeedsUpgrade,
+    current_revision,
+    ensure_current,
+    script_head,
+    upgrade,
+)
+from benchledger.ledger.schema import metadata
+from benchledger.ledger.store import Ledger, create_ledger_engine
 
 
 def test_head_revision_constant_matches_the_scripts():

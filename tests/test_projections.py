@@ -13,15 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import update
 
-from cli.main import cli
-from ledger import application, views
-from ledger.intake import Artifact
-from ledger.intake.kinds import normalize
-from ledger.schema import projection_rows
-from ledger.store import Ledger
-from projections import lifecycle
-from projections.history import lifecycle_summary
-from projections.linking import ProjectionFault
+from benchledger.cli.main import cli
+from benchledger.ledger import application, views
+from benchledger.ledger.schema import projection_rows
+from benchledger.ledger.store import Ledger
+from benchledger.projections import lifecycle
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.artifacts.kinds import normalize
+from benchledger.projections.history import lifecycle_summary
+from benchledger.projections.linking import ProjectionFault
 from tests.conformance.cases import CORPUS
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
@@ -129,7 +129,7 @@ def test_the_newest_claim_review_wins_whether_ingested_or_derived(ledger):
 
 
 def test_a_raising_reducer_fails_the_ingest_and_writes_nothing(ledger, monkeypatch):
-    from projections import runner_invariants
+    from benchledger.projections import runner_invariants
 
     def broken(inputs, options):
         raise RuntimeError("boom")
@@ -143,7 +143,7 @@ def test_a_raising_reducer_fails_the_ingest_and_writes_nothing(ledger, monkeypat
 def test_replay_marks_a_raising_reducer_faulted_and_queries_say_so(ledger, monkeypatch):
     for step in demo_steps():
         application.ingest(ledger, "demo", step, source="test")
-    from projections import runner_invariants
+    from benchledger.projections import runner_invariants
 
     monkeypatch.setattr(runner_invariants, "reduce", lambda inputs, options: 1 / 0)
     report = application.replay(ledger)
@@ -236,8 +236,9 @@ def test_history_command_marks_changes_and_answers_as_of(migrated_url, tmp_path)
 
 
 def test_a_batch_naming_a_lost_member_faults_visibly_instead_of_crashing(ledger):
-    from ledger.schema import drop_immutability_ddl
     from sqlalchemy import text
+
+    from benchledger.ledger.schema import drop_immutability_ddl
 
     application.ingest(ledger, "demo", demo_steps()[0], source="test")
     with ledger.engine.begin() as connection:  # damage the ledger as an attacker with the file could
@@ -278,7 +279,7 @@ def test_a_bulk_ingest_of_interleaved_batches_equals_the_batches_ingested_one_by
 
 
 def test_a_bulk_ingest_is_all_or_nothing(ledger, monkeypatch):
-    from projections import runner_invariants
+    from benchledger.projections import runner_invariants
 
     first, *_ = demo_steps()
     application.ingest_many(ledger, [application.BatchRequest("a", first)], source="test")

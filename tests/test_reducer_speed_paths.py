@@ -7,8 +7,8 @@ mistyped fields, evidence that is not an object, trials past the verifier's cap.
 
 from __future__ import annotations
 
-from projections import attempt_learning_gate, lifecycle_state, runner_invariants, verifier_attribution
-from projections.run_classifiers import (
+from benchledger.projections import attempt_learning_gate, lifecycle_state, runner_invariants, verifier_attribution
+from benchledger.projections.run_classifiers import (
     AGENT_SETUP_FAILURE,
     RunFailure,
     exception_kind,

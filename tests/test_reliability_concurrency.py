@@ -27,10 +27,10 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
-from cli.main import cli
-from ledger import store
-from ledger.application import audit, replay
-from ledger.store import Ledger, NewEvent
+from benchledger.cli.main import cli
+from benchledger.ledger import store
+from benchledger.ledger.application import audit, replay
+from benchledger.ledger.store import Ledger, NewEvent
 from tests.conformance.cases import CORPUS
 
 FIXTURE = CORPUS / "cases" / "review-claim" / "claim-review-01"
@@ -122,9 +122,9 @@ def run_writers(url: str, workdir: Path) -> tuple[dict[str, int], list[str]]:
 
 
 def expected_ids(workdir: Path, tag: str, goal: str) -> list[str]:
-    from ledger.application import ingest
-    from ledger.intake.artifacts import collect_artifacts
-    from ledger.intake.files import expand_paths
+    from benchledger.ledger.application import ingest
+    from benchledger.ledger.intake.artifacts import collect_artifacts
+    from benchledger.ledger.intake.files import expand_paths
 
     artifacts, _, errors = collect_artifacts(expand_paths([str(workdir / tag)]), None)
     assert not errors
@@ -134,7 +134,7 @@ def expected_ids(workdir: Path, tag: str, goal: str) -> list[str]:
 
 def test_eight_processes_ingest_at_once(ledger_url, tmp_path):
     if ledger_url.startswith("postgresql"):
-        from ledger.migrate import upgrade
+        from benchledger.ledger.migrate import upgrade
 
         engine = store.create_ledger_engine(ledger_url)
         upgrade(engine)

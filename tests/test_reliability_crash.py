@@ -82,7 +82,7 @@ def child_main(url: str, round_no: int, seed: int, kill_at_statement: int, workd
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
-    from cli.main import cli
+    from benchledger.cli.main import cli
 
     def report(line: str) -> None:
         os.write(report_fd, (line + "\n").encode())
@@ -258,10 +258,10 @@ class ExpectedBatches:
 
     def ids(self, tag: str, goal: str) -> tuple[list[str], str]:
         if tag not in self.cache:
-            from ledger.application import ingest
-            from ledger.intake.artifacts import collect_artifacts
-            from ledger.intake.files import expand_paths
-            from ledger.store import Ledger
+            from benchledger.ledger.application import ingest
+            from benchledger.ledger.intake.artifacts import collect_artifacts
+            from benchledger.ledger.intake.files import expand_paths
+            from benchledger.ledger.store import Ledger
 
             if self._scratch is None:
                 self._scratch = Ledger.in_memory()
@@ -275,8 +275,8 @@ class ExpectedBatches:
 def verify_after_kill(url: str, history: list[Round], expected: ExpectedBatches) -> None:
     from sqlalchemy import text
 
-    from ledger.application import audit
-    from ledger.store import Ledger
+    from benchledger.ledger.application import audit
+    from benchledger.ledger.store import Ledger
 
     ledger = Ledger.open(url)
     try:
@@ -311,8 +311,8 @@ def verify_after_kill(url: str, history: list[Round], expected: ExpectedBatches)
 def _prepare(url: str) -> None:
     if url.startswith("postgresql"):
         # a server ledger is migrated once, explicitly (the embedded one on first open, which round 0 kills)
-        from ledger.migrate import upgrade
-        from ledger.store import create_ledger_engine
+        from benchledger.ledger.migrate import upgrade
+        from benchledger.ledger.store import create_ledger_engine
 
         engine = create_ledger_engine(url)
         upgrade(engine)

@@ -28,10 +28,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from cli.main import cli
-from ledger.application import audit
-from ledger.schema import metadata
-from ledger.store import Ledger
+from benchledger.cli.main import cli
+from benchledger.ledger.application import audit
+from benchledger.ledger.schema import metadata
+from benchledger.ledger.store import Ledger
 from tests.conformance.cases import strip_volatile, typed
 from tests.hostile import slots
 

@@ -20,12 +20,12 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import MetaData, Table, insert, select
 
-from cli.main import cli
-from ledger.application import audit, ingest, replay, status
-from ledger.intake import Artifact
-from ledger.intake.kinds import normalize
-from ledger.migrate import HEAD_REVISION, current_revision, upgrade
-from ledger.store import Ledger, create_ledger_engine
+from benchledger.cli.main import cli
+from benchledger.ledger.application import audit, ingest, replay, status
+from benchledger.ledger.migrate import HEAD_REVISION, current_revision, upgrade
+from benchledger.ledger.store import Ledger, create_ledger_engine
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS
 
 FIRST_REVISION = "0001"
@@ -206,8 +206,8 @@ def test_the_upgraded_sqlite_ledger_has_the_head_guards(ledger_url):
     ledger = Ledger.open(ledger_url)
     fresh = Ledger.in_memory()
     try:
-        def triggers(l):
-            with l.engine.connect() as connection:
+        def triggers(opened):
+            with opened.engine.connect() as connection:
                 return sorted(r[0] for r in connection.exec_driver_sql("SELECT sql FROM sqlite_master WHERE type = 'trigger'"))
 
         assert triggers(ledger) == triggers(fresh)  # migrated and create_all ledgers are guarded alike

@@ -15,6 +15,7 @@ are refused; none of the planted strings may be stored anywhere:
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
@@ -23,8 +24,8 @@ from pathlib import Path
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
-from cli.main import cli
-from ledger.store import normalize_url
+from benchledger.cli.main import cli
+from benchledger.ledger.store import normalize_url
 from tests.conformance.cases import CORPUS
 
 CASES = CORPUS / "cases"
@@ -61,7 +62,11 @@ MARKS = [m.encode() for m in SECRETS] + [m.lower().encode() for m in SECRETS]
 IDENTIFIERS = ("schema_version", "task_id", "comparison_id", "goal_id")
 
 
-def plant(value, counter=iter(range(10**6)), *, keep=IDENTIFIERS, replace=False):
+# One counter for every call, so consecutive plants cycle through all the secrets.
+_PLANT_COUNTER = itertools.count()
+
+
+def plant(value, counter=_PLANT_COUNTER, *, keep=IDENTIFIERS, replace=False):
     """Every string (but ``keep``'s) gets a planted secret appended (or is replaced by one); objects get a secret key."""
     secrets = list(SECRETS.values())
 

@@ -24,12 +24,12 @@ from click.testing import CliRunner
 from sqlalchemy import insert, select, text, update
 from sqlalchemy.exc import DatabaseError
 
-from cli.main import cli
-from ledger import canonical
-from ledger.application import audit, ingest, replay
-from ledger.intake import Artifact
-from ledger.intake.kinds import normalize
-from ledger.schema import drop_immutability_ddl, events, projection_rows, stream_heads
+from benchledger.cli.main import cli
+from benchledger.ledger import canonical
+from benchledger.ledger.application import audit, ingest, replay
+from benchledger.ledger.schema import drop_immutability_ddl, events, projection_rows, stream_heads
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS
 
 FIXTURE = CORPUS / "cases" / "review-claim" / "claim-review-01"

@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from projections import runner_invariants as review
+from benchledger.cli.main import cli
+from benchledger.projections import runner_invariants as review
 
 FULL_BOUNDARY = {
     "compact_only": True,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ledger.intake.kinds import normalize
-from projections import runs
+from benchledger.projections import runs
+from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke
 from tests.test_import_loopx import PUBLIC, public_rows

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
 
-from ledger import canonical
-from ledger.audit import verify_events
-from ledger.store import InvalidEvent, InvalidGoalId, Ledger, NewEvent, StreamAppend, VersionConflict
+from benchledger.ledger import canonical
+from benchledger.ledger.audit import verify_events
+from benchledger.ledger.store import InvalidEvent, InvalidGoalId, Ledger, NewEvent, StreamAppend, VersionConflict
 
 
 def run_events(n, start=0):
@@ -128,7 +128,7 @@ def test_chain_verifies_and_links_each_goal(ledger):
 WRITER = textwrap.dedent(
     """
     import sys
-    from ledger.store import Ledger, NewEvent
+    from benchledger.ledger.store import Ledger, NewEvent
     url, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     ledger = Ledger.open(url)
     for i in range(count):

@@ -8,8 +8,8 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from projections import verifier_attribution as va
+from benchledger.cli.main import cli
+from benchledger.projections import verifier_attribution as va
 
 RUN = "benchmark_run_v0"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, run_review
-from ledger.intake import Artifact, IntakeError
-from ledger.intake.kinds import normalize
-from ledger.intake.reading import read_json
-from ledger.intake.adapter_invocation import flag_argv
-from projections.adapter_kwargs_review import DEFAULT_ADAPTER_LABEL, KIND, NAME
+from benchledger.cli.reviews import FORMAT_OPTION, run_review
+from benchledger.ledger.intake.reading import read_json
+from benchledger.projections.adapter_kwargs_review import DEFAULT_ADAPTER_LABEL, KIND, NAME
+from benchledger.projections.artifacts import Artifact, IntakeError
+from benchledger.projections.artifacts.adapter_invocation import flag_argv
+from benchledger.projections.artifacts.kinds import normalize
 
 NOT_AN_ARGV_LIST = "--command-json must contain a JSON argv list"
 

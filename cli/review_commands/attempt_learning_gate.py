@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load_input, run_review
-from ledger.intake import Artifact
-from projections.attempt_learning_gate import NAME
+from benchledger.cli.reviews import FORMAT_OPTION, load_input, run_review
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.attempt_learning_gate import NAME
 
 
 @click.command(NAME)

@@ -10,11 +10,11 @@ from typing import Any
 
 import click
 
-from cli.reviews import FORMAT_OPTION, evaluate, render, run_review
-from ledger.intake import Artifact, IntakeError, NotCompactable
-from ledger.intake.kinds import normalize
-from ledger.intake.reading import read_json
-from projections import baseline_failure_gate as review
+from benchledger.cli.reviews import FORMAT_OPTION, evaluate, render, run_review
+from benchledger.ledger.intake.reading import read_json
+from benchledger.projections import baseline_failure_gate as review
+from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
+from benchledger.projections.artifacts.kinds import normalize
 
 DELIVERY_BATCH_SCALES = ("test_only", "single_surface", "multi_surface", "implementation")
 DELIVERY_OUTCOMES = ("surface_only", "outcome_gap", "outcome_progress", "primary_goal_outcome")
@@ -46,9 +46,9 @@ def _append(ctx: click.Context, goal_id: str, artifacts: list[Artifact], options
     """
     from datetime import datetime
 
-    from cli.common import open_ledger
-    from cli.reviews import refuse_unsafe_for_storage
-    from ledger.application import evaluate_review
+    from benchledger.cli.common import open_ledger
+    from benchledger.cli.reviews import refuse_unsafe_for_storage
+    from benchledger.ledger.application import evaluate_review
 
     refuse_unsafe_for_storage(review.NAME, artifacts, options)
     with open_ledger(ctx) as ledger:
@@ -81,7 +81,7 @@ def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> No
     ``run_review`` has no step between evaluating and printing, so this path
     prints on its own, the same way.
     """
-    from ledger.store import InvalidGoalId, validate_goal_id
+    from benchledger.ledger.store import InvalidGoalId, validate_goal_id
 
     try:
         artifacts = collect_baseline(options)

@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load_input, run_review
-from ledger.intake import Artifact
-from projections.claim_review import NAME
+from benchledger.cli.reviews import FORMAT_OPTION, load_input, run_review
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.claim_review import NAME
 
 
 def paired_input_options(command: Callable) -> Callable:

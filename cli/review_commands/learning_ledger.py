@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, run_review
-from projections.learning_ledger import NAME
-
-from .claim_review import collect_paired_inputs, paired_input_options
+from benchledger.cli.review_commands.claim_review import collect_paired_inputs, paired_input_options
+from benchledger.cli.reviews import FORMAT_OPTION, run_review
+from benchledger.projections.learning_ledger import NAME
 
 
 @click.command(NAME)

@@ -6,9 +6,9 @@ from typing import NamedTuple
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load, not_compactable, run_review
-from ledger.intake import Artifact
-from projections.lifecycle_state import NAME
+from benchledger.cli.reviews import FORMAT_OPTION, load, not_compactable, run_review
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.lifecycle_state import NAME
 
 NOT_AN_OBJECT = "lifecycle input JSON must contain an object"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load_input, run_review
-from ledger.intake import Artifact
-from projections.runner_invariants import NAME, RUNNER_OWNED_FIELDS
+from benchledger.cli.reviews import FORMAT_OPTION, load_input, run_review
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.runner_invariants import NAME, RUNNER_OWNED_FIELDS
 
 BOOLEAN_CHOICE = click.Choice(["true", "false"])
 

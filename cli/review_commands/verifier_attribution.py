@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from cli.reviews import FORMAT_OPTION, load_input, run_review
-from ledger.intake import Artifact
-from projections.verifier_attribution import NAME
+from benchledger.cli.reviews import FORMAT_OPTION, load_input, run_review
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.verifier_attribution import NAME
+
 
 @click.command(NAME)
 @FORMAT_OPTION

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..json_paths import nodes
-from . import KINDS, Artifact, IntakeError, NotCompactable
-from .files import SourceDocument, read_documents
-from .kinds import detect_kind, normalize
-from .safe import is_public_safe
+from benchledger.ledger.intake.files import SourceDocument, read_documents
+from benchledger.ledger.json_paths import nodes
+from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
+from benchledger.projections.artifacts.kinds import detect_kind, normalize
+from benchledger.projections.artifacts.safe import is_public_safe
 
 # Identifier fields that must survive the public-safe filter: an artifact whose
 # task or comparison id was a local path or a secret cannot be told apart from

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import IntakeError
+from benchledger.projections.artifacts import IntakeError
 
 MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 MAX_NESTING_DEPTH = 64

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import IntakeError
+from benchledger.projections.artifacts import IntakeError
 
 
 @dataclass(frozen=True)

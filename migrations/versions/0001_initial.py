@@ -8,7 +8,7 @@ Create Date: 2026-11-30
 import sqlalchemy as sa
 from alembic import op
 
-from ledger.schema import drop_immutability_ddl, immutability_ddl
+from benchledger.ledger.schema import drop_immutability_ddl, immutability_ddl
 
 revision = "0001"
 down_revision = None

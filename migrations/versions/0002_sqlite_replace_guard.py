@@ -13,7 +13,7 @@ Create Date: 2026-11-30
 
 from alembic import op
 
-from ledger.schema import replace_guard_ddl
+from benchledger.ledger.schema import replace_guard_ddl
 
 revision = "0002"
 down_revision = "0001"

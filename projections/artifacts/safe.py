@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from . import NotCompactable
+from benchledger.projections.artifacts import NotCompactable
 
 ELLIPSIS = "\u2026"
 

@@ -10,7 +10,7 @@ the review would have computed from the file.
 * ``claim-review`` is only schema-checked (common-inputs.md §6).
 * ``preflight``, ``launch`` and ``post-launch`` are read raw by lifecycle-state
   (common-inputs.md §7): what it reads is kept verbatim, every other field
-  keeps only its name (``ledger.intake.lifecycle_records``), so private
+  keeps only its name (``projections.artifacts.lifecycle_records``), so private
   paths in, say, a launch summary's job directory are never stored.
 * ``adapter-invocation`` (an argv list, or a kwargs object) is reduced to the
   generated ``loopx_*`` key names the adapter review reads; values are never kept.
@@ -22,19 +22,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import KINDS, NotAnObject, NotCompactable
-from .adapter_invocation import KEYS_FIELD, invocation_payload, loopx_keys
-from .comparison import compact_comparison
-from .learning_ledger import compact_learning_ledger
-from .lifecycle_records import KEPT_FIELDS
-from .result import compact_result
+from benchledger.projections.artifacts import KINDS, NotAnObject, NotCompactable
+from benchledger.projections.artifacts.adapter_invocation import KEYS_FIELD, invocation_payload, loopx_keys
+from benchledger.projections.artifacts.comparison import compact_comparison
+from benchledger.projections.artifacts.learning_ledger import compact_learning_ledger
+from benchledger.projections.artifacts.lifecycle_records import KEPT_FIELDS
+from benchledger.projections.artifacts.result import compact_result
 
 CLAIM_REVIEW_SCHEMA = "benchmark_claim_review_v0"
 
 
 def _compact_run(value: dict[str, Any]) -> dict[str, Any]:
     # Imported on use: the run compactor is large and only run artifacts need it.
-    from .run import compact_run
+    from benchledger.projections.artifacts.run import compact_run
 
     return compact_run(value)
 
@@ -118,7 +118,7 @@ def normalize(kind: str, value: Any) -> Any:
 
     Raises :class:`NotAnObject` when ``value`` has the wrong JSON type,
     :class:`NotCompactable` when the kind's normalizer refuses it, and
-    :class:`~ledger.intake.IntakeError` with the reference's text for other
+    :class:`~benchledger.projections.artifacts.IntakeError` with the reference's text for other
     refusals (e.g. a comparison whose ``result_refs`` is a number).
     """
     spec = KIND_SPECS.get(kind)

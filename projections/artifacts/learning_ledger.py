@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .safe import (
+from benchledger.projections.artifacts.safe import (
     FieldTable,
     bool_or_none,
     bool_or_text_rule,

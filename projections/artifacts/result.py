@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import NotCompactable
-from .safe import (
+from benchledger.projections.artifacts import NotCompactable
+from benchledger.projections.artifacts.safe import (
     FieldTable,
     bool_or_none,
     compact_source,

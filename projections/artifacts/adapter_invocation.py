@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import IntakeError
+from benchledger.projections.artifacts import IntakeError
 
 KEYS_FIELD = "loopx_kwarg_keys"
 AGENT_KWARG_FLAG = "--agent-kwarg"

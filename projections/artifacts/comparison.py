@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from . import IntakeError
-from .safe import (
+from benchledger.projections.artifacts import IntakeError
+from benchledger.projections.artifacts.safe import (
     FieldTable,
     bool_or_none,
     compact_artifact,

@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import IntakeError, NotCompactable
-from .safe import is_int, is_number, numeric_map, safe_list, safe_text
+from benchledger.projections.artifacts import IntakeError, NotCompactable
+from benchledger.projections.artifacts.safe import is_int, is_number, numeric_map, safe_list, safe_text
 
 RUN_SCHEMA = "benchmark_run_v0"
 RUN_ENVELOPE_KEY = "benchmark_run"

@@ -1,0 +1,5 @@
+"""``python -m benchledger`` runs the command line."""
+
+from benchledger.cli.main import main
+
+main()
