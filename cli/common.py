@@ -1,4 +1,4 @@
-"""Options and helpers shared by the commands: opening the ledger, goal ids, errors."""
+"""Options and helpers shared by the commands: opening the ledger, goal ids."""
 
 from __future__ import annotations
 
@@ -25,19 +25,11 @@ def goal_option(*, required: bool = False, help: str) -> click.Option:
 
 @contextmanager
 def open_ledger(ctx: click.Context) -> Iterator[Any]:
-    """Open the ledger the root options name; storage errors become clear one-line errors."""
-    from benchledger.ledger.config import resolve_url
-    from benchledger.ledger.migrate import LedgerNeedsUpgrade
-    from benchledger.ledger.store import Ledger, LedgerError
+    """Open the ledger the root options name (its errors are reported by ``cli.main``)."""
+    from benchledger.ledger import open_ledger as open_at
 
-    url = resolve_url((ctx.find_root().obj or {}).get("database_url"))
-    try:
-        ledger = Ledger.open(url)
-    except (LedgerNeedsUpgrade, LedgerError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    ledger = open_at((ctx.find_root().obj or {}).get("database_url"))
     try:
         yield ledger
-    except LedgerError as exc:
-        raise click.ClickException(str(exc)) from exc
     finally:
         ledger.close()

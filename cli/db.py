@@ -21,24 +21,17 @@ def db() -> None:
 @click.pass_context
 def upgrade_command(ctx: click.Context, revision: str) -> None:
     """Apply pending migrations (needed once per release on a server database)."""
-    from benchledger.ledger.migrate import current_revision, upgrade
-    from benchledger.ledger.store import create_ledger_engine
+    from benchledger.ledger import upgrade_ledger
 
-    engine = create_ledger_engine(_url(ctx))
-    upgrade(engine, revision)
-    with engine.connect() as connection:
-        click.echo(f"ledger schema at revision {current_revision(connection)}")
+    click.echo(f"ledger schema at revision {upgrade_ledger(_url(ctx), revision)}")
 
 
 @db.command("current")
 @click.pass_context
 def current_command(ctx: click.Context) -> None:
     """Print the ledger's schema revision and the one this benchledger needs."""
-    from benchledger.ledger.migrate import HEAD_REVISION, current_revision
-    from benchledger.ledger.store import create_ledger_engine
+    from benchledger.ledger import HEAD_REVISION, ledger_revision
 
-    engine = create_ledger_engine(_url(ctx))
-    with engine.connect() as connection:
-        revision = current_revision(connection)
+    revision = ledger_revision(_url(ctx))
     state = "up to date" if revision == HEAD_REVISION else "needs `benchledger db upgrade`"
     click.echo(f"{revision or 'not initialized'} (head {HEAD_REVISION}: {state})")

@@ -57,14 +57,10 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     Any refused row: nothing is written, every refusal is listed, exit 1.
     Importing the same history again appends nothing.
     """
-    from benchledger.ledger.intake.files import InputFileError
     from benchledger.ledger.loopx_import import ImportReport, import_plan, plan_import
 
     fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
-    try:
-        plan = plan_import(path, goal)
-    except InputFileError as exc:
-        raise click.ClickException(f"{exc} (nothing written)") from exc
+    plan = plan_import(path, goal)
     if plan.refused:
         report = ImportReport(goal, plan, [], dry_run).as_dict()
         for refusal in plan.refused:
@@ -132,22 +128,15 @@ def runs_command(
     --status then filter the arms by their current run (--status failed: the
     arms whose current run failed). See docs/interop.md.
     """
-    from benchledger.ledger.runs import list_runs
-    from benchledger.ledger.views import UnknownGoal
-    from benchledger.projections.runs import current_runs, matches
+    from benchledger.ledger import select_runs
 
     fmt = _format(ctx, fmt, ("table", "json"), "table")
     with open_ledger(ctx) as ledger:
-        try:
-            views = [v for v in list_runs(ledger, goal_id=goal) if matches(v, benchmark=benchmark, case=case)]
-        except UnknownGoal as exc:
-            raise click.ClickException(str(exc.args[0])) from exc
-    selected = dict(arm=arm, mode=mode, status=status)
+        selected = select_runs(
+            ledger, goal_id=goal, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status, current=current
+        )
     if current:
-        entries = [
-            e for e in current_runs(views)
-            if not any(selected.values()) or (e["current"] is not None and matches(e["current"], **selected))
-        ]
+        entries = selected
         if fmt == "json":
             _json({"current_runs": entries})
             return
@@ -161,7 +150,7 @@ def runs_command(
             )
         click.echo(_table(headers, rows))
         return
-    views = [v for v in views if matches(v, **selected)]
+    views = selected
     if fmt == "json":
         _json({"runs": views})
         return
@@ -191,8 +180,6 @@ def export_command(ctx: click.Context, goal: str | None) -> None:
     from benchledger.ledger.exchange import export_lines
 
     with open_ledger(ctx) as ledger:
-        if goal is not None and ledger.head(goal) is None:
-            raise click.ClickException(f"no goal {goal!r} in this ledger")
         for line in export_lines(ledger, goal_id=goal):
             # Bytes go to the binary stream: UTF-8 whatever the terminal's locale.
             click.echo(line.encode("utf-8"))

@@ -1,6 +1,15 @@
-"""The ``benchledger`` root command."""
+"""The ``benchledger`` root command, and the one place errors become exit codes.
+
+A :class:`~benchledger.errors.BenchledgerError` from any command prints
+``benchledger: <message>`` on stderr and exits with its ``exit_code``
+(README "Exit codes"). Anything else is a bug: it prints one line naming the
+exception and exits 70, never a traceback; ``BENCHLEDGER_DEBUG=1`` lets it
+propagate instead (the test suite sets it, so bugs fail tests loudly).
+"""
 
 from __future__ import annotations
+
+import os
 
 import click
 
@@ -18,7 +27,32 @@ from benchledger.cli.queries import (
 from benchledger.cli.reviews import benchmark
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Root(click.Group):
+    """The root group: translates errors once for every command (see module docstring)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        from benchledger.errors import INTERNAL_ERROR, BenchledgerError, redact_url
+
+        try:
+            return super().invoke(ctx)
+        except BenchledgerError as exc:
+            click.echo(f"benchledger: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("BENCHLEDGER_DEBUG"):
+                raise
+            first_line = redact_url((str(exc).strip().splitlines() or [""])[0])
+            click.echo(
+                f"benchledger: internal error ({type(exc).__name__}: {first_line}); "
+                "please report it (BENCHLEDGER_DEBUG=1 shows the traceback)",
+                err=True,
+            )
+            ctx.exit(INTERNAL_ERROR)
+
+
+@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--database-url",
     envvar="BENCHLEDGER_DATABASE_URL",

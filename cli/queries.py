@@ -42,24 +42,6 @@ def _format(ctx: click.Context, fmt: str | None, choices: tuple[str, ...], defau
     return fmt or (root if root in choices else default)
 
 
-def _goal_errors(func):
-    """Unknown goals and malformed --as-of values are usage-level errors with a clear message."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from benchledger.ledger.views import InvalidAsOf, UnknownGoal
-
-        try:
-            return func(*args, **kwargs)
-        except UnknownGoal as exc:
-            raise click.ClickException(str(exc.args[0])) from exc
-        except InvalidAsOf as exc:
-            raise click.BadParameter(str(exc), param_hint="--as-of") from exc
-
-    return wrapper
-
-
 @click.command("goals")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default=None, help="Output format (default table, or the root --format).")
 @click.pass_context
@@ -83,7 +65,6 @@ def goals_command(ctx: click.Context, fmt: str) -> None:
 @click.option("--as-of", metavar="POSITION|TIME", help="Replay only the events up to this global position or ISO-8601 time.")
 @click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default=None, help="Output format (default json, or the root --format).")
 @click.pass_context
-@_goal_errors
 def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> None:
     """The goal's current projections: all eight reviews where they apply."""
     fmt = _format(ctx, fmt, ("json", "markdown"), "json")
@@ -123,7 +104,6 @@ def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
 @click.option("--kind", help="Only entries of this event kind (the lifecycle state still reflects every event).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default=None, help="Output format (default table, or the root --format).")
 @click.pass_context
-@_goal_errors
 def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str | None, fmt: str) -> None:
     """The goal's lifecycle history: every event, and the lifecycle state after it.
 

@@ -13,19 +13,17 @@ import importlib
 import json
 import re
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any
 
 import click
 
 from benchledger.cli.common import goal_option, open_ledger
-from benchledger.ledger.application import evaluate_review
+from benchledger.ledger.application import evaluate_and_keep, evaluate_review
 from benchledger.ledger.intake.reading import read_json
 from benchledger.projections import REVIEW_MODULES
 from benchledger.projections import review as review_module
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import KIND_SCHEMAS, normalize
-from benchledger.projections.linking import ProjectionFault
 
 GOAL_META = "benchledger.goal"
 # baseline-failure-gate keeps LoopX's own --goal-id / --execute.
@@ -139,25 +137,6 @@ def evaluate(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> d
     return evaluate_review(name, artifacts, options)[0]
 
 
-def refuse_unsafe_for_storage(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> None:
-    """With --goal the inputs and the flags (kept in the batch manifest) must hold no local path or secret."""
-    from benchledger.ledger.application import recorded_options
-    from benchledger.ledger.intake.artifacts import refuse_unsafe, unsafe_strings
-
-    for artifact in artifacts:
-        try:
-            refuse_unsafe(artifact)
-        except IntakeError as exc:
-            raise click.ClickException(f"--goal: {exc}") from exc
-    unsafe = unsafe_strings(recorded_options(name, options))
-    if unsafe:
-        flags = ", ".join(sorted({"--" + where.removeprefix("$.").split("[")[0].split(".")[0].replace("_", "-") for where in unsafe}))
-        raise click.ClickException(
-            f"--goal: {flags} looks like a local path or a secret; the ledger does not store those "
-            "(remove it, or run the review without --goal)"
-        )
-
-
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:
     from benchledger.ledger.canonical import escape_lone_surrogates
 
@@ -185,12 +164,10 @@ def run_review(
     else:
         goal = ctx.meta.get(GOAL_META)
         if goal:
-            refuse_unsafe_for_storage(name, artifacts, options)
-        with open_ledger(ctx) if goal else nullcontext() as ledger:
-            try:
-                payload, _ = evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal)
-            except ProjectionFault as exc:
-                raise click.ClickException(f"nothing was stored: {exc}") from exc
+            with open_ledger(ctx) as ledger:
+                payload, _ = evaluate_and_keep(ledger, goal, name, artifacts, options)
+        else:
+            payload, _ = evaluate_review(name, artifacts, options)
     fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     click.echo(render(name, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)

@@ -12,13 +12,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchledger.errors import CheckFailed, InvalidInput
 from benchledger.ledger.audit import Problem, verify_events
 from benchledger.ledger.canonical import canonical_json, event_id_for
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
 from benchledger.projections import linking
 from benchledger.projections import review as review_module
-from benchledger.projections.artifacts import Artifact
-from benchledger.projections.linking import GoalProjector, ProjectionRow, project_goal
+from benchledger.projections.artifacts import Artifact, IntakeError
+from benchledger.projections.linking import GoalProjector, ProjectionFault, ProjectionRow, project_goal
 
 REVIEW_GOAL = "review"
 # Goals a replay folds per read: bounds memory on a large ledger while the
@@ -182,6 +183,40 @@ def evaluate_review(
     except Exception as exc:  # LoopX reports any reducer failure as the error payload
         payload = module.error_payload(str(exc), options)
     return payload, outcome
+
+
+def evaluate_and_keep(
+    ledger: Ledger, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]
+) -> tuple[dict[str, Any], IngestOutcome]:
+    """:func:`evaluate_review` into ``goal_id`` of ``ledger``: the inputs are kept, with the review's flags.
+
+    What is kept must be storable: no input or flag may hold a local path or a
+    secret, and the projections the batch changes must reduce; otherwise
+    nothing is written.
+    """
+    refuse_unsafe_for_storage(name, artifacts, options)
+    try:
+        return evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal_id)
+    except ProjectionFault as exc:
+        raise CheckFailed(f"nothing was stored: {exc}") from exc
+
+
+def refuse_unsafe_for_storage(name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]) -> None:
+    """A kept review's inputs and flags (recorded in the batch manifest) must hold no local path or secret."""
+    from benchledger.ledger.intake.artifacts import refuse_unsafe, unsafe_strings
+
+    for artifact in artifacts:
+        try:
+            refuse_unsafe(artifact)
+        except IntakeError as exc:
+            raise InvalidInput(f"--goal: {exc}") from exc
+    unsafe = unsafe_strings(recorded_options(name, options))
+    if unsafe:
+        flags = ", ".join(sorted({"--" + where.removeprefix("$.").split("[")[0].split(".")[0].replace("_", "-") for where in unsafe}))
+        raise InvalidInput(
+            f"--goal: {flags} looks like a local path or a secret; the ledger does not store those "
+            "(remove it, or run the review without --goal)"
+        )
 
 
 # -- materialized projections ------------------------------------------------------

@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
+from benchledger.errors import UnknownGoal
 from benchledger.ledger.application import rebuild_projections
 from benchledger.ledger.audit import ChainReport, verify_events
 from benchledger.ledger.canonical import canonical_json
@@ -62,9 +63,10 @@ class ImportedExport:
 
 
 def export_lines(ledger: Ledger, *, goal_id: str | None = None) -> Iterator[str]:
-    """One JSON line per event, in position order (only ``goal_id``'s when given)."""
-    for event in ledger.read_all(goal_id=goal_id):
-        yield json.dumps(event.as_record(), ensure_ascii=False, separators=(",", ":"))
+    """One JSON line per event, in position order (only ``goal_id``'s when given, which must exist)."""
+    if goal_id is not None and ledger.head(goal_id) is None:
+        raise UnknownGoal(f"no goal {goal_id!r} in this ledger")
+    return (json.dumps(event.as_record(), ensure_ascii=False, separators=(",", ":")) for event in ledger.read_all(goal_id=goal_id))
 
 
 def _record_problems(record: Any) -> list[str]:

@@ -12,11 +12,13 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, inspect, text
 
+from benchledger.errors import LedgerUnavailable
+
 # The newest revision in migrations/versions (a test keeps the two in step).
 HEAD_REVISION = "0003"
 
 
-class LedgerNeedsUpgrade(RuntimeError):
+class LedgerNeedsUpgrade(LedgerUnavailable):
     """A server ledger is at an older schema revision than this benchledger needs."""
 
 
@@ -94,3 +96,29 @@ def ensure_current(engine: Engine) -> None:
         f"the ledger at {where} is {found}; this benchledger needs revision {HEAD_REVISION}: "
         f"run `benchledger --database-url URL db upgrade`"
     )
+
+
+def upgrade_ledger(url: str, revision: str = "head") -> str | None:
+    """``benchledger db upgrade``: migrate the ledger at ``url`` to ``revision``; returns the revision it is now at."""
+    from benchledger.ledger.engine import create_ledger_engine, database_errors_as_unavailable
+
+    engine = create_ledger_engine(url)
+    try:
+        with database_errors_as_unavailable(url):
+            upgrade(engine, revision)
+            with engine.connect() as connection:
+                return current_revision(connection)
+    finally:
+        engine.dispose()
+
+
+def ledger_revision(url: str) -> str | None:
+    """``benchledger db current``: the schema revision of the ledger at ``url`` (``None``: not initialized)."""
+    from benchledger.ledger.engine import create_ledger_engine, database_errors_as_unavailable
+
+    engine = create_ledger_engine(url)
+    try:
+        with database_errors_as_unavailable(url), engine.connect() as connection:
+            return current_revision(connection)
+    finally:
+        engine.dispose()

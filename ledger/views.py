@@ -12,16 +12,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from benchledger.errors import InvalidInput, UnknownGoal
 from benchledger.ledger.store import Ledger, StoredEvent, utc_timestamp
 from benchledger.projections import linking
 from benchledger.projections.history import changes, event_summary
 
 
-class UnknownGoal(LookupError):
-    pass
-
-
-class InvalidAsOf(ValueError):
+class InvalidAsOf(InvalidInput, ValueError):
     """An ``--as-of`` value that is neither a position nor an ISO-8601 time."""
 
 

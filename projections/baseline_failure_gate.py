@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from benchledger.errors import InvalidGoalId
 from benchledger.projections.artifacts.comparison import compact_comparison
 from benchledger.projections.artifacts.safe import is_number, label
 from benchledger.projections.markdown import code, document, get, text
@@ -464,10 +465,6 @@ def render_markdown(payload: Mapping[str, Any]) -> str:
 
 
 # --- --execute ---------------------------------------------------------------------
-
-
-class InvalidGoalId(ValueError):
-    """The goal id cannot name a goal's history; ``str()`` is the reference's error text."""
 
 
 def validated_goal_id(goal_id: str) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from benchledger.errors import CHECK_FAILED, BenchledgerError
 from benchledger.projections import REVIEW_MODULES
 from benchledger.projections import review as review_module
 from benchledger.projections.artifacts.kinds import normalize
@@ -100,8 +101,10 @@ class HistoryStep:
     error: str | None
 
 
-class ProjectionFault(RuntimeError):
-    """A reducer raised on the goal's events."""
+class ProjectionFault(BenchledgerError):
+    """A reducer raised on the goal's events (the events are kept out: a check said no)."""
+
+    exit_code = CHECK_FAILED
 
     def __init__(self, projection: str, key: str, position: int, cause: BaseException) -> None:
         super().__init__(f"projection {projection} ({key}) failed at position {position}: {type(cause).__name__}: {cause}")

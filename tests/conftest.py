@@ -17,6 +17,8 @@ from sqlalchemy import create_engine, text
 from benchledger.ledger.store import Ledger, normalize_url
 
 POSTGRES_URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
+# A bug must fail its test with its traceback, not become the CLI's one-line "internal error" (exit 70).
+os.environ.setdefault("BENCHLEDGER_DEBUG", "1")
 BACKENDS = ["sqlite", "postgresql"]
 
 

@@ -81,7 +81,8 @@ def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> No
     ``run_review`` has no step between evaluating and printing, so this path
     prints on its own, the same way.
     """
-    from benchledger.ledger.store import InvalidGoalId, validate_goal_id
+    from benchledger.errors import InvalidGoalId
+    from benchledger.ledger.store import validate_goal_id
 
     try:
         artifacts = collect_baseline(options)
@@ -92,7 +93,7 @@ def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> No
     if payload.get("ok") is True:
         try:
             goal_id = validate_goal_id(review.validated_goal_id(options["goal_id"]))
-        except (review.InvalidGoalId, InvalidGoalId) as exc:
+        except InvalidGoalId as exc:
             payload = review.error_payload(str(exc), options)
         else:
             payload = _append(ctx, goal_id, artifacts, options)

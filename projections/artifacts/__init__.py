@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from benchledger.errors import InvalidInput
 
-class IntakeError(ValueError):
+
+class IntakeError(InvalidInput, ValueError):
     """An input could not be read or normalized; ``str()`` is the reference's error text."""
 
 

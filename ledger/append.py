@@ -1,0 +1,359 @@
+"""The append algorithm: events as stored, and how a batch of new events joins the goals' hash chains.
+
+:func:`append_locked` runs inside the writer's transaction, once the append
+lock is held (:mod:`benchledger.ledger.store` takes it): it reads the goals'
+heads, numbers the new events (global position, stream version), chains their
+hashes and writes them with one insert. Everything that can be computed before
+the lock (canonical bodies, payload hashes, event ids) is, in :class:`Prepared`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, insert, select, tuple_
+
+from benchledger.errors import BenchledgerError, InvalidGoalId
+from benchledger.ledger import canonical
+from benchledger.ledger.json_paths import non_finite_numbers
+from benchledger.ledger.schema import events, projection_rows, stream_heads
+
+GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
+
+
+class LedgerError(BenchledgerError):
+    """Base class of the store's errors; ``str()`` is a message for the user."""
+
+
+class VersionConflict(LedgerError):
+    """``expected_version`` did not match the goal's current version."""
+
+    def __init__(self, goal_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"goal {goal_id!r} is at version {actual}, not the expected {expected}")
+        self.goal_id, self.expected, self.actual = goal_id, expected, actual
+
+
+class CorruptEvent(LedgerError):
+    """A stored event no longer decodes: the database was changed outside benchledger."""
+
+
+class InvalidEvent(LedgerError, ValueError):
+    """An event's stored columns would not fit the schema (checked alike on every backend)."""
+
+
+# Column widths of ``events`` (ledger.schema); checked before writing so that
+# SQLite, which ignores them, and PostgreSQL, which enforces them, agree.
+_COLUMN_LIMITS = {"kind": 64, "schema_version": 128, "source": 64}
+
+
+def validate_event_columns(kind: str, schema_version: str | None, source: str) -> None:
+    for name, value in (("kind", kind), ("schema_version", schema_version), ("source", source)):
+        if value is None:
+            continue
+        if len(value) > _COLUMN_LIMITS[name]:
+            raise InvalidEvent(
+                f"{name} is {len(value)} characters, longer than the {_COLUMN_LIMITS[name]} the ledger stores; nothing was written"
+            )
+        if "\x00" in value:
+            raise InvalidEvent(f"{name} contains a NUL character; nothing was written")
+
+
+def refuse_non_finite(new: NewEvent, body: str) -> None:
+    """A persistent ledger stores only JSON: NaN and infinities (which a review reads, as LoopX does) are refused.
+
+    Their canonical text holds a ``NaN`` / ``Infinity`` token, so only a body
+    that contains one is walked for the paths to name.
+    """
+    if "NaN" in body or "Infinity" in body:
+        paths = non_finite_numbers(new.payload)
+        if paths:
+            raise InvalidEvent(
+                f"{', '.join(paths)} of this {new.kind} is NaN or infinite; the ledger stores only finite numbers "
+                "(fix the input, or run the review without --goal); nothing was written"
+            )
+
+
+def validate_goal_id(goal_id: str) -> str:
+    if not isinstance(goal_id, str) or not GOAL_ID_PATTERN.fullmatch(goal_id):
+        raise InvalidGoalId(
+            f"invalid goal id {goal_id!r}: use 1-121 letters, digits, '_', '.', ':' or '-', "
+            "starting with a letter or digit"
+        )
+    return goal_id
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append: what it is and its (JSON-compatible) payload."""
+
+    kind: str
+    payload: Any
+    schema_version: str | None = None
+    source_sha256: str | None = None
+
+    @functools.cached_property
+    def canonical(self) -> tuple[str, str]:
+        """The payload's canonical JSON and its hash (computed once: the batch manifest and the append both need it)."""
+        body = canonical.canonical_json(self.payload)
+        return body, canonical.sha256_hex(body)
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    position: int
+    event_id: str
+    goal_id: str
+    stream_version: int
+    kind: str
+    schema_version: str | None
+    payload_text: str
+    payload_sha256: str
+    source_sha256: str | None
+    prev_hash: str
+    chain_hash: str
+    recorded_at: str
+    source: str
+
+    @functools.cached_property
+    def payload(self) -> Any:
+        """The decoded payload (decoded once: folds read it many times)."""
+        try:
+            return json.loads(self.payload_text)
+        except ValueError as exc:
+            raise CorruptEvent(
+                f"event {self.position} of goal {self.goal_id!r} does not hold JSON ({exc}): the ledger was changed "
+                "outside benchledger (`benchledger audit` lists what differs)"
+            ) from exc
+
+    def as_record(self) -> dict[str, Any]:
+        """Every stored field, with the payload kept as its canonical text."""
+        return {column.name: getattr(self, _FIELD_OF_COLUMN.get(column.name, column.name)) for column in events.c}
+
+
+_FIELD_OF_COLUMN = {"payload": "payload_text"}
+_EVENT_COLUMNS = tuple(column.name for column in events.c)
+# StoredEvent's fields are the events columns, in table order: a row (or a
+# record read in that order) builds one positionally, which folds do for
+# every event they read.
+assert tuple(_FIELD_OF_COLUMN.get(name, name) for name in _EVENT_COLUMNS) == tuple(StoredEvent.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The outcome for one input of an append: the stored event and whether it is new."""
+
+    event: StoredEvent
+    status: str  # "appended" | "duplicate"
+
+
+def _event_from_record(record: Mapping[str, Any]) -> StoredEvent:
+    """A :class:`StoredEvent` from an events-table record (a row about to be inserted)."""
+    return StoredEvent(*(record[name] for name in _EVENT_COLUMNS))
+
+
+def row_to_event(row: Any) -> StoredEvent:
+    """A :class:`StoredEvent` from a ``select(events)`` result row (its columns are in table order)."""
+    return StoredEvent(*row)
+
+
+def utc_timestamp(moment: datetime | None = None) -> str:
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+
+class Transaction:
+    """Reads and projection writes inside one open transaction (used by appends and replays)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    def read_goal(self, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
+        query = select(events).where(events.c.goal_id == goal_id)
+        if upto_position is not None:
+            query = query.where(events.c.position <= upto_position)
+        return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version))]
+
+    def read_goals(self, goal_ids: Sequence[str]) -> dict[str, list[StoredEvent]]:
+        """Several goals' events (each in stream order) in a few queries."""
+        found: dict[str, list[StoredEvent]] = {goal: [] for goal in goal_ids}
+        for row in chunked_rows(self.connection, _EVENTS_OF_GOALS, "goal_ids", list(found)):
+            found[row.goal_id].append(row_to_event(row))
+        return found
+
+    def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        rows = chunked_rows(self.connection, _EVENTS_BY_ID, "event_ids", list(dict.fromkeys(event_ids)))
+        return {event.event_id: event for event in map(row_to_event, rows)}
+
+    def replace_projection_rows(self, goal_ids: Sequence[str], rows: Sequence[dict[str, Any]], *, projection: str | None = None) -> int:
+        """Make the stored rows of ``goal_ids`` (all projections, or one) exactly ``rows``; returns how many changed.
+
+        Only rows that differ are written or deleted: a replay of a healthy
+        ledger reads its rows and writes nothing.
+        """
+        query = select(projection_rows).where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+        if projection is not None:
+            query = query.where(projection_rows.c.projection == projection)
+        stored = {_row_key(row._mapping): dict(row._mapping) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
+        changed = [row for row in rows if stored.pop(_row_key(row), None) != row]
+        self.upsert_projection_rows(changed)
+        unwanted = list(stored)
+        for start in range(0, len(unwanted), 500):
+            self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": unwanted[start : start + 500]})
+        return len(changed) + len(unwanted)
+
+    def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Write ``rows`` over the stored rows with the same projection, goal and key; keep the others."""
+        if rows:
+            self.connection.execute(_upsert_projection_rows(self.connection.dialect.name), list(rows))
+
+
+@dataclass(frozen=True)
+class StreamAppend:
+    """One goal's part of an append: its new events, and the version the caller expects it at (if any)."""
+
+    goal_id: str
+    events: Sequence[NewEvent]
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A new event with its canonical body, payload hash and content-addressed id (computed before locking)."""
+
+    new: NewEvent
+    body: str
+    digest: str
+    event_id: str
+
+
+# Statements built once: constructing and cache-keying a Core statement costs
+# more than running it on SQLite, and appends run them on every ingest.
+_EVENTS_BY_ID = select(events).where(events.c.event_id.in_(bindparam("event_ids", expanding=True)))
+_EVENTS_OF_GOALS = (
+    select(events)
+    .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+    .order_by(events.c.goal_id, events.c.stream_version)
+)
+_INSERT_PROJECTION_ROWS = insert(projection_rows)
+_DELETE_PROJECTION_ROWS = projection_rows.delete().where(
+    tuple_(*projection_rows.primary_key.columns).in_(bindparam("keys", expanding=True))
+)
+_LAST_EVENT = select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
+_HEADS_OF = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+_INSERT_EVENTS = insert(events)
+_INSERT_HEADS = insert(stream_heads)
+_UPDATE_HEAD = (
+    stream_heads.update()
+    .where(stream_heads.c.goal_id == bindparam("head_goal_id"))
+    .values({name: bindparam(name) for name in ("last_version", "last_chain_hash", "last_position", "last_recorded_at")})
+)
+
+
+def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A projection row's primary key, in the table's column order."""
+    return tuple(row[column.name] for column in projection_rows.primary_key.columns)
+
+
+@functools.cache
+def _upsert_projection_rows(dialect: str) -> Any:
+    """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` for the projection rows (both backends spell it alike)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    statement = dialect_insert(projection_rows)
+    key = [column.name for column in projection_rows.primary_key.columns]
+    return statement.on_conflict_do_update(
+        index_elements=key, set_={column.name: statement.excluded[column.name] for column in projection_rows.c if column.name not in key}
+    )
+
+
+def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepared]]], source: str) -> list[list[Appended]]:
+    """Write the prepared appends under the append lock: heads, positions, chains, one insert for all events."""
+    connection = tx.connection
+    goal_ids = list(dict.fromkeys(request.goal_id for request, _ in prepared))
+    heads = {row.goal_id: row for row in chunked_rows(connection, _HEADS_OF, "goal_ids", goal_ids)}
+    # goal -> [version, chain hash] as the appends advance it
+    tips = {
+        goal: [heads[goal].last_version, heads[goal].last_chain_hash] if goal in heads else [0, canonical.GENESIS_HASH]
+        for goal in goal_ids
+    }
+    last = connection.execute(_LAST_EVENT).first()
+    position = last.position if last else 0
+    # recorded_at never goes backwards along positions, even if the clock does.
+    recorded_at = max(utc_timestamp(), last.recorded_at) if last else utc_timestamp()
+
+    existing = tx.events_by_id(p.event_id for _, events_of_goal in prepared for p in events_of_goal)
+    rows: list[dict[str, Any]] = []
+    outcomes: list[list[Appended]] = []
+    for request, events_of_goal in prepared:
+        goal_id, tip = request.goal_id, tips[request.goal_id]
+        if request.expected_version is not None and request.expected_version != tip[0]:
+            raise VersionConflict(goal_id, request.expected_version, tip[0])
+        outcome: list[Appended] = []
+        for p in events_of_goal:
+            if p.event_id in existing:
+                outcome.append(Appended(existing[p.event_id], "duplicate"))
+                continue
+            tip[0] += 1
+            position += 1
+            row = {
+                "position": position,
+                "event_id": p.event_id,
+                "goal_id": goal_id,
+                "stream_version": tip[0],
+                "kind": p.new.kind,
+                "schema_version": p.new.schema_version,
+                "payload": p.body,
+                "payload_sha256": p.digest,
+                "source_sha256": p.new.source_sha256,
+                "prev_hash": tip[1],
+                "recorded_at": recorded_at,
+                "source": source,
+            }
+            row["chain_hash"] = tip[1] = canonical.chain_hash(
+                tip[1],
+                goal_id=goal_id,
+                stream_version=tip[0],
+                kind=p.new.kind,
+                schema_version=p.new.schema_version,
+                payload_sha256=p.digest,
+                event_id=p.event_id,
+                recorded_at=recorded_at,
+                source=source,
+                source_sha256=p.new.source_sha256,
+            )
+            stored = _event_from_record(row)
+            existing[p.event_id] = stored
+            rows.append(row)
+            outcome.append(Appended(stored, "appended"))
+        outcomes.append(outcome)
+    if rows:
+        connection.execute(_INSERT_EVENTS, rows)
+        last_position = {row["goal_id"]: row["position"] for row in rows}
+
+        def head_values(goal: str) -> dict[str, Any]:
+            return {"last_version": tips[goal][0], "last_chain_hash": tips[goal][1], "last_position": last_position[goal], "last_recorded_at": recorded_at}
+
+        updated = [{"head_goal_id": goal, **head_values(goal)} for goal in last_position if goal in heads]
+        created = [{"goal_id": goal, **head_values(goal)} for goal in last_position if goal not in heads]
+        if updated:
+            connection.execute(_UPDATE_HEAD, updated)
+        if created:
+            connection.execute(_INSERT_HEADS, created)
+    return outcomes
+
+
+def chunked_rows(connection: Connection, statement: Any, name: str, values: Sequence[Any], size: int = 500) -> Iterator[Any]:
+    """Rows of ``statement`` with its expanding parameter ``name`` bound to ``values``, ``size`` at a time."""
+    for start in range(0, len(values), size):
+        yield from connection.execute(statement, {name: list(values[start : start + size])})
+
+

@@ -1,0 +1,192 @@
+"""Engines of a ledger URL: drivers, SQLite pragmas, lock retries, and errors a user can read.
+
+A URL names SQLite (the embedded default) or PostgreSQL. Whatever goes wrong
+while an engine is created or first connects (an unknown scheme, a missing
+driver, a missing directory, a file that is not a database or cannot be
+written, a server that does not answer) becomes one
+:class:`~benchledger.errors.LedgerUnavailable` naming the URL with its
+password redacted.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import URL, Engine, create_engine, event, make_url
+from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
+from sqlalchemy.pool import StaticPool
+
+from benchledger.errors import LedgerUnavailable, redact_url
+
+SQLITE_BUSY_TIMEOUT_S = 5.0
+LOCKED_RETRY_BUDGET_S = 60.0
+# A server that drops packets would otherwise hold a command for the kernel's TCP timeout (minutes).
+POSTGRES_CONNECT_TIMEOUT_S = 10
+
+
+class LedgerBusy(LedgerUnavailable):
+    """Another writer held the SQLite ledger for longer than the retry budget."""
+
+
+def normalize_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` mean psycopg2 (the ``postgres`` extra); an explicit driver is kept."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg2://" + url[len(prefix):]
+    return url
+
+
+SUPPORTED_URLS = "sqlite:///PATH or postgresql://USER@HOST/DATABASE"
+
+
+def create_ledger_engine(url: str) -> Engine:
+    """An engine for the ledger at ``url``; a URL benchledger cannot use raises :class:`LedgerUnavailable`."""
+    try:
+        parsed = make_url(normalize_url(url))
+    except ArgumentError as exc:
+        raise LedgerUnavailable(f"{redact_url(url)} is not a database URL (use {SUPPORTED_URLS})") from exc
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise LedgerUnavailable(
+            f"{redact_url(url)}: benchledger keeps its ledger in SQLite or PostgreSQL, not {backend} (use {SUPPORTED_URLS})"
+        )
+    try:
+        return _create_engine(parsed)
+    except (ImportError, NoSuchModuleError) as exc:
+        extra = " (pip install 'benchledger[postgres]')" if backend == "postgresql" else ""
+        raise LedgerUnavailable(f"{redact_url(url)}: the database driver is not installed{extra}: {exc}") from exc
+
+
+def _create_engine(url: URL) -> Engine:
+    if url.get_backend_name() == "sqlite":
+        in_memory = url.database in (None, "", ":memory:")
+        engine = create_engine(
+            url,
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
+            poolclass=StaticPool if in_memory else None,
+        )
+        _configure_sqlite(engine, wal=not in_memory)
+        return engine
+    # No pre-ping: a benchledger process is short-lived and opens few connections,
+    # and a ping per checkout is a round trip on every query.
+    options: dict[str, Any] = {}
+    if url.get_driver_name() == "psycopg2":
+        # psycopg2 runs an executemany as one round trip per row unless batched;
+        # SQLAlchemy batches plain INSERTs itself but not the projection upsert
+        # (INSERT .. ON CONFLICT) or the stream-head UPDATEs: 2,000 upserted rows
+        # took 0.35 s unbatched, 0.15 s batched.
+        options["executemany_mode"] = "values_plus_batch"
+        if "connect_timeout" not in url.query:
+            options["connect_args"] = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT_S}
+    return create_engine(url, **options)
+
+
+@contextmanager
+def database_errors_as_unavailable(url: str) -> Iterator[None]:
+    """Turn a driver's refusal to open or use the database at ``url`` into one :class:`LedgerUnavailable` line."""
+    try:
+        yield
+    except DBAPIError as exc:
+        if isinstance(exc, DataError | IntegrityError):
+            raise
+        raise LedgerUnavailable(f"cannot use the ledger at {redact_url(url)}: {_reason(exc, url)}") from exc
+
+
+def _reason(exc: DBAPIError, url: str) -> str:
+    """The driver's message, first line, with SQLite's terse ones made specific."""
+    message = (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return message
+    path = Path(parsed.database)
+    lowered = message.lower()
+    if "unable to open database file" in lowered and not path.parent.is_dir():
+        return f"the directory {path.parent} does not exist"
+    if "file is not a database" in lowered:
+        return f"{path} is not a SQLite database"
+    if "readonly" in lowered or "read-only" in lowered:
+        return f"{path} (or its directory) is read-only"
+    return message
+
+
+def _enable_wal(cursor: Any) -> None:
+    """Switch the file to WAL (a persistent setting: the first opener does it).
+
+    Processes opening a fresh ledger at once may find the switch locked; SQLite
+    reports that at once, without its busy wait, so retry for a bounded time.
+    """
+    import sqlite3
+
+    deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
+    delay = 0.01
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            message = str(exc).lower()
+            if "database is locked" not in message and "database is busy" not in message:
+                raise
+            if time.monotonic() >= deadline:
+                raise LedgerBusy(
+                    f"the ledger stayed locked by another process for {LOCKED_RETRY_BUDGET_S:.0f} s; try again"
+                ) from exc
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 1.0)
+
+
+def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:
+        # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        if wal:
+            _enable_wal(cursor)
+        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL" if wal else "PRAGMA synchronous=FULL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection) -> None:
+        # Writers take the write lock up front so two appends never deadlock
+        # upgrading read locks; readers stay concurrent under WAL.
+        immediate = connection.get_execution_options().get("benchledger_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _is_locked_error(exc: OperationalError) -> bool:
+    message = str(exc.orig).lower()
+    return "database is locked" in message or "database is busy" in message
+
+
+def retry_sqlite_locked(dialect: str, attempt: Callable[[], Any]) -> Any:
+    """Run a write, retrying with backoff while another SQLite writer holds the lock.
+
+    SQLite's own busy timeout absorbs short waits; this bounded loop absorbs
+    long ones so "database is locked" never reaches the user as such: after
+    :data:`LOCKED_RETRY_BUDGET_S` it raises :class:`LedgerBusy`.
+    """
+    deadline = time.monotonic() + LOCKED_RETRY_BUDGET_S
+    delay = 0.01
+    while True:
+        try:
+            return attempt()
+        except OperationalError as exc:
+            if dialect != "sqlite" or not _is_locked_error(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise LedgerBusy(
+                    f"the ledger stayed locked by another writer for {LOCKED_RETRY_BUDGET_S:.0f} s; "
+                    "nothing was written, try again"
+                ) from exc
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 1.0)
+

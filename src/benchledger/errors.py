@@ -1,0 +1,64 @@
+"""The one error root of benchledger, and its exit codes.
+
+Every error a user can cause (a bad input, an unknown goal, a database that
+cannot be used) is a :class:`BenchledgerError`: ``str()`` is a one-line
+message naming the problem, ``exit_code`` the process exit status the command
+line ends with. ``benchledger.cli.main`` prints ``benchledger: <message>`` on
+stderr and exits with that code, in one place; library callers catch this one
+class. Every layer may import this module (it imports nothing of benchledger).
+
+Exit codes (README "Exit codes" states them for users):
+
+* 0 – ok;
+* 1 – a check, audit or gate said no (:data:`CHECK_FAILED`): an audit found
+  problems, a review's verdict is not ok, a ``--require-*`` gate refused, an
+  ingest or import refused its inputs (each one listed);
+* 2 – usage, bad input or an unusable database (:data:`USAGE`);
+* 70 – an internal error: a bug in benchledger (:data:`INTERNAL_ERROR`).
+"""
+
+from __future__ import annotations
+
+import re
+
+OK = 0
+CHECK_FAILED = 1
+USAGE = 2
+# sysexits.h's EX_SOFTWARE: "an internal software error has been detected".
+INTERNAL_ERROR = 70
+
+
+class BenchledgerError(Exception):
+    """An error the user can act on; ``str()`` is its one-line message."""
+
+    exit_code = USAGE
+
+
+class InvalidInput(BenchledgerError):
+    """An argument, a file or a value that benchledger cannot take (nothing was written)."""
+
+
+class InvalidGoalId(InvalidInput, ValueError):
+    """A goal id that cannot name a goal's stream."""
+
+
+class UnknownGoal(InvalidInput, LookupError):
+    """The ledger holds no goal of that id."""
+
+
+class LedgerUnavailable(BenchledgerError):
+    """The database cannot be used: unreachable, not a ledger, unwritable, or at another schema revision."""
+
+
+class CheckFailed(BenchledgerError):
+    """A check or gate said no, as a result rather than a fault."""
+
+    exit_code = CHECK_FAILED
+
+
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@]*:)[^@/]*@")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``: safe to print."""
+    return _PASSWORD_IN_URL.sub(r"\1***@", url)
