@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
-from benchledger.errors import UnknownGoal
+from benchledger.errors import CHECK_FAILED, UnknownGoal
 from benchledger.ledger.application import rebuild_projections
 from benchledger.ledger.audit import ChainReport, verify_events
 from benchledger.ledger.canonical import canonical_json
@@ -41,7 +41,9 @@ STRING_LIMITS = {column.name: column.type.length for column in events.c if isins
 
 
 class NotEmpty(LedgerError):
-    """The target ledger already holds events."""
+    """The target ledger already holds events (a check said no, as for a file that does not verify)."""
+
+    exit_code = CHECK_FAILED
 
 
 class ExportRefused(LedgerError):

@@ -243,4 +243,4 @@ def test_a_non_empty_target_is_refused(ledger, ledger_url, sqlite_source, tmp_pa
 
 def test_export_of_an_unknown_goal_is_an_error(sqlite_source):
     result = invoke(sqlite_source, "export", "--goal", "nope")
-    assert result.exit_code == 1 and "no goal 'nope'" in result.stderr
+    assert result.exit_code == 2 and "no goal 'nope'" in result.stderr

@@ -137,8 +137,8 @@ def test_unreadable_input_names_the_file(ledger, ledger_url, tmp_path, content, 
     if content is not None:
         path.write_text(json.dumps(content))
     result = invoke(ledger_url, "import-loopx", "--goal", GOAL, str(path))
-    assert result.exit_code == 1
-    assert f"{path}: {reason}" in result.stderr and "nothing written" in result.stderr
+    assert result.exit_code == 2
+    assert f"{path}: {reason}" in result.stderr
     assert row_counts(ledger_url)["events"] == 0
 
 
@@ -248,7 +248,7 @@ def test_a_runtime_root_with_several_goals_needs_one_named(tmp_path):
     assert plan_import(str(tmp_path / "runtime"), "tb2-db-wal").rows_read == 5
     assert plan_import(str(tmp_path / "runtime"), "other-goal").rows_read == 0
     result = invoke(f"sqlite:///{tmp_path / 'l.sqlite'}", "import-loopx", "--goal", "third", str(tmp_path / "runtime"))
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "several LoopX goals (other-goal, tb2-db-wal)" in result.stderr
 
 

@@ -230,7 +230,7 @@ def test_history_command_marks_changes_and_answers_as_of(migrated_url, tmp_path)
     table = runner.invoke(cli, ["--database-url", migrated_url, "history", "demo", "--as-of", "3"]).stdout
     assert "launched_process" in table and "compact_result_ready" not in table
     missing = runner.invoke(cli, ["--database-url", migrated_url, "history", "nope"])
-    assert missing.exit_code == 1 and "no goal 'nope'" in missing.output
+    assert missing.exit_code == 2 and "no goal 'nope'" in missing.output
     bad = runner.invoke(cli, ["--database-url", migrated_url, "history", "demo", "--as-of", "yesterday"])
     assert bad.exit_code == 2
 

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
 from benchledger.cli.main import cli
-from benchledger.ledger import store
+from benchledger.ledger import engine, store
 from benchledger.ledger.application import audit, replay
 from benchledger.ledger.store import Ledger, NewEvent
 from tests.conformance.cases import CORPUS
@@ -240,8 +240,8 @@ def test_a_lock_held_too_long_ends_in_a_clear_error(sqlite_ledger, tmp_path, mon
     folder = write_batch(tmp_path / "batch", "locked")
     CliRunner().invoke(cli, ["--database-url", url, "ingest", "--goal", "g", str(folder)])
     before = _event_count(path)
-    monkeypatch.setattr(store, "SQLITE_BUSY_TIMEOUT_S", 0.1)
-    monkeypatch.setattr(store, "LOCKED_RETRY_BUDGET_S", 1.0)
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_S", 0.1)
+    monkeypatch.setattr(engine, "LOCKED_RETRY_BUDGET_S", 1.0)
     args = {
         "ingest": ["ingest", "--goal", "g2", str(folder)],
         "replay": ["replay"],
@@ -259,7 +259,7 @@ def test_a_lock_held_too_long_ends_in_a_clear_error(sqlite_ledger, tmp_path, mon
     finally:
         holder.rollback()
         holder.close()
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert isinstance(result.exception, SystemExit)  # click's clean exit, not an escaped exception
     assert "stayed locked by another writer" in result.output and "nothing was written" in result.output
     assert not any(m in result.output for m in LOCK_MESSAGES)
@@ -270,8 +270,8 @@ def test_a_lock_held_too_long_ends_in_a_clear_error(sqlite_ledger, tmp_path, mon
 def test_a_lock_released_in_time_is_waited_out(sqlite_ledger, tmp_path, monkeypatch):
     url, path = sqlite_ledger
     folder = write_batch(tmp_path / "batch", "waited")
-    monkeypatch.setattr(store, "SQLITE_BUSY_TIMEOUT_S", 0.1)  # force the retry loop, not only SQLite's busy wait
-    monkeypatch.setattr(store, "LOCKED_RETRY_BUDGET_S", 30.0)
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_S", 0.1)  # force the retry loop, not only SQLite's busy wait
+    monkeypatch.setattr(engine, "LOCKED_RETRY_BUDGET_S", 30.0)
     holder = _hold_write_lock(path)
     release = threading.Timer(1.0, holder.rollback)
     release.start()

@@ -150,7 +150,7 @@ def check_ingest(url: str, paths: list[str], kind: str | None = None, *, stdin: 
         assert row_counts(url) == before, "a refused ingest wrote something"
         assert result.stderr.strip(), "a refusal without a message"
         for line in result.stderr.strip().splitlines():
-            assert line.startswith(("error: ", "Error: ", "Usage: ", "Try ")), line
+            assert line.startswith(("error: ", "benchledger: ", "Usage: ", "Try ")), line
     return result
 
 
@@ -374,7 +374,7 @@ def test_review_commands_with_goal_write_nothing_when_they_refuse(ledger, ledger
         result = invoke(["--database-url", ledger_url, "benchmark", *slots.argv(slot, file), "--goal", "hostile-review"], input=b"")
         if result.exit_code != 0:
             # an error payload (LoopX's refusal) or a one-line storage refusal
-            assert result.stdout.strip() or result.stderr.startswith("Error: "), (file, result.output)
+            assert result.stdout.strip() or result.stderr.startswith("benchledger: "), (file, result.output)
             if result.stdout.strip().startswith("{") and json.loads(result.stdout).get("error"):
                 assert row_counts(ledger_url) == before, (slot, file)
     assert audit(_ledger(ledger_url))["ok"]

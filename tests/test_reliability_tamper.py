@@ -391,7 +391,7 @@ def test_a_payload_tampered_into_invalid_json_is_a_clear_error_not_a_traceback(f
     before = filled.projection_rows()
     for command in (["replay"], ["history", "a"], ["show", "a", "--as-of", "4"]):
         result = CliRunner().invoke(cli, ["--database-url", url, *command])
-        assert result.exit_code == 1, (command, result.output)
+        assert result.exit_code == 2, (command, result.output)
         assert isinstance(result.exception, SystemExit), (command, result.exception)
         assert "event 2 of goal 'a' does not hold JSON" in result.output and "benchledger audit" in result.output
     assert filled.projection_rows() == before  # the refused replay wrote nothing

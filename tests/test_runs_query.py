@@ -207,7 +207,7 @@ def test_current_runs_on_the_public_ledger(imported):
 
 def test_unknown_goal_and_help(imported):
     result = invoke(imported, "runs", "--goal", "nope")
-    assert result.exit_code == 1 and "no goal 'nope'" in result.stderr
+    assert result.exit_code == 2 and "no goal 'nope'" in result.stderr
     help_text = invoke(imported, "runs", "--help").stdout
     for phrase in ("not countable when it is archived", "case_attempt_countable", "latest", "recorded_at", "no current run"):
         assert phrase in help_text

@@ -47,8 +47,7 @@ def _append(ctx: click.Context, goal_id: str, artifacts: list[Artifact], options
     from datetime import datetime
 
     from benchledger.cli.common import open_ledger
-    from benchledger.cli.reviews import refuse_unsafe_for_storage
-    from benchledger.ledger.application import evaluate_review
+    from benchledger.ledger.application import evaluate_review, refuse_unsafe_for_storage
 
     refuse_unsafe_for_storage(review.NAME, artifacts, options)
     with open_ledger(ctx) as ledger:
