@@ -93,7 +93,7 @@ def _countable(view: dict[str, Any]) -> str:
 @click.option("--arm", metavar="ARM", help="Only runs of this arm (a row's arm_id; for an ingested run, its mode).")
 @click.option("--mode", metavar="MODE", help="Only runs of this mode.")
 @click.option("--status", metavar="S", help="Only runs whose run status (completed, recorded, blocked, running) or score status (passed, failed, missing) is S.")
-@click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (rule above).")
+@click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (see below).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default=None, help="Output format (default table, or the root --format).")
 @click.pass_context
 def runs_command(
@@ -116,17 +116,11 @@ def runs_command(
     status / score status are derived the way LoopX derives them for its
     ledger rows.
 
-    \b
     --current: the current countable run of each goal, benchmark, case and arm
-    1. a run is not countable when it is archived, still running, or its LoopX
-       attempt accounting says so (case_attempt_countable or
-       benchmark_budget_countable is false); a run without those flags counts;
-    2. the current run of an arm is its countable run with the latest
-       recorded_at (the later ledger position breaks ties);
-    3. an arm whose runs are all non-countable is listed with no current run.
-    --benchmark, --case and --goal choose the cases; --arm, --mode and
-    --status then filter the arms by their current run (--status failed: the
-    arms whose current run failed). See docs/interop.md.
+    (archived, running and attempt-accounting-excluded runs do not count; the
+    full rule: docs/interop.md). --benchmark, --case and --goal choose the
+    cases; --arm, --mode and --status then filter the arms by their current run
+    (--status failed: the arms whose current run failed).
     """
     from benchledger.ledger import select_runs
 

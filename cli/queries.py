@@ -75,7 +75,7 @@ def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> 
     if fmt == "json":
         _json(view)
         return
-    from benchledger.projections import REVIEW_MODULES, review
+    from benchledger.projections import REVIEW_MODULES, review_module
 
     when = f"as of position {view['as_of_position']}" if view["as_of_position"] is not None else "current"
     click.echo(f"# Goal `{goal}` ({when}; head at position {view['head_position']})\n")
@@ -85,7 +85,7 @@ def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> 
             if row["status"] == "faulted":
                 click.echo(f"FAULTED: {row['error']}\n")
             elif name in REVIEW_MODULES:
-                click.echo(review(name).render_markdown(row["payload"]))
+                click.echo(review_module(name).render_markdown(row["payload"]))
             else:
                 click.echo("```json\n" + json.dumps(row["payload"], indent=2, ensure_ascii=False) + "\n```\n")
 

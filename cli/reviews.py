@@ -20,8 +20,7 @@ import click
 from benchledger.cli.common import goal_option, open_ledger
 from benchledger.ledger.application import evaluate_and_keep, evaluate_review
 from benchledger.ledger.intake.reading import read_json
-from benchledger.projections import REVIEW_MODULES
-from benchledger.projections import review as review_module
+from benchledger.projections import REVIEW_MODULES, review_module
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import KIND_SCHEMAS, normalize
 
@@ -130,11 +129,6 @@ def load_input(path: str, flag: str, kind: str, *, repeatable: bool = False) -> 
     """:func:`load` with the reference's messages for ``flag`` (a repeatable flag's say "JSON objects")."""
     not_object = f"{flag} must contain {'JSON objects' if repeatable else 'a JSON object'}"
     return load(path, kind, not_object=not_object, not_compactable=not_compactable(flag, kind))
-
-
-def evaluate(name: str, artifacts: list[Artifact], options: dict[str, Any]) -> dict[str, Any]:
-    """Evaluate the review ``name`` on ``artifacts`` through a throwaway in-memory ledger."""
-    return evaluate_review(name, artifacts, options)[0]
 
 
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:

@@ -34,6 +34,7 @@ _API = {
     "BatchRequest": "benchledger.ledger.application",
     "evaluate_review": "benchledger.ledger.application",
     "evaluate_and_keep": "benchledger.ledger.application",
+    "execute_baseline_failure_gate": "benchledger.ledger.application",
     "replay": "benchledger.ledger.application",
     "status": "benchledger.ledger.application",
     "audit": "benchledger.ledger.application",

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, select, tuple_
 
-from benchledger.errors import BenchledgerError, InvalidGoalId
+from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
 from benchledger.ledger import canonical
 from benchledger.ledger.json_paths import non_finite_numbers
 from benchledger.ledger.schema import events, projection_rows, stream_heads
@@ -44,7 +44,12 @@ class CorruptEvent(LedgerError):
 
 
 class InvalidEvent(LedgerError, ValueError):
-    """An event's stored columns would not fit the schema (checked alike on every backend)."""
+    """An event's stored columns would not fit the schema (checked alike on every backend).
+
+    Like an ingest that refuses a file, the store refusing an input's content is a check saying no.
+    """
+
+    exit_code = CHECK_FAILED
 
 
 # Column widths of ``events`` (ledger.schema); checked before writing so that

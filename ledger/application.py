@@ -12,12 +12,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.errors import CheckFailed, InvalidInput
+from benchledger.errors import CheckFailed
 from benchledger.ledger.audit import Problem, verify_events
 from benchledger.ledger.canonical import canonical_json, event_id_for
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
-from benchledger.projections import linking
-from benchledger.projections import review as review_module
+from benchledger.projections import linking, review_module
 from benchledger.projections.artifacts import Artifact, IntakeError
 from benchledger.projections.linking import GoalProjector, ProjectionFault, ProjectionRow, project_goal
 
@@ -209,14 +208,66 @@ def refuse_unsafe_for_storage(name: str, artifacts: Sequence[Artifact], options:
         try:
             refuse_unsafe(artifact)
         except IntakeError as exc:
-            raise InvalidInput(f"--goal: {exc}") from exc
+            raise CheckFailed(f"--goal: {exc}") from exc
     unsafe = unsafe_strings(recorded_options(name, options))
     if unsafe:
         flags = ", ".join(sorted({"--" + where.removeprefix("$.").split("[")[0].split(".")[0].replace("_", "-") for where in unsafe}))
-        raise InvalidInput(
+        raise CheckFailed(
             f"--goal: {flags} looks like a local path or a secret; the ledger does not store those "
             "(remove it, or run the review without --goal)"
         )
+
+
+# benchledger keeps one ledger (shared through its database), so there is no
+# cross-project registry to synchronize after an append.
+NO_GLOBAL_REGISTRY = {"ok": True, "dry_run": False, "skipped": True, "reason": "benchledger has no global registry to sync"}
+
+
+def execute_baseline_failure_gate(
+    artifacts: Sequence[Artifact], options: Mapping[str, Any], *, database_url: str | None = None
+) -> dict[str, Any]:
+    """``baseline-failure-gate --execute``: review as a dry run; if the gate passes, keep it in its goal.
+
+    The goal id is checked after the review, as LoopX does (a bad one is the
+    review's error payload). The baseline is kept as a batch of the goal with
+    the gate's flags: that batch is benchledger's history event, and the
+    goal's ``baseline-failure-gate`` projection is rebuilt from it on replay.
+    LoopX's file locations in the receipt become the ledger's own locators.
+    """
+    from datetime import datetime
+
+    from benchledger.errors import InvalidGoalId
+    from benchledger.ledger.store import open_ledger, validate_goal_id
+    from benchledger.projections import baseline_failure_gate as gate
+
+    payload, _ = evaluate_review(gate.NAME, artifacts, options)
+    if payload.get("ok") is not True:
+        return payload
+    try:
+        goal_id = validate_goal_id(gate.validated_goal_id(options["goal_id"]))
+    except InvalidGoalId as exc:
+        return gate.error_payload(str(exc), options)
+    refuse_unsafe_for_storage(gate.NAME, artifacts, options)
+    ledger = open_ledger(database_url)
+    try:
+        payload, outcome = evaluate_review(gate.NAME, artifacts, options, ledger=ledger, goal_id=goal_id)
+        registry = ledger.engine.url.render_as_string(hide_password=True)
+    finally:
+        ledger.close()
+    if payload.get("ok") is not True:
+        return payload
+    batch = outcome.batch.event
+    recorded = datetime.fromisoformat(batch.recorded_at.replace("Z", "+00:00")).astimezone()
+    receipt = {
+        "generated_at": recorded.isoformat(timespec="seconds"),
+        "registry": registry,
+        "runtime_root": f"goal:{goal_id}",
+        "json_path": f"event:{batch.event_id}",
+        "markdown_path": None,
+        "index_path": f"position:{batch.position}",
+        "global_sync": gate.GLOBAL_SYNC_DISABLED if options["no_global_sync"] else NO_GLOBAL_REGISTRY,
+    }
+    return gate.executed_payload(payload, gate.history_event(payload, goal_id, options), receipt)
 
 
 # -- materialized projections ------------------------------------------------------

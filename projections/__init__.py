@@ -32,6 +32,6 @@ REVIEW_MODULES = {
 }
 
 
-def review(name: str) -> ModuleType:
+def review_module(name: str) -> ModuleType:
     """Return the reducer module of the review command ``name``."""
     return importlib.import_module(f"benchledger.projections.{REVIEW_MODULES[name]}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchledger.projections.artifacts.safe import is_int
+from benchledger.projections.artifacts.safe import as_object, is_int
 from benchledger.projections.boundaries import compact_read_boundary, refused_input_payload, require_gate
 from benchledger.projections.markdown import code, document, get, text
 from benchledger.projections.run_classifiers import failure_labels
@@ -77,17 +77,13 @@ CLAIM_BOUNDARY = {
 
 
 # Payloads are decoded JSON: a dict check is several times cheaper than the Mapping ABC's.
-def _object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _nonempty_text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
 def _latest(inputs: Mapping[str, Sequence[Any]], kind: str) -> Mapping[str, Any] | None:
     payloads = inputs.get(kind) or ()
-    return _object(payloads[-1]) if payloads else None
+    return as_object(payloads[-1]) if payloads else None
 
 
 # --- the attempt -------------------------------------------------------------
@@ -98,7 +94,7 @@ def has_compact_score(run: Mapping[str, Any]) -> bool:
 
     Only ``official_task_score`` counts; a bare top-level ``official_score`` does not.
     """
-    score = _object(run.get("official_task_score"))
+    score = as_object(run.get("official_task_score"))
     return score.get("value") is not None or score.get("passed") is not None
 
 
@@ -150,9 +146,9 @@ def actionable_next_action(ledger: Mapping[str, Any] | None) -> str | None:
     Actionable: the learning quota allows spending (JSON ``true`` only) and the
     routing names a next action (compaction already removed a blank one).
     """
-    row = _object(ledger)
-    spend_allowed = _object(row.get("learning_quota_gate")).get("spend_allowed")
-    action = _object(row.get("routing")).get("next_allowed_action")
+    row = as_object(ledger)
+    spend_allowed = as_object(row.get("learning_quota_gate")).get("spend_allowed")
+    action = as_object(row.get("routing")).get("next_allowed_action")
     if spend_allowed is not True:
         return None
     return action if isinstance(action, str) and action.strip() else None
@@ -164,7 +160,7 @@ def routing_allows(ledger: Mapping[str, Any] | None, permission: str, actionable
     Countability is deliberately not required: routing permissions survive a
     non-countable attempt.
     """
-    return actionable and _object(_object(ledger).get("routing")).get(permission) is True
+    return actionable and as_object(as_object(ledger).get("routing")).get(permission) is True
 
 
 def classify(countable: bool, ledger: Mapping[str, Any] | None, row_action: str | None) -> tuple[str, str]:

@@ -35,7 +35,7 @@ from typing import Any
 
 from benchledger.errors import InvalidGoalId
 from benchledger.projections.artifacts.comparison import compact_comparison
-from benchledger.projections.artifacts.safe import is_number, label
+from benchledger.projections.artifacts.safe import as_object, is_number, label
 from benchledger.projections.markdown import code, document, get, text
 
 NAME = "baseline-failure-gate"
@@ -176,10 +176,6 @@ CONFIRMATIONS = (
 )
 
 
-def _object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _first_label(candidates: Iterable[Any]) -> str | None:
     """The first candidate that is a benchmark label (each one is labelled in turn)."""
     return next((value for value in map(label, candidates) if value is not None), None)
@@ -197,7 +193,7 @@ def _append_new_labels(labels: list[str], candidates: Iterable[Any], excluded: f
 
 def _run_task_id(run: Mapping[str, Any]) -> str:
     trials = run.get("trials")
-    first_trial = _object(trials[0]) if isinstance(trials, list) and trials else {}
+    first_trial = as_object(trials[0]) if isinstance(trials, list) and trials else {}
     case_ids = run.get("case_ids")
     first_case = case_ids[0] if isinstance(case_ids, list) and case_ids else None
     candidates = (first_trial.get("task_id"), run.get("task_id"), first_case, run.get("job_name"))
@@ -206,7 +202,7 @@ def _run_task_id(run: Mapping[str, Any]) -> str:
 
 def _run_passed(run: Mapping[str, Any]) -> bool | None:
     """The explicit ``passed`` boolean, else whether the official score is positive."""
-    score_object = _object(run.get("official_task_score"))
+    score_object = as_object(run.get("official_task_score"))
     passed = score_object.get("passed")
     if isinstance(passed, bool):
         return passed
@@ -225,7 +221,7 @@ def _run_terminal_state(run: Mapping[str, Any], passed: bool | None) -> str:
 
 
 def _run_failure_labels(run: Mapping[str, Any]) -> list[str]:
-    outcome = _object(run.get("worker_bridge_outcome"))
+    outcome = as_object(run.get("worker_bridge_outcome"))
     listed = run.get("failure_attribution_labels")
     candidates = (
         run.get("score_failure_attribution"),
@@ -260,7 +256,7 @@ def result_from_run(run: Mapping[str, Any]) -> dict[str, Any]:
 
 def baseline_failed(result: Mapping[str, Any]) -> bool:
     """Failed per the explicit ``passed`` boolean, else per a non-success terminal state."""
-    passed = _object(result.get("official_task_score")).get("passed")
+    passed = as_object(result.get("official_task_score")).get("passed")
     if isinstance(passed, bool):
         return not passed
     state = result.get("terminal_state")
@@ -402,7 +398,7 @@ def _baseline(inputs: Mapping[str, Sequence[Any]]) -> tuple[str, Mapping[str, An
     for kind in BASELINE_KINDS:
         payloads = inputs.get(kind) or ()
         if payloads:
-            baseline = _object(payloads[0])
+            baseline = as_object(payloads[0])
             return SOURCE_BY_KIND[kind], baseline if kind == "result" else result_from_run(baseline)
     return None
 

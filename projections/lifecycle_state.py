@@ -27,7 +27,7 @@ from benchledger.projections.artifacts.run import (
     ENVIRONMENT_SETUP_TEXT_FIELDS,
     ENVIRONMENT_SETUP_TEXT_LIMIT,
 )
-from benchledger.projections.artifacts.safe import is_int, is_number, label
+from benchledger.projections.artifacts.safe import as_object, is_int, is_number, label
 from benchledger.projections.boundaries import (
     environment_setup_read_boundary,
     lifecycle_read_boundary,
@@ -110,10 +110,6 @@ NEXT_ACTION_REVIEW_PROBE = "review_environment_setup_probe_result_before_same_ta
 
 
 # --- small readers ----------------------------------------------------------------
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _latest(inputs: Mapping[str, Sequence[Any]], kind: str) -> dict[str, Any]:
     """The newest payload of ``kind`` (files give at most one; a goal's events may give several).
 
@@ -202,7 +198,7 @@ def setup_failure_context(run: Mapping[str, Any], trials: Sequence[Mapping[str, 
 
     The context is looked for on the run, then on its bridge outcome, then on each trial.
     """
-    for holder in (run, _object(run.get("worker_bridge_outcome")), *trials):
+    for holder in (run, as_object(run.get("worker_bridge_outcome")), *trials):
         candidate = holder.get(SETUP_CONTEXT_FIELD)
         if isinstance(candidate, dict):
             schema_label = label(candidate.get("schema_version"))
@@ -473,7 +469,7 @@ def canonical_lifecycle(facts: Facts) -> dict[str, Any]:
 
 # --- gates (spec §7) -------------------------------------------------------------------------
 def gates(facts: Facts, evidence: Evidence) -> dict[str, bool | None]:
-    marker = _object(evidence.post_launch.get("compact_failure_marker"))
+    marker = as_object(evidence.post_launch.get("compact_failure_marker"))
     ledger = evidence.ledger
     routing = ledger.get("routing")
     return {

@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
-from benchledger.projections import REVIEW_MODULES
-from benchledger.projections import review as review_module
+from benchledger.projections import REVIEW_MODULES, review_module
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.history import lifecycle_summary
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.projections.artifacts.safe import is_int
+from benchledger.projections.artifacts.safe import as_object, is_int
 
 # Substrings of the normalized mode that mark a baseline arm.
 BASELINE_MODE_MARKERS = ("hardened-codex", "bare-codex")
@@ -69,10 +69,6 @@ def _int_or_zero(value: Any) -> int:
 def _stripped_text(value: Any) -> str | None:
     """The stripped text of a non-blank string, else ``None``."""
     return (value.strip() or None) if isinstance(value, str) else None
-
-
-def _object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _trials(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -237,9 +233,9 @@ def score_failure_attribution(run: Mapping[str, Any]) -> str:
 
 def treatment_worker_evidence(run: Mapping[str, Any]) -> dict[str, Any]:
     """D-EVIDENCE: did a LoopX-assisted worker demonstrably run? Key order is the payload's."""
-    counters = _object(run.get("interaction_counters"))
-    calls = _object(counters.get("loopx_cli_calls"))
-    observation = _object(run.get("active_user_observation"))
+    counters = as_object(run.get("interaction_counters"))
+    calls = as_object(counters.get("loopx_cli_calls"))
+    observation = as_object(run.get("active_user_observation"))
 
     run_call_total = run.get("worker_loopx_cli_call_total")
     cli_call_total = run_call_total if is_int(run_call_total) else _int_or_zero(calls.get("total"))

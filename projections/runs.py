@@ -16,19 +16,9 @@ Two event kinds describe a benchmark run:
 Pure functions over events (anything with ``kind``, ``payload``, ``event_id``,
 ``position``, ``goal_id`` and ``recorded_at``); no database.
 
-The current countable run per arm (``current_runs``) — the rule, also in
-``benchledger runs --help`` and docs/interop.md:
-
-1. Runs are grouped by goal, benchmark, case and arm (``arm_id``, else ``mode``).
-2. A run is not countable when it is archived (``archive_state`` is
-   ``archived`` or ``archived_at`` is set), still running, or LoopX's
-   attempt accounting says so (``case_attempt_countable`` or
-   ``benchmark_budget_countable`` is ``false``). A run without accounting
-   flags counts: LoopX rows older than attempt accounting, and every ingested
-   compact run, carry none.
-3. The current run of an arm is its countable run with the latest
-   ``recorded_at`` (ledger position breaks ties: the later import or ingest
-   wins). An arm whose runs are all non-countable has no current run.
+The current countable run per arm (``current_runs``, with ``countable`` set
+by ``run_view``) follows the rule stated once, for users and maintainers alike,
+in docs/interop.md ("The current countable run per arm").
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.projections.artifacts.safe import count, score_number
+from benchledger.projections.artifacts.safe import as_object, count, score_number
 from benchledger.projections.boundaries import compact_read_boundary, refused_input_payload
 from benchledger.projections.markdown import code, document, get, text
 from benchledger.projections.run_classifiers import (
@@ -148,10 +148,6 @@ NEW_CANDIDATE_BLOCKERS = frozenset({VERIFIER_CAVEAT_BLOCKER, ALIGNMENT_CAVEAT_BL
 
 # Payloads are decoded JSON: objects are recognized as ``dict``, which is several
 # times cheaper than an ``isinstance`` against the ``Mapping`` ABC.
-def _object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _stripped(value: Any) -> str | None:
     """The stripped text of a non-blank string, else ``None``."""
     return (value.strip() or None) if isinstance(value, str) else None
@@ -314,7 +310,7 @@ class RunEvidence:
 def score_zero_signal(run: Mapping[str, Any], evidence: RunEvidence) -> dict[str, Any]:
     """Did the runner and the official verifier complete cleanly and still score zero, with no compact cause?"""
     trials = evidence.trials
-    progress = _object(run.get("progress"))
+    progress = as_object(run.get("progress"))
     progress_counts = {key: count(progress.get(field)) for key, field in PROGRESS_COUNTERS}
     reward_count = len([trial for trial in trials if verifier_reward_present(trial.fields)])
     real_exceptions = [
@@ -460,7 +456,7 @@ def review_run(run: Mapping[str, Any]) -> dict[str, Any]:
         **{counter: summary[counter] for counter in SUMMARY_COUNTERS},
         "verifier_failure_attribution_count": evidence.verifier_failures,
         "verifier_dependency_failure_count": evidence.verifier_dependency_failures,
-        "validation_failed_checks": _texts(_object(run.get("validation")).get("failed_checks"))[:MAX_FAILED_CHECKS],
+        "validation_failed_checks": _texts(as_object(run.get("validation")).get("failed_checks"))[:MAX_FAILED_CHECKS],
         "runner_completed_score_zero_signal": signal,
         **{counter: count(run.get(counter)) for counter in WORKER_MISMATCH_COUNTERS},
         "attribution_class": found_class,

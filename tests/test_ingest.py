@@ -177,7 +177,7 @@ def test_a_review_with_goal_refuses_nan_like_ingest_and_the_stateless_review_rea
     assert stateless.exception is None or isinstance(stateless.exception, SystemExit)
     assert json.loads(stateless.stdout)["schema_version"] == "benchmark_runner_invariant_review_v0"  # LoopX reads NaN too
     kept = invoke(migrated_url, "benchmark", "review-runner-invariants", "--goal", "g", "--benchmark-run-json", str(path))
-    assert kept.exit_code == 2
+    assert kept.exit_code == 1
     assert "$.official_score of this run is NaN or infinite; the ledger stores only finite numbers" in kept.output
     assert invoke(migrated_url, "ingest", "--goal", "g", str(path)).exit_code == 1
     engine = Ledger.open(migrated_url)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.reviews import FORMAT_OPTION, evaluate, render, run_review
+from benchledger.cli.reviews import FORMAT_OPTION, render, run_review
 from benchledger.ledger.intake.reading import read_json
 from benchledger.projections import baseline_failure_gate as review
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
@@ -37,65 +37,16 @@ def collect_baseline(options: dict[str, Any]) -> list[Artifact]:
     raise IntakeError(review.NOT_COMPACTABLE_ERROR)
 
 
-def _append(ctx: click.Context, goal_id: str, artifacts: list[Artifact], options: dict[str, Any]) -> dict[str, Any]:
-    """Keep the gate in the ledger: the baseline artifact as a batch of ``goal_id`` with the gate's flags.
-
-    The batch (with its recorded flags) is benchledger's history event: the
-    goal's ``baseline-failure-gate`` projection is rebuilt from it on replay.
-    LoopX's file locations are replaced by the ledger's own locator.
-    """
-    from datetime import datetime
-
-    from benchledger.cli.common import open_ledger
-    from benchledger.ledger.application import evaluate_review, refuse_unsafe_for_storage
-
-    refuse_unsafe_for_storage(review.NAME, artifacts, options)
-    with open_ledger(ctx) as ledger:
-        payload, outcome = evaluate_review(review.NAME, artifacts, options, ledger=ledger, goal_id=goal_id)
-        url = ledger.engine.url.render_as_string(hide_password=True)
-    if payload.get("ok") is not True:
-        return payload
-    batch = outcome.batch.event
-    recorded = datetime.fromisoformat(batch.recorded_at.replace("Z", "+00:00")).astimezone()
-    receipt = {
-        "generated_at": recorded.isoformat(timespec="seconds"),
-        "registry": url,
-        "runtime_root": f"goal:{goal_id}",
-        "json_path": f"event:{batch.event_id}",
-        "markdown_path": None,
-        "index_path": f"position:{batch.position}",
-        "global_sync": review.GLOBAL_SYNC_DISABLED if options["no_global_sync"] else NO_GLOBAL_REGISTRY,
-    }
-    return review.executed_payload(payload, review.history_event(payload, goal_id, options), receipt)
-
-
-# benchledger keeps one ledger (shared through its database), so there is no
-# cross-project registry to synchronize after an append.
-NO_GLOBAL_REGISTRY = {"ok": True, "dry_run": False, "skipped": True, "reason": "benchledger has no global registry to sync"}
-
-
 def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> None:
-    """Review exactly as a dry run would, then validate the goal id and append the row.
-
-    ``run_review`` has no step between evaluating and printing, so this path
-    prints on its own, the same way.
-    """
-    from benchledger.errors import InvalidGoalId
-    from benchledger.ledger.store import validate_goal_id
+    """Review exactly as a dry run would, then keep the row in the goal's history (the rules: ledger)."""
+    from benchledger.ledger import execute_baseline_failure_gate
 
     try:
         artifacts = collect_baseline(options)
     except IntakeError as exc:
         payload = review.error_payload(str(exc), options)
     else:
-        payload = evaluate(review.NAME, artifacts, options)
-    if payload.get("ok") is True:
-        try:
-            goal_id = validate_goal_id(review.validated_goal_id(options["goal_id"]))
-        except InvalidGoalId as exc:
-            payload = review.error_payload(str(exc), options)
-        else:
-            payload = _append(ctx, goal_id, artifacts, options)
+        payload = execute_baseline_failure_gate(artifacts, options, database_url=(ctx.find_root().obj or {}).get("database_url"))
     fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     click.echo(render(review.NAME, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchledger.projections.artifacts import IntakeError, NotCompactable
-from benchledger.projections.artifacts.safe import is_int, is_number, numeric_map, safe_list, safe_text
+from benchledger.projections.artifacts.safe import as_object, is_int, is_number, numeric_map, safe_list, safe_text
 
 RUN_SCHEMA = "benchmark_run_v0"
 RUN_ENVELOPE_KEY = "benchmark_run"
@@ -115,10 +115,6 @@ def compact_fields(source: Mapping[str, Any], table: Fields) -> dict[str, Any]:
 def subset(table: Fields) -> Rule:
     """An object compacted with ``table``; omitted when not an object or when nothing survives."""
     return lambda value: (compact_fields(value, table) or None) if isinstance(value, Mapping) else None
-
-
-def as_object(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 # ---------------------------------------------------------------------------

@@ -18,6 +18,12 @@ from typing import Any
 
 from benchledger.projections.artifacts import NotCompactable
 
+
+def as_object(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (absent and malformed read alike)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 ELLIPSIS = "\u2026"
 
 DEFAULT_TEXT_LIMIT = 220

@@ -12,7 +12,8 @@ Exit codes (README "Exit codes" states them for users):
 * 0 – ok;
 * 1 – a check, audit or gate said no (:data:`CHECK_FAILED`): an audit found
   problems, a review's verdict is not ok, a ``--require-*`` gate refused, an
-  ingest or import refused its inputs (each one listed);
+  ingest or import refused its inputs (each one listed), the ledger refused
+  to store an input's content (too long, not finite, a local path or secret);
 * 2 – usage, bad input or an unusable database (:data:`USAGE`);
 * 70 – an internal error: a bug in benchledger (:data:`INTERNAL_ERROR`).
 """
