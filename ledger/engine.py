@@ -103,7 +103,7 @@ def _reason(exc: DBAPIError, url: str) -> str:
     parsed = make_url(normalize_url(url))
     if parsed.get_backend_name() != "sqlite" or not parsed.database:
         return message
-    path = Path(parsed.database)
+    path = Path(parsed.database.removeprefix("file:"))  # (a file: URI opened with uri=true)
     lowered = message.lower()
     if "unable to open database file" in lowered and not path.parent.is_dir():
         return f"the directory {path.parent} does not exist"

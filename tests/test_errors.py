@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
-import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -41,12 +43,21 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
     return found
 
 
+DEMO = Path(__file__).parents[1] / "examples" / "demo"
+
+
 def _review_argv(command: click.Command, file: str) -> list[str]:
-    """The required options of a review command, each given ``file`` (or a plain value)."""
+    """The required options of a review command: the demo's comparison or run where one fits, else ``file``."""
     argv = []
     for param in command.params:
         if isinstance(param, click.Option) and param.required:
-            argv += [param.opts[0], file if "json" in param.name or "path" in param.name or "ledger" in param.name else "x"]
+            if "comparison" in param.name:
+                value = str(DEMO / "06-comparison.json")
+            elif "run" in param.name or "result" in param.name:
+                value = str(DEMO / "04-run-baseline.json")
+            else:
+                value = file if "json" in param.name or "path" in param.name or "ledger" in param.name else "x"
+            argv += [param.opts[0], value]
     return argv
 
 
@@ -75,20 +86,11 @@ def test_a_broken_database_url_is_one_clear_line(tmp_path, path, broken, monkeyp
         command = command.get_command(context, name)
     if path[0] == "benchmark":
         args = [*path, *_review_argv(command, str(file)), "--format", "json"]
-        if path[1] != "baseline-failure-gate":
-            args += ["--goal", "kept"]
+        args += ["--execute", "--goal-id", "kept"] if path[1] == "baseline-failure-gate" else ["--goal", "kept"]
     else:
         args = [*path, *(a.format(file=file, run_ledger=run_ledger) for a in ARGUMENTS.get(path[-1], []))]
     result = CliRunner().invoke(cli, ["--database-url", url, *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    if path[-1] == "baseline-failure-gate":
-        # Without --execute the gate reviews in memory, as LoopX does: its verdict, no database involved.
-        assert result.exit_code in (0, 1) and result.stdout.startswith("{"), result.output
-        return
-    if path[0] == "benchmark" and result.exit_code == 1:
-        # A review refuses an input it cannot compact before it stores anything (LoopX's error payload, exit 1).
-        assert '"error"' in result.stdout and result.stderr == "", result.output
-        return
     assert result.exit_code == USAGE, (args, result.output)
     lines = result.stderr.strip().splitlines()
     assert 1 <= len(lines) <= 2 and lines[0].startswith("benchledger: "), result.stderr
@@ -96,24 +98,37 @@ def test_a_broken_database_url_is_one_clear_line(tmp_path, path, broken, monkeyp
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("path", [c for c in COMMANDS if c[0] == "benchmark"], ids=" ".join)
+def test_a_review_without_goal_needs_no_database(path):
+    """Without --goal (or --execute) a review runs in a throwaway in-memory ledger, as LoopX runs it: the URL is not used."""
+    command = cli.get_command(click.Context(cli), "benchmark").get_command(click.Context(cli), path[1])
+    args = [*path, *_review_argv(command, str(DEMO / "04-run-baseline.json")), "--format", "json"]
+    result = CliRunner().invoke(cli, ["--database-url", "mysql://x@h/y", *args])
+    assert result.exit_code in (0, 1) and result.stdout.startswith("{") and result.stderr == "", result.output
+
+
 def test_a_read_only_ledger_refuses_writes_in_one_line(tmp_path, monkeypatch):
+    """SQLite opened read-only (here: mode=ro, which also holds as root, unlike file modes) reads fine and refuses writes."""
     monkeypatch.delenv("BENCHLEDGER_DEBUG")
-    url = f"sqlite:///{tmp_path / 'ro.sqlite'}"
+    path = tmp_path / "ro.sqlite"
     runner = CliRunner()
-    assert runner.invoke(cli, ["--database-url", url, "goals"]).exit_code == 0
-    run = tmp_path / "run.json"
-    run.write_text('{"schema_version": "benchmark_run_v0", "benchmark_id": "b", "mode": "m"}')
-    for path in (tmp_path / "ro.sqlite", tmp_path):
-        path.chmod(stat.S_IRUSR | stat.S_IXUSR | (stat.S_IRUSR if path.is_file() else 0))
-    try:
-        if os.access(tmp_path / "ro.sqlite", os.W_OK):
-            pytest.skip("running as root: file modes do not stop writes")
-        result = runner.invoke(cli, ["--database-url", url, "ingest", "--goal", "g", str(run)])
-    finally:
-        tmp_path.chmod(0o755)
-        (tmp_path / "ro.sqlite").chmod(0o644)
+    assert runner.invoke(cli, ["--database-url", f"sqlite:///{path}", "goals"]).exit_code == 0
+    read_only = f"sqlite:///file:{path}?mode=ro&uri=true"
+    assert runner.invoke(cli, ["--database-url", read_only, "goals"]).exit_code == 0
+    result = runner.invoke(cli, ["--database-url", read_only, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json")])
     assert result.exit_code == USAGE, result.output
-    assert result.stderr.startswith("benchledger: ") and "read-only" in result.stderr and "Traceback" not in result.output
+    assert result.stderr == f"benchledger: cannot use the ledger at {read_only}: {path} (or its directory) is read-only\n"
+
+
+def test_the_installed_entry_point_prints_no_traceback(tmp_path):
+    """The real process (not click's test runner): one line on stderr, exit 2."""
+    environment = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DEBUG"}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchledger", "--database-url", "sqlite:////nonexistent-dir/x.sqlite", "goals"],
+        capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=60,
+    )
+    assert done.returncode == USAGE and done.stdout == ""
+    assert done.stderr == "benchledger: cannot use the ledger at sqlite:////nonexistent-dir/x.sqlite: the directory /nonexistent-dir does not exist\n"
 
 
 def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch):
