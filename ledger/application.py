@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.errors import CheckFailed
+from benchledger.errors import CheckFailed, InvalidInput
 from benchledger.ledger.audit import Problem, verify_events
 from benchledger.ledger.canonical import canonical_json, event_id_for
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
@@ -339,6 +339,9 @@ def replay(
     faulted instead of aborting the replay. ``progress`` is called with the
     number of events folded for each goal.
     """
+    if projection is not None and projection not in linking.projection_versions():
+        known = ", ".join(sorted(linking.projection_versions()))
+        raise InvalidInput(f"--projection {projection!r} is not a projection; known: {known}")
     goals = [goal_id] if goal_id else [h["goal_id"] for h in ledger.heads()]
     report: dict[str, Any] = {}
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchledger.errors import InvalidInput
 from benchledger.ledger import canonical
 from benchledger.ledger.store import StoredEvent
 
@@ -39,14 +40,18 @@ def format_digest(last_position: int, running: str) -> str:
     return f"{last_position}:{running}"
 
 
+class InvalidDigest(InvalidInput, ValueError):
+    """An ``--expect-digest`` value that is not a digest ``audit`` prints."""
+
+
 def parse_digest(digest: str) -> tuple[int, str]:
     try:
         count, running = digest.split(":", 1)
         position = int(count)
     except ValueError as exc:
-        raise ValueError(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')") from exc
+        raise InvalidDigest(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')") from exc
     if position < 0 or len(running) != 64:
-        raise ValueError(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')")
+        raise InvalidDigest(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')")
     return position, running
 
 

@@ -49,6 +49,8 @@ class NotEmpty(LedgerError):
 class ExportRefused(LedgerError):
     """The file does not verify; ``problems`` lists every reason (``str()`` is a summary)."""
 
+    exit_code = CHECK_FAILED
+
     def __init__(self, path: str, problems: list[str]) -> None:
         super().__init__(f"{path}: refused, nothing written ({len(problems)} problem(s))")
         self.problems = problems

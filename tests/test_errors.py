@@ -143,3 +143,24 @@ def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch):
     result = CliRunner().invoke(cli, ["--database-url", "sqlite://", "goals"])
     assert result.exit_code == 70
     assert result.stderr.startswith("benchledger: internal error (KeyError") and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["show", "nope"], "no goal 'nope' in this ledger"),
+        (["history", "g", "--as-of", "yesterday"], "--as-of 'yesterday' is neither a position nor an ISO-8601 time"),
+        (["audit", "--expect-digest", "xx"], "not a benchledger digest: 'xx'"),
+        (["replay", "--projection", "nope"], "--projection 'nope' is not a projection; known: "),
+        (["export", "--goal", "nope"], "no goal 'nope' in this ledger"),
+        (["runs", "--goal", "nope"], "no goal 'nope' in this ledger"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else "",
+)
+def test_bad_input_to_a_working_ledger_is_one_line_and_exit_2(migrated_url, args, message):
+    from tests.helpers import invoke
+
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json")).exit_code == 0
+    result = invoke(migrated_url, *args)
+    assert result.exit_code == USAGE and result.stdout == "", result.output
+    assert result.stderr.startswith(f"benchledger: {message}") and len(result.stderr.splitlines()) == 1, result.stderr
