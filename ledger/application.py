@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchledger.errors import CheckFailed, InvalidInput
-from benchledger.ledger.audit import Problem, verify_events
 from benchledger.ledger.canonical import canonical_json, event_id_for
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
+from benchledger.ledger.verification import Problem, verify_events
 from benchledger.projections import linking, review_module
 from benchledger.projections.artifacts import Artifact, IntakeError
 from benchledger.projections.linking import GoalProjector, ProjectionFault, ProjectionRow, project_goal

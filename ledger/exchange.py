@@ -7,7 +7,7 @@ an empty ledger inserts those very records (same event ids, versions,
 payloads, chain hashes), rebuilds the stream heads and the projections of the
 imported goals in the same transaction, and therefore reproduces the digest.
 
-A file is only imported after it verifies as a whole (``ledger.audit``): a
+A file is only imported after it verifies as a whole (``ledger.verification``): a
 tampered payload, a broken chain or a missing event refuses it, and nothing is
 written. An export of the whole ledger must hold positions 1..N; an export of
 one goal (``export --goal``) has the gaps other goals left and is renumbered
@@ -27,10 +27,10 @@ from sqlalchemy.exc import IntegrityError
 
 from benchledger.errors import CHECK_FAILED, UnknownGoal
 from benchledger.ledger.application import rebuild_projections
-from benchledger.ledger.audit import ChainReport, verify_events
 from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.schema import events
 from benchledger.ledger.store import GOAL_ID_PATTERN, Ledger, LedgerError, StoredEvent, Transaction
+from benchledger.ledger.verification import ChainReport, verify_events
 
 FIELDS = tuple(column.name for column in events.c)
 INTEGER_FIELDS = ("position", "stream_version")

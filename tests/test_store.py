@@ -11,8 +11,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
 
 from benchledger.ledger import canonical
-from benchledger.ledger.audit import verify_events
 from benchledger.ledger.store import InvalidEvent, InvalidGoalId, Ledger, NewEvent, StreamAppend, VersionConflict
+from benchledger.ledger.verification import verify_events
 
 
 def run_events(n, start=0):
