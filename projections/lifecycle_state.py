@@ -21,7 +21,7 @@ from dataclasses import field as dataclass_field
 from typing import Any
 
 from benchledger.projections import lifecycle as lc
-from benchledger.projections.artifacts.run import (
+from benchledger.projections.artifacts.run_tables import (
     ENVIRONMENT_SETUP_BOOLEAN_FIELDS,
     ENVIRONMENT_SETUP_DURATION_FIELD,
     ENVIRONMENT_SETUP_TEXT_FIELDS,
