@@ -18,10 +18,27 @@ def db() -> None:
 
 @db.command("upgrade")
 @click.option("--revision", default="head", show_default=True, help="Target revision.")
+@click.option(
+    "--sql",
+    "print_sql",
+    is_flag=True,
+    help="Print the SQL instead of running it (connects to nothing), for an operator to review first.",
+)
+@click.option(
+    "--from-revision",
+    metavar="REV",
+    help="With --sql: the revision the database is at now (default: an empty database).",
+)
 @click.pass_context
-def upgrade_command(ctx: click.Context, revision: str) -> None:
+def upgrade_command(ctx: click.Context, revision: str, print_sql: bool, from_revision: str | None) -> None:
     """Apply pending migrations (needed once per release on a server database)."""
-    from benchledger.ledger import upgrade_ledger
+    from benchledger.ledger import upgrade_ledger, upgrade_sql
+
+    if from_revision and not print_sql:
+        raise click.UsageError("--from-revision only applies with --sql")
+    if print_sql:
+        click.echo(upgrade_sql(_url(ctx), revision, from_revision), nl=False)
+        return
 
     click.echo(f"ledger schema at revision {upgrade_ledger(_url(ctx), revision)}")
 

@@ -48,6 +48,7 @@ _API = {
     "plan_import": "benchledger.ledger.loopx_import",
     "import_plan": "benchledger.ledger.loopx_import",
     "upgrade_ledger": "benchledger.ledger.migrate",
+    "upgrade_sql": "benchledger.ledger.migrate",
     "ledger_revision": "benchledger.ledger.migrate",
     "HEAD_REVISION": "benchledger.ledger.migrate",
 }

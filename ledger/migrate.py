@@ -8,11 +8,14 @@ one query; alembic itself is only imported when a migration really runs.
 
 from __future__ import annotations
 
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, inspect, text
 
-from benchledger.errors import LedgerUnavailable
+from benchledger.errors import InvalidInput, LedgerUnavailable
 
 # The newest revision in migrations/versions (a test keeps the two in step).
 HEAD_REVISION = "0003"
@@ -20,6 +23,10 @@ HEAD_REVISION = "0003"
 
 class LedgerNeedsUpgrade(LedgerUnavailable):
     """A server ledger is at an older schema revision than this benchledger needs."""
+
+
+class UnknownRevision(InvalidInput, ValueError):
+    """A revision (or revision range) that migrations/versions does not hold."""
 
 
 # One cheap catalog query per backend instead of an inspector (this runs on every open).
@@ -40,14 +47,13 @@ def current_revision(connection: Connection) -> str | None:
     return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def _alembic_config(connection: Connection):
+def _alembic_config(**kwargs):
     from alembic.config import Config
 
     from benchledger import migrations
 
-    config = Config()
+    config = Config(**kwargs)
     config.set_main_option("script_location", str(Path(migrations.__file__).parent))
-    config.attributes["connection"] = connection
     return config
 
 
@@ -68,9 +74,43 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         with engine.connect() as connection:
             connection.execution_options(benchledger_write=True)
             with connection.begin():
-                command.upgrade(_alembic_config(connection), revision)
+                config = _alembic_config()
+                config.attributes["connection"] = connection
+                with _revisions_named_by_user():
+                    command.upgrade(config, revision)
 
     retry_sqlite_locked(engine.dialect.name, attempt)
+
+
+def upgrade_sql(url: str, revision: str = "head", from_revision: str | None = None) -> str:
+    """The SQL that upgrading a ``url`` ledger from ``from_revision`` (an empty database when
+    ``None``) to ``revision`` runs, rendered for the URL's dialect without connecting (alembic's
+    offline mode), so a server operator can review it before ``benchledger db upgrade``."""
+    from alembic import command
+
+    from benchledger.ledger.engine import create_ledger_engine
+
+    # Creating the engine connects to nothing; it refuses a URL benchledger cannot use.
+    engine = create_ledger_engine(url)
+    engine.dispose()
+    buffer = io.StringIO()
+    config = _alembic_config(output_buffer=buffer)
+    # The URL only names the dialect; ConfigParser would read a '%' of a password as interpolation.
+    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
+    with _revisions_named_by_user():
+        command.upgrade(config, f"{from_revision}:{revision}" if from_revision else revision, sql=True)
+    return buffer.getvalue()
+
+
+@contextmanager
+def _revisions_named_by_user() -> Iterator[None]:
+    """alembic's "can't locate revision" becomes :class:`UnknownRevision` (a usage error, not a bug)."""
+    from alembic.util import CommandError
+
+    try:
+        yield
+    except CommandError as exc:
+        raise UnknownRevision(f"{exc} (revisions: migrations/versions, head {HEAD_REVISION})") from exc
 
 
 def script_head() -> str:

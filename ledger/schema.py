@@ -85,8 +85,9 @@ IMMUTABLE_MESSAGE = "events are immutable: the ledger is append-only"
 def immutability_ddl(dialect: str) -> list[str]:
     """Statements that make the database itself refuse to change or remove events.
 
-    Used by the initial migration and by ``metadata.create_all`` (in-memory
-    ledgers), so both paths install the same triggers.
+    Used by ``metadata.create_all`` (in-memory ledgers). The migrations carry
+    their own frozen copy of this DDL as of their revision; the schema-dump
+    test (tests/test_schema_reference.py) keeps both paths installing the same triggers.
     """
     if dialect == "sqlite":
         return [

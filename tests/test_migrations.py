@@ -16,6 +16,7 @@ from benchledger.ledger.migrate import (
 )
 from benchledger.ledger.schema import metadata
 from benchledger.ledger.store import Ledger, create_ledger_engine
+from tests.helpers import invoke
 
 
 def test_head_revision_constant_matches_the_scripts():
@@ -45,3 +46,43 @@ def test_server_ledger_is_not_migrated_behind_its_owners_back(ledger_url):
         ensure_current(engine)
     with engine.connect() as connection:
         assert current_revision(connection) is None
+
+
+def test_upgrade_sql_prints_the_migration_without_touching_the_database(ledger_url):
+    """An operator reviews `db upgrade --sql` first; the database stays as it was."""
+    result = invoke(ledger_url, "db", "upgrade", "--sql")
+    assert result.exit_code == 0, result.output
+    assert "CREATE TABLE events" in result.output
+    assert "CREATE TRIGGER events_no_" in result.output
+    assert f"version_num='{HEAD_REVISION}'" in result.output
+    engine = create_ledger_engine(ledger_url)
+    with engine.connect() as connection:
+        assert current_revision(connection) is None
+    engine.dispose()
+
+
+def test_upgrade_sql_from_a_revision_prints_only_the_later_revisions(ledger_url):
+    result = invoke(ledger_url, "db", "upgrade", "--sql", "--from-revision", "0002")
+    assert result.exit_code == 0, result.output
+    assert "CREATE TABLE" not in result.output
+    assert "DELETE FROM projection_rows WHERE projection = 'lifecycle-history'" in result.output
+
+
+def test_upgrade_sql_names_an_unknown_revision(ledger_url):
+    result = invoke(ledger_url, "db", "upgrade", "--sql", "--revision", "9999")
+    assert result.exit_code == 2
+    assert "9999" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_from_revision_needs_sql(ledger_url):
+    result = invoke(ledger_url, "db", "upgrade", "--from-revision", "0001")
+    assert result.exit_code == 2
+    assert "--from-revision only applies with --sql" in result.output
+
+
+def test_upgrade_sql_refuses_a_database_benchledger_does_not_run_on():
+    result = invoke("mysql://x@h/y", "db", "upgrade", "--sql")
+    assert result.exit_code == 2
+    assert "not mysql" in result.output
+    assert "CREATE" not in result.output and "Traceback" not in result.output

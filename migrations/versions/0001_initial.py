@@ -1,5 +1,8 @@
 """Initial ledger: append-only events, stream heads, projection rows.
 
+Frozen: the DDL is written out here as it was at this revision, never imported
+from ``ledger/schema.py``, so a later schema edit cannot change what 0001 does.
+
 Revision ID: 0001
 Revises:
 Create Date: 2026-11-30
@@ -8,14 +11,44 @@ Create Date: 2026-11-30
 import sqlalchemy as sa
 from alembic import op
 
-from benchledger.ledger.schema import drop_immutability_ddl, immutability_ddl
-
 revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
 
 POSITION = sa.BigInteger().with_variant(sa.Integer, "sqlite")
+
+IMMUTABLE_MESSAGE = "events are immutable: the ledger is append-only"
+IMMUTABILITY_DDL = {
+    "sqlite": [
+        f"CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, '{IMMUTABLE_MESSAGE}'); END",
+        f"CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, '{IMMUTABLE_MESSAGE}'); END",
+    ],
+    "postgresql": [
+        "CREATE FUNCTION benchledger_events_immutable() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        f"BEGIN RAISE EXCEPTION '{IMMUTABLE_MESSAGE}' USING ERRCODE = 'restrict_violation'; END $$",
+        "CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events "
+        "FOR EACH ROW EXECUTE FUNCTION benchledger_events_immutable()",
+        "CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events "
+        "FOR EACH STATEMENT EXECUTE FUNCTION benchledger_events_immutable()",
+    ],
+}
+DROP_IMMUTABILITY_DDL = {
+    "sqlite": ["DROP TRIGGER IF EXISTS events_no_update", "DROP TRIGGER IF EXISTS events_no_delete"],
+    "postgresql": [
+        "DROP TRIGGER IF EXISTS events_no_update_delete ON events",
+        "DROP TRIGGER IF EXISTS events_no_truncate ON events",
+        "DROP FUNCTION IF EXISTS benchledger_events_immutable()",
+    ],
+}
+
+
+def _dialect() -> str:
+    # The migration context, not a connection: offline mode (`db upgrade --sql`) has none.
+    dialect = op.get_context().dialect.name
+    if dialect not in IMMUTABILITY_DDL:
+        raise ValueError(f"unsupported database dialect: {dialect}")
+    return dialect
 
 
 def upgrade() -> None:
@@ -58,12 +91,12 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("projection", "goal_id", "key", name="pk_projection_rows"),
     )
     op.create_index("ix_projection_rows_goal", "projection_rows", ["goal_id"])
-    for statement in immutability_ddl(op.get_bind().dialect.name):
+    for statement in IMMUTABILITY_DDL[_dialect()]:
         op.execute(statement)
 
 
 def downgrade() -> None:
-    for statement in drop_immutability_ddl(op.get_bind().dialect.name):
+    for statement in DROP_IMMUTABILITY_DDL[_dialect()]:
         op.execute(statement)
     op.drop_table("projection_rows")
     op.drop_table("stream_heads")
