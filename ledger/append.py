@@ -21,6 +21,7 @@ from sqlalchemy import Connection, bindparam, insert, select, tuple_
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
 from benchledger.ledger import canonical
+from benchledger.ledger.event_records import chained_record
 from benchledger.ledger.json_paths import non_finite_numbers
 from benchledger.ledger.schema import events, projection_rows, stream_heads
 
@@ -309,32 +310,21 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
                 continue
             tip[0] += 1
             position += 1
-            row = {
-                "position": position,
-                "event_id": p.event_id,
-                "goal_id": goal_id,
-                "stream_version": tip[0],
-                "kind": p.new.kind,
-                "schema_version": p.new.schema_version,
-                "payload": p.body,
-                "payload_sha256": p.digest,
-                "source_sha256": p.new.source_sha256,
-                "prev_hash": tip[1],
-                "recorded_at": recorded_at,
-                "source": source,
-            }
-            row["chain_hash"] = tip[1] = canonical.chain_hash(
+            row = chained_record(
                 tip[1],
+                position=position,
+                event_id=p.event_id,
                 goal_id=goal_id,
                 stream_version=tip[0],
                 kind=p.new.kind,
                 schema_version=p.new.schema_version,
+                payload=p.body,
                 payload_sha256=p.digest,
-                event_id=p.event_id,
+                source_sha256=p.new.source_sha256,
                 recorded_at=recorded_at,
                 source=source,
-                source_sha256=p.new.source_sha256,
             )
+            tip[1] = row["chain_hash"]
             stored = _event_from_record(row)
             existing[p.event_id] = stored
             rows.append(row)

@@ -45,6 +45,7 @@ from benchledger.ledger.engine import (
     normalize_url,
     retry_sqlite_locked,
 )
+from benchledger.ledger.event_records import head_record
 from benchledger.ledger.schema import events, metadata, projection_rows, stream_heads
 
 # Re-exported: the store is where callers find the event types and the store's errors.
@@ -171,15 +172,7 @@ class Ledger:
         """
         with self.transaction(write=True) as tx:
             tx.connection.execute(insert(events), list(records))
-            heads: dict[str, dict[str, Any]] = {}
-            for record in records:
-                heads[record["goal_id"]] = {
-                    "goal_id": record["goal_id"],
-                    "last_version": record["stream_version"],
-                    "last_chain_hash": record["chain_hash"],
-                    "last_position": record["position"],
-                    "last_recorded_at": record["recorded_at"],
-                }
+            heads = {record["goal_id"]: head_record(record) for record in records}
             if heads:
                 tx.connection.execute(insert(stream_heads), list(heads.values()))
             if within is not None:
