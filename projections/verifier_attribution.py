@@ -8,6 +8,11 @@ and not simply unexplained. This review classifies every compact run's score
 failure from compact evidence only, picks the baseline run, decides whether
 the baseline's attribution caveat is resolved and routes the next action
 (spec: verifier-attribution.md; reference: LoopX 0.4.8).
+
+Why one module of ~700 lines: the classification, the baseline choice, the
+caveat and the routing are one decision table read top to bottom (each step
+consumes the previous step's labels); split across files, a reader would
+have to hold four modules open to follow one verdict.
 """
 
 from __future__ import annotations
