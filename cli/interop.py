@@ -166,7 +166,9 @@ def export_command(ctx: click.Context, goal: str | None) -> None:
     One line per event with every stored field: position, event_id, goal_id,
     stream_version, kind, schema_version, payload (the stored canonical JSON
     text), payload_sha256, source_sha256, prev_hash, chain_hash, recorded_at,
-    source. docs/hash-chain.md shows how to audit the file by hand;
+    source. The last line is the trailer: {"benchledger_export": "trailer-v1",
+    goal_id, events, last_position, digest}, so a copy that lost its tail is
+    refused on import. docs/hash-chain.md shows how to audit the file by hand;
     `benchledger import-ndjson` restores it into an empty ledger.
 
     Example: benchledger export > ledger.ndjson
@@ -184,14 +186,21 @@ export_command.params.insert(0, goal_option(help="Only this goal's events (its p
 
 @click.command("import-ndjson")
 @click.argument("file", metavar="FILE")
+@click.option(
+    "--unverifiable-tail",
+    is_flag=True,
+    help="Accept a file without the export trailer (written by an older benchledger): every line is still verified, "
+    "but lost last lines cannot be detected.",
+)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Report format (default markdown, or the root --format).")
 @click.pass_context
-def import_ndjson_command(ctx: click.Context, file: str, fmt: str | None) -> None:
+def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool, fmt: str | None) -> None:
     """Restore a `benchledger export` file into an EMPTY ledger, exactly.
 
     The same event ids, versions, payloads, chain hashes and digest: the file
     is verified first (payload hashes, event ids, every goal's chain, positions
-    1..N for a whole-ledger export), and refused — nothing written, every
+    1..N for a whole-ledger export, and the trailer: the count, last position
+    and digest the export ended with), and refused — nothing written, every
     problem listed, exit 1 — unless everything holds. An export of one goal
     (`export --goal`) is renumbered to positions 1..N. The projections of the
     imported goals are rebuilt in the same transaction. A ledger that already
@@ -202,7 +211,7 @@ def import_ndjson_command(ctx: click.Context, file: str, fmt: str | None) -> Non
     fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     with open_ledger(ctx) as ledger:
         try:
-            result = import_export(ledger, file).as_dict()
+            result = import_export(ledger, file, unverifiable_tail=unverifiable_tail).as_dict()
         except ExportRefused as exc:
             if fmt == "json":
                 _json({"ok": False, "error": str(exc), "problems": exc.problems})
@@ -214,9 +223,10 @@ def import_ndjson_command(ctx: click.Context, file: str, fmt: str | None) -> Non
     if fmt == "json":
         _json(result)
     else:
+        unverified = "" if result["tail_verified"] else "\n- tail: NOT verified (the file has no export trailer)"
         click.echo(
             f"# Imported {result['events_imported']} event(s) of {len(result['goals'])} goal(s)\n\n"
-            f"- goals: {', '.join(result['goals']) or '(none)'}\n- digest: `{result['digest']}`"
+            f"- goals: {', '.join(result['goals']) or '(none)'}\n- digest: `{result['digest']}`{unverified}"
         )
 
 

@@ -2,35 +2,49 @@
 
 An export line is one stored event with every field (``StoredEvent.as_record``:
 the payload as its stored canonical JSON text, the hashes, the position), in
-position order: the file docs/hash-chain.md's script audits. Importing it into
-an empty ledger inserts those very records (same event ids, versions,
-payloads, chain hashes), rebuilds the stream heads and the projections of the
-imported goals in the same transaction, and therefore reproduces the digest.
+position order: the file docs/hash-chain.md's script audits. The last line is
+the *trailer* (:data:`TRAILER_KEY`): how many events the export holds, the
+last position, and the digest of what it holds (the ledger's, or with
+``--goal`` the goal's), so a file that lost its tail says so.
 
-A file is only imported after it verifies as a whole (``ledger.verification``): a
-tampered payload, a broken chain or a missing event refuses it, and nothing is
-written. An export of the whole ledger must hold positions 1..N; an export of
-one goal (``export --goal``) has the gaps other goals left and is renumbered
-1..N on import — positions are outside the chain hash for exactly this reason.
+Importing it into an empty ledger inserts those very records (same event ids,
+versions, payloads, chain hashes), rebuilds the stream heads and the
+projections of the imported goals in the same transaction, and therefore
+reproduces the digest.
+
+A file is only imported after it verifies as a whole (``ledger.verification``)
+and against its trailer: a tampered payload, a broken chain, a missing event or
+a missing trailer refuses it, and nothing is written. An export of the whole
+ledger must hold positions 1..N; an export of one goal (``export --goal``) has
+the gaps other goals left and is renumbered 1..N on import — positions are
+outside the chain hash for exactly this reason.
+
+Memory stays bounded whatever the file's size: the file is read twice, a line
+at a time. The first pass checks every line and the chains, keeping only each
+goal's tail and a hash of the bytes read; the second inserts
+:data:`INSERT_CHUNK` records at a time inside one transaction and rolls it back
+if the file's bytes are not the ones the first pass verified.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
 from benchledger.errors import CHECK_FAILED, UnknownGoal
+from benchledger.ledger import canonical
 from benchledger.ledger.application import rebuild_projections
 from benchledger.ledger.canonical import canonical_json
+from benchledger.ledger.intake.files import open_regular_file, read_lines
 from benchledger.ledger.schema import events
 from benchledger.ledger.store import GOAL_ID_PATTERN, Ledger, LedgerError, StoredEvent, Transaction
-from benchledger.ledger.verification import ChainReport, verify_events
+from benchledger.ledger.verification import format_digest, verify_events
 
 FIELDS = tuple(column.name for column in events.c)
 INTEGER_FIELDS = ("position", "stream_version")
@@ -38,6 +52,17 @@ NULLABLE_FIELDS = tuple(column.name for column in events.c if column.nullable)
 # Column widths a PostgreSQL ledger enforces; checked up front so a bad file is
 # refused with a reason rather than failing half-way through the insert.
 STRING_LIMITS = {column.name: column.type.length for column in events.c if isinstance(column.type, String) and column.type.length}
+
+TRAILER_KEY = "benchledger_export"
+TRAILER_FORMAT = "trailer-v1"
+TRAILER_FIELDS = (TRAILER_KEY, "goal_id", "events", "last_position", "digest")
+# An export has no size limit (it is as large as the ledger), but one line does:
+# the largest event benchledger writes is the manifest of a batch of a 64 MiB
+# NDJSON's many small artifacts (an id and a kind per member).
+MAX_EXPORT_LINE_BYTES = 256 * 1024 * 1024
+INSERT_CHUNK = 2000
+# A file of garbage lists its first problems and counts the rest (the list is held in memory).
+MAX_PROBLEMS_LISTED = 1000
 
 
 class NotEmpty(LedgerError):
@@ -61,16 +86,45 @@ class ImportedExport:
     events: int
     goals: list[str]
     digest: str
+    tail_verified: bool = True
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": True, "events_imported": self.events, "goals": self.goals, "digest": self.digest}
+        return {
+            "ok": True,
+            "events_imported": self.events,
+            "goals": self.goals,
+            "digest": self.digest,
+            "tail_verified": self.tail_verified,
+        }
 
 
 def export_lines(ledger: Ledger, *, goal_id: str | None = None) -> Iterator[str]:
-    """One JSON line per event, in position order (only ``goal_id``'s when given, which must exist)."""
+    """One JSON line per event, in position order (only ``goal_id``'s when given, which must exist), then the trailer."""
     if goal_id is not None and ledger.head(goal_id) is None:
         raise UnknownGoal(f"no goal {goal_id!r} in this ledger")
-    return (json.dumps(event.as_record(), ensure_ascii=False, separators=(",", ":")) for event in ledger.read_all(goal_id=goal_id))
+    return _export_lines(ledger, goal_id)
+
+
+def _export_lines(ledger: Ledger, goal_id: str | None) -> Iterator[str]:
+    running, count, last_position, covered = canonical.GENESIS_HASH, 0, 0, 0
+    for event in ledger.read_all(goal_id=goal_id):
+        yield _line(event.as_record())
+        running = canonical.digest_step(running, event.chain_hash)
+        count, last_position = count + 1, event.position
+        covered = event.stream_version if goal_id is not None else event.position
+    yield _line(
+        {
+            TRAILER_KEY: TRAILER_FORMAT,
+            "goal_id": goal_id,
+            "events": count,
+            "last_position": last_position,
+            "digest": format_digest(covered, running),
+        }
+    )
+
+
+def _line(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _record_problems(record: Any) -> list[str]:
@@ -107,78 +161,192 @@ def _record_problems(record: Any) -> list[str]:
     return problems
 
 
-def read_export(path: str) -> list[dict[str, Any]]:
-    """The event records of an export file; raises :class:`ExportRefused` listing every malformed line."""
-    records, problems = [], []
-    try:
-        with Path(path).expanduser().open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError as exc:
-                    problems.append(f"line {number}: invalid JSON: {exc}")
-                    continue
-                line_problems = _record_problems(record)
-                problems.extend(f"line {number}: {p}" for p in line_problems)
-                if not line_problems:
-                    records.append(record)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExportRefused(path, [getattr(exc, "strerror", None) or str(exc)]) from exc
-    if problems:
-        raise ExportRefused(path, problems)
-    return records
+def _trailer_problems(trailer: dict[str, Any]) -> list[str]:
+    if set(trailer) != set(TRAILER_FIELDS) or trailer[TRAILER_KEY] != TRAILER_FORMAT:
+        return [f"the trailer is not a {TRAILER_FORMAT} trailer (fields: {', '.join(TRAILER_FIELDS)})"]
+    counts = (trailer["events"], trailer["last_position"])
+    if any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in counts):
+        return ["the trailer's events and last_position are not counts"]
+    if not isinstance(trailer["digest"], str) or (trailer["goal_id"] is not None and not isinstance(trailer["goal_id"], str)):
+        return ["the trailer's digest or goal_id is not a string"]
+    return []
+
+
+def _export_records(path: str, byte_hash: Any) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed JSON or the reason it is not)`` for each line of the file; ``byte_hash`` sees every byte."""
+    with open_regular_file(path, path) as handle:
+        for number, line in read_lines(handle, path, limit=None, line_limit=MAX_EXPORT_LINE_BYTES):
+            byte_hash.update(line + b"\n")
+            try:
+                yield number, json.loads(line.decode("utf-8"))
+            except ValueError as exc:  # (UnicodeDecodeError is one)
+                yield number, exc
+
+
+@dataclass
+class _Scan:
+    """What the first pass learns of a file: small, whatever the file's size."""
+
+    problems: list[str] = field(default_factory=list)
+    problem_count: int = 0
+    events: int = 0
+    last_position: int = 0
+    goals: set[str] = field(default_factory=set)
+    positions_one_to_n: bool = True
+    trailer: dict[str, Any] | None = None
+    sha256: str = ""
+
+    malformed_lines: bool = False
+
+    def problem(self, text: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < MAX_PROBLEMS_LISTED:
+            self.problems.append(text)
+
+    def malformed(self, text: str) -> None:
+        self.malformed_lines = True
+        self.problem(text)
+
+    def listed(self) -> list[str]:
+        more = self.problem_count - len(self.problems)
+        return self.problems + ([f"... and {more} more problem(s)"] if more else [])
 
 
 def _stored(record: dict[str, Any]) -> StoredEvent:
     return StoredEvent(**{("payload_text" if name == "payload" else name): value for name, value in record.items()})
 
 
-def _heads(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stream heads the records imply: each goal's last event."""
-    heads = {}
-    for r in records:
-        heads[r["goal_id"]] = {"goal_id": r["goal_id"], "last_version": r["stream_version"], "last_chain_hash": r["chain_hash"], "last_position": r["position"]}
-    return list(heads.values())
+def _scan(path: str, scan: _Scan, byte_hash: Any) -> Iterator[StoredEvent]:
+    """The file's events, renumbered 1..N, for the chain check; every other finding goes into ``scan``.
+
+    After a malformed line the chain check stops (it would only repeat the
+    line's problem as broken links); the lines are still all checked.
+    """
+    for number, value in _export_records(path, byte_hash):
+        if isinstance(value, Exception):
+            scan.malformed(f"line {number}: invalid JSON: {value}")
+        elif scan.trailer is not None:
+            scan.malformed(f"line {number}: follows the export trailer (the trailer must be the last line)")
+        elif isinstance(value, dict) and TRAILER_KEY in value:
+            scan.trailer = value
+            for text in _trailer_problems(value):
+                scan.malformed(f"line {number}: {text}")
+        elif problems := _record_problems(value):
+            for text in problems:
+                scan.malformed(f"line {number}: {text}")
+        elif value["position"] <= scan.last_position:
+            scan.malformed("positions are not in increasing order")
+        else:
+            scan.events += 1
+            scan.positions_one_to_n &= value["position"] == scan.events
+            scan.last_position = value["position"]
+            scan.goals.add(value["goal_id"])
+            if not scan.malformed_lines:
+                yield _stored({**value, "position": scan.events})
 
 
-def verify_export(records: list[dict[str, Any]], path: str) -> ChainReport:
-    """Renumber a one-goal export 1..N, then verify every event, chain and head; raise when anything fails."""
-    positions = [r["position"] for r in records]
-    goals = {r["goal_id"] for r in records}
-    problems = []
-    if any(later <= earlier for earlier, later in zip(positions, positions[1:])):
-        problems.append("positions are not in increasing order")
-    elif positions != list(range(1, len(records) + 1)) and len(goals) > 1:
-        problems.append("positions are not 1..N: an event of this whole-ledger export is missing")
-    renumbered = [{**r, "position": n} for n, r in enumerate(records, start=1)]
-    report = verify_events([_stored(r) for r in renumbered], _heads(renumbered))
-    problems += [f"{p.kind} (goal {p.goal_id}, position {p.position}): {p.detail}" for p in report.problems]
-    if problems:
-        raise ExportRefused(path, problems)
-    records[:] = renumbered
-    return report
+def verify_export(path: str, *, unverifiable_tail: bool = False) -> _Scan:
+    """Read the whole file once and verify it: each line, every goal's chain, positions, the trailer.
+
+    Raises :class:`ExportRefused` listing every problem.
+    """
+    scan, byte_hash, tails = _Scan(), hashlib.sha256(), {}
+
+    def heads() -> Iterator[dict[str, Any]]:
+        # The heads the records imply (each goal's last event), known once the events are read.
+        yield from tails.values()
+
+    def tracked() -> Iterator[StoredEvent]:
+        for event in _scan(path, scan, byte_hash):
+            tails[event.goal_id] = {
+                "goal_id": event.goal_id, "last_version": event.stream_version,
+                "last_chain_hash": event.chain_hash, "last_position": event.position,
+            }
+            yield event
+
+    report = verify_events(tracked(), heads())
+    for p in report.problems:
+        scan.problem(f"{p.kind} (goal {p.goal_id}, position {p.position}): {p.detail}")
+    if not scan.malformed_lines:
+        if not scan.positions_one_to_n and len(scan.goals) > 1:
+            scan.problem("positions are not 1..N: an event of this whole-ledger export is missing")
+        _check_trailer(scan, report.digest, unverifiable_tail)
+    if scan.problem_count:
+        raise ExportRefused(path, scan.listed())
+    scan.sha256 = byte_hash.hexdigest()
+    return scan
 
 
-def import_export(ledger: Ledger, path: str) -> ImportedExport:
-    """Import an export file into an empty ledger, exactly (module docstring); all or nothing."""
+def _check_trailer(scan: _Scan, digest: str, unverifiable_tail: bool) -> None:
+    trailer = scan.trailer
+    if trailer is None:
+        if not unverifiable_tail:
+            scan.problem(
+                "no export trailer: the file is cut short, or was written by a benchledger older than the trailer "
+                "(to import such a file anyway, knowing that a missing tail cannot be detected, pass --unverifiable-tail)"
+            )
+        return
+    if trailer["events"] != scan.events:
+        scan.problem(f"the trailer counts {trailer['events']} event(s), the file holds {scan.events}: lines are missing or added")
+    if trailer["last_position"] != scan.last_position:
+        scan.problem(f"the trailer's last position is {trailer['last_position']}, the file's last event is at {scan.last_position}")
+    if trailer["goal_id"] is not None and scan.goals - {trailer["goal_id"]}:
+        scan.problem(f"the trailer says this is an export of goal {trailer['goal_id']!r}, the file holds {sorted(scan.goals)}")
+    # Renumbered 1..N, the file's digest counts its events: for a whole-ledger
+    # export that is its last position, for a goal's export the goal's last version.
+    if trailer["digest"] != digest:
+        scan.problem(f"the trailer's digest {trailer['digest']} is not the digest of the events above it ({digest})")
+
+
+def _renumbered(path: str, byte_hash: Any) -> Iterator[dict[str, Any]]:
+    """The second pass: the event records again, renumbered 1..N (the first pass verified them)."""
+    count = 0
+    for _number, value in _export_records(path, byte_hash):
+        if TRAILER_KEY in value:
+            continue
+        count += 1
+        yield {**value, "position": count}
+
+
+def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False) -> ImportedExport:
+    """Import an export file into an empty ledger, exactly (module docstring); all or nothing.
+
+    ``unverifiable_tail`` accepts a file without a trailer (written before
+    benchledger had one): every line still verifies, but lost last lines cannot be noticed.
+    """
     if ledger.event_count():
         raise NotEmpty(_not_empty_message(ledger.event_count()))
-    records = read_export(path)
-    report = verify_export(records, path)
-    goals = sorted(report.goals)
+    scan = verify_export(path, unverifiable_tail=unverifiable_tail)
+    goals = sorted(scan.goals)
+    digest: list[str] = []
 
-    def rebuild(tx: Transaction) -> None:
-        for _step in rebuild_projections(tx, goals):
-            pass  # the rows are written as each step is rebuilt
+    def attempt() -> None:
+        byte_hash, running, count = hashlib.sha256(), canonical.GENESIS_HASH, 0
+
+        def records() -> Iterator[dict[str, Any]]:
+            """The second pass: the event records again, renumbered 1..N, adding up the digest."""
+            nonlocal running, count
+            for _number, value in _export_records(path, byte_hash):
+                if TRAILER_KEY not in value:
+                    count += 1
+                    running = canonical.digest_step(running, value["chain_hash"])
+                    yield {**value, "position": count}
+
+        def check_and_rebuild(tx: Transaction) -> None:
+            if byte_hash.hexdigest() != scan.sha256:
+                raise ExportRefused(path, ["the file changed while it was being imported"])
+            for _step in rebuild_projections(tx, goals):
+                pass  # the rows are written as each step is rebuilt
+
+        ledger.insert_verbatim(records(), chunk=INSERT_CHUNK, within=check_and_rebuild)
+        digest[:] = [format_digest(count, running)]
 
     try:
-        ledger.retrying_when_locked(lambda: ledger.insert_verbatim(records, within=rebuild))
+        ledger.retrying_when_locked(attempt)
     except IntegrityError as exc:
         # Another writer appended between the emptiness check and the insert.
         raise NotEmpty(_not_empty_message(ledger.event_count())) from exc
-    return ImportedExport(len(records), goals, report.digest)
+    return ImportedExport(scan.events, goals, digest[0], tail_verified=scan.trailer is not None)
 
 
 def _not_empty_message(count: int) -> str:

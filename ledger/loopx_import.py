@@ -26,6 +26,7 @@ same history again appends nothing: events are content-addressed.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,14 @@ from benchledger.ledger.application import append_projected, batch_events
 from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.intake.artifacts import to_artifact, unsafe_strings
 from benchledger.ledger.intake.files import (
+    MAX_DOCUMENT_BYTES,
     MAX_NDJSON_BYTES,
     InputFileError,
     SourceDocument,
+    open_regular_file,
     parse_document,
     read_documents,
+    read_lines,
 )
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend
 from benchledger.projections import runs
@@ -189,7 +193,8 @@ def _find_index(location: Path, goal_id: str) -> Path:
     if location.name == INDEX_NAME:
         return location
     for candidate in (location / INDEX_NAME, location / "runs" / INDEX_NAME):
-        if candidate.is_file():
+        # exists(), not is_file(): an index that is a FIFO or a device is named and refused by the reader.
+        if candidate.exists():
             return candidate
     indexes = sorted((location / "goals").glob(f"*/runs/{INDEX_NAME}"))
     named = location / "goals" / goal_id / "runs" / INDEX_NAME
@@ -203,23 +208,14 @@ def _find_index(location: Path, goal_id: str) -> Path:
     raise InputFileError(str(location), f"holds the history of several LoopX goals ({goals}); pass the folder goals/<goal> of one")
 
 
-def _index_rows(index: Path) -> list[SourceDocument | InputFileError]:
-    """Each non-blank line of the index, parsed with ingest's strict rules, or why it could not be."""
-    try:
-        size = index.stat().st_size
-        if size > MAX_NDJSON_BYTES:
-            raise InputFileError(str(index), f"file is {size} bytes, larger than the {MAX_NDJSON_BYTES}-byte limit")
-        data = index.read_bytes()
-    except OSError as exc:
-        raise InputFileError(str(index), exc.strerror or str(exc)) from exc
-    rows: list[SourceDocument | InputFileError] = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
+def _index_rows(index: Path) -> Iterator[SourceDocument | InputFileError]:
+    """Each non-blank line of the index, parsed with ingest's strict rules, or why it could not be (read as needed)."""
+    with open_regular_file(index, str(index)) as handle:
+        for number, line in read_lines(handle, str(index), limit=MAX_NDJSON_BYTES, line_limit=MAX_DOCUMENT_BYTES):
             try:
-                rows.append(parse_document(line.rstrip(b"\r"), f"{index}:{number}"))
+                yield parse_document(line, f"{index}:{number}")
             except InputFileError as exc:
-                rows.append(exc)
-    return rows
+                yield exc
 
 
 def _record(row: SourceDocument, runs_dir: Path) -> SourceDocument:
@@ -237,7 +233,7 @@ def _record(row: SourceDocument, runs_dir: Path) -> SourceDocument:
     if not name.endswith(".json"):
         raise IntakeError(f"json_path does not name a .json run record ({name!r})")
     record_path = runs_dir / name
-    if not record_path.is_file():
+    if not record_path.exists():  # (a FIFO or a device is refused by the reader, by name)
         raise IntakeError(f"the run record {name} that json_path names is not in {runs_dir}")
     return next(read_documents(str(record_path)))
 

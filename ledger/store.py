@@ -11,6 +11,7 @@ and buys a gap-free, never-reordered global log.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -164,15 +165,21 @@ class Ledger:
         except DataError as exc:
             raise InvalidEvent(f"the database refused the write, nothing was written: {exc.orig}") from exc
 
-    def insert_verbatim(self, records: Sequence[dict[str, Any]], *, within: Callable[[Transaction], None] | None = None) -> None:
+    def insert_verbatim(
+        self, records: Iterable[dict[str, Any]], *, chunk: int = 2000, within: Callable[[Transaction], None] | None = None
+    ) -> None:
         """Insert exported event records exactly as given (``import-ndjson``), in one transaction.
 
         The caller has verified the records; the ledger must be empty of them.
-        Heads are rebuilt from the inserted events.
+        They are inserted ``chunk`` at a time as the iterable yields them (an
+        export may not fit in memory); heads are rebuilt from the inserted events.
         """
         with self.transaction(write=True) as tx:
-            tx.connection.execute(insert(events), list(records))
-            heads = {record["goal_id"]: head_record(record) for record in records}
+            heads: dict[str, dict[str, Any]] = {}
+            pending = iter(records)
+            while batch := list(itertools.islice(pending, chunk)):
+                tx.connection.execute(insert(events), batch)
+                heads.update((record["goal_id"], head_record(record)) for record in batch)
             if heads:
                 tx.connection.execute(insert(stream_heads), list(heads.values()))
             if within is not None:

@@ -65,13 +65,17 @@ def verify_events(
     """Check every event and every goal chain; compute the digest of the events checked.
 
     ``ordered_events`` must be in position order. With ``scope_goal`` only that
-    goal's events are given, so global gap checks are skipped. With
-    ``expect_digest`` the running digest at the digest's position must match:
-    the earlier history is unchanged, whatever was appended after it.
+    goal's events are given, so global gap checks are skipped, and the digest
+    is the goal's: it counts stream versions, not positions (docs/hash-chain.md
+    §4), so it stays the same in a ledger that holds the goal alone, after an
+    ``export --goal`` and ``import-ndjson``. With ``expect_digest`` the running
+    digest at the digest's position (or version) must match: the earlier
+    history is unchanged, whatever was appended after it.
     """
     report = ChainReport()
     running = canonical.GENESIS_HASH
     last_position = 0
+    covered = 0  # what the digest counts: the last position, or the goal's last version
     last_recorded_at = ""
     expected_position, expected_running = parse_digest(expect_digest) if expect_digest else (None, None)
     digest_checked = expected_position == 0 and expected_running == canonical.GENESIS_HASH
@@ -122,14 +126,15 @@ def verify_events(
         tails[event.goal_id] = event
 
         running = canonical.digest_step(running, event.chain_hash)
-        if expected_position is not None and event.position == expected_position:
+        covered = event.position if scope_goal is None else event.stream_version
+        if expected_position is not None and covered == expected_position:
             digest_checked = True
             if running != expected_running:
-                problem("digest_mismatch", event, f"history up to position {expected_position} differs from the expected digest")
+                problem("digest_mismatch", event, f"history up to {_covered_name(scope_goal)} {expected_position} differs from the expected digest")
 
     if expected_position is not None and not digest_checked:
         report.problems.append(
-            Problem("digest_mismatch", scope_goal, None, f"the ledger has no event at position {expected_position}: history was truncated")
+            Problem("digest_mismatch", scope_goal, None, f"the {'goal' if scope_goal else 'ledger'} has no event at {_covered_name(scope_goal)} {expected_position}: history was truncated")
         )
 
     for head in heads:
@@ -153,5 +158,9 @@ def verify_events(
     for goal_id, tail in tails.items():
         problem("head_missing", tail, "events without a stream head", goal_id)
 
-    report.digest = format_digest(last_position, running)
+    report.digest = format_digest(covered, running)
     return report
+
+
+def _covered_name(scope_goal: str | None) -> str:
+    return "position" if scope_goal is None else "version"

@@ -290,3 +290,42 @@ def test_history_rows_without_json_path_records_are_the_records(tmp_path):
     index = write_history(tmp_path / "runtime", [("", record), ("", record)])
     plan = plan_import(str(index), "g")
     assert (plan.rows_read, plan.duplicate_rows, [e.kind for e in plan.events]) == (2, 1, ["run", "ingest_batch"])
+
+
+# -- regular files only, read a line at a time (issue 17, item 5) -----------------------------
+
+
+@pytest.mark.parametrize("where", ["index-fifo", "index-dev-zero", "record-fifo", "ledger-dev-zero", "ledger-fifo"])
+def test_fifos_and_devices_are_refused_by_name_without_hanging(ledger, ledger_url, tmp_path, where):
+    import os
+    import time
+
+    index = realistic_history(tmp_path / "runtime")
+    if where.startswith("index"):
+        index.unlink()
+        os.mkfifo(index) if where == "index-fifo" else index.symlink_to("/dev/zero")
+        path, named = index.parent.parent, index
+    elif where == "record-fifo":
+        record = index.parent / "20261124T101500-baseline.json"
+        record.unlink()
+        os.mkfifo(record)
+        path, named = index.parent.parent, record
+    else:
+        path = named = tmp_path / "benchmark-run-ledger.json"
+        os.mkfifo(path) if where == "ledger-fifo" else path.symlink_to("/dev/zero")
+    started = time.monotonic()
+    result = invoke(ledger_url, "import-loopx", "--goal", GOAL, str(path))
+    assert time.monotonic() - started < 30
+    assert result.exit_code in (1, 2), result.output
+    assert f"{named}: not a regular file (devices, FIFOs and sockets are not read)" in result.stderr
+    assert row_counts(ledger_url)["events"] == 0
+
+
+def test_an_index_over_the_limit_is_refused_while_reading(ledger, ledger_url, tmp_path, monkeypatch):
+    from benchledger.ledger import loopx_import
+
+    index = realistic_history(tmp_path / "runtime")
+    monkeypatch.setattr(loopx_import, "MAX_NDJSON_BYTES", index.stat().st_size - 10)
+    result = invoke(ledger_url, "import-loopx", "--goal", GOAL, str(index))
+    assert result.exit_code == 2 and f"{index}: file is" in result.stderr and "-byte limit" in result.stderr
+    assert row_counts(ledger_url)["events"] == 0

@@ -9,6 +9,8 @@ forever: documents larger than :data:`MAX_DOCUMENT_BYTES`, nested deeper than
 from __future__ import annotations
 
 import hashlib
+import io
+import itertools
 import json
 import math
 import os
@@ -16,9 +18,10 @@ import re
 import stat
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from benchledger.projections.artifacts import IntakeError
 
@@ -136,29 +139,84 @@ def parse_document(data: bytes, source: str) -> SourceDocument:
     return SourceDocument(source, value, hashlib.sha256(data).hexdigest())
 
 
-def _read(path: Path, source: str) -> bytes:
-    """A regular file's bytes, at most the limit: a FIFO would block for ever and ``/dev/zero`` never end."""
-    limit = MAX_NDJSON_BYTES if path.suffix in NDJSON_SUFFIXES else MAX_DOCUMENT_BYTES
+@contextmanager
+def open_regular_file(path: str | os.PathLike[str], source: str) -> Iterator[BinaryIO]:
+    """A binary handle on ``path`` if it is a regular file (symlinks followed).
+
+    Opened without blocking, then checked on the open descriptor: a FIFO would
+    block the open or the read for ever, ``/dev/zero`` would never end, and a
+    check by name could be raced by a rename. Every reader of the ledger's
+    inputs (ingest, import-ndjson, import-loopx) opens its files here.
+    """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise InputFileError(source, "not a regular file (devices, FIFOs and sockets are not read)")
-            if info.st_size > limit:
-                raise InputFileError(source, f"file is {info.st_size} bytes, larger than the {limit}-byte limit")
-            data = handle.read(limit + 1)
+        fd = os.open(os.path.expanduser(os.fspath(path)), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputFileError(source, exc.strerror or str(exc)) from exc
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InputFileError(source, "not a regular file (devices, FIFOs and sockets are not read)")
+        yield handle
+
+
+def _over_limit(source: str, size: int | None, limit: int, what: str = "file") -> InputFileError:
+    shown = f"is {size} bytes, " if size is not None else "is "
+    return InputFileError(source, f"{what} {shown}larger than the {limit}-byte limit")
+
+
+def _stat_size(handle: BinaryIO) -> int | None:
+    """The size ``stat`` gives a regular file's handle (``None`` for a pipe or an in-memory stream): a quick first refusal."""
+    try:
+        info = os.fstat(handle.fileno())
+    except (OSError, io.UnsupportedOperation):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def read_limited(handle: BinaryIO, source: str, limit: int, *, what: str = "file") -> bytes:
+    """All of ``handle``, refused once it exceeds ``limit`` bytes (counted while reading, whatever ``stat`` said)."""
+    size = _stat_size(handle)
+    if size is not None and size > limit:
+        raise _over_limit(source, size, limit)
+    try:
+        data = handle.read(limit + 1)
     except OSError as exc:
         raise InputFileError(source, exc.strerror or str(exc)) from exc
     if len(data) > limit:
-        raise InputFileError(source, f"file is larger than the {limit}-byte limit")
+        raise _over_limit(source, None, limit, what)
     return data
 
 
-def _ndjson(data: bytes, source: str) -> Iterator[SourceDocument]:
-    for number, line in enumerate(data.split(b"\n"), start=1):
+def read_lines(handle: BinaryIO, source: str, *, limit: int | None, line_limit: int) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines of ``handle`` as ``(line number, bytes without the line end)``, one at a time.
+
+    Memory stays within one line: a line longer than ``line_limit`` bytes, or
+    a file longer than ``limit`` (``None``: no limit), is refused as soon as the
+    reading gets there.
+    """
+    size = _stat_size(handle)
+    if limit is not None and size is not None and size > limit:
+        raise _over_limit(source, size, limit)
+    total = 0
+    for number in itertools.count(1):
+        try:
+            line = handle.readline(line_limit + 2)  # (room for the line end)
+        except OSError as exc:
+            raise InputFileError(source, exc.strerror or str(exc)) from exc
+        if not line:
+            return
+        total += len(line)
+        if limit is not None and total > limit:
+            raise _over_limit(source, None, limit)
+        line = line.rstrip(b"\n").rstrip(b"\r")
+        if len(line) > line_limit:
+            raise InputFileError(f"{source}:{number}", f"line is larger than the {line_limit}-byte limit of one line")
         if line.strip():
-            yield parse_document(line.rstrip(b"\r"), f"{source}:{number}")
+            yield number, line
+
+
+def _ndjson(handle: BinaryIO, source: str, limit: int) -> Iterator[SourceDocument]:
+    for number, line in read_lines(handle, source, limit=limit, line_limit=MAX_DOCUMENT_BYTES):
+        yield parse_document(line, f"{source}:{number}")
 
 
 def _directory_files(directory: Path) -> list[Path]:
@@ -183,21 +241,22 @@ def expand_paths(paths: list[str]) -> list[str]:
 
 
 def read_documents(file: str) -> Iterator[SourceDocument]:
-    """The documents of one file from :func:`expand_paths` (``-`` is standard input)."""
+    """The documents of one file from :func:`expand_paths` (``-`` is standard input), read as they are needed.
+
+    An NDJSON file is read a line at a time (at most :data:`MAX_NDJSON_BYTES`
+    in all); any other file is one document of at most :data:`MAX_DOCUMENT_BYTES`.
+    """
     if file == "-":
-        data = sys.stdin.buffer.read(MAX_NDJSON_BYTES + 1)
-        if len(data) > MAX_NDJSON_BYTES:
-            raise InputFileError("<stdin>", f"standard input is larger than the {MAX_NDJSON_BYTES}-byte limit")
+        data = read_limited(sys.stdin.buffer, "<stdin>", MAX_NDJSON_BYTES, what="standard input")
         text_start = data.lstrip()[:1]
         # Standard input holds one document, or NDJSON when it has several lines of objects.
         if text_start == b"{" and b"\n{" in data.strip():
-            yield from _ndjson(data, "<stdin>")
+            yield from _ndjson(io.BytesIO(data), "<stdin>", MAX_NDJSON_BYTES)
         else:
             yield parse_document(data, "<stdin>")
         return
-    path = Path(os.path.expanduser(file))
-    data = _read(path, file)
-    if path.suffix in NDJSON_SUFFIXES:
-        yield from _ndjson(data, file)
-    else:
-        yield parse_document(data, file)
+    with open_regular_file(file, file) as handle:
+        if Path(file).suffix in NDJSON_SUFFIXES:
+            yield from _ndjson(handle, file, MAX_NDJSON_BYTES)
+        else:
+            yield parse_document(read_limited(handle, file, MAX_DOCUMENT_BYTES), file)
