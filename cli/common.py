@@ -19,6 +19,13 @@ def _validate_goal(ctx: click.Context, param: click.Parameter, value: str | None
     return value
 
 
+def validate_goal_ids(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """A callback for a GOAL... argument: each one a valid goal id."""
+    for value in values:
+        _validate_goal(ctx, param, value)
+    return values
+
+
 def goal_option(*, required: bool = False, help: str) -> click.Option:
     return click.Option(["--goal"], metavar="GOAL", required=required, callback=_validate_goal, help=help)
 

@@ -24,6 +24,7 @@ from benchledger.cli.queries import (
     show_command,
     status_command,
 )
+from benchledger.cli.report import REPORT_COMMANDS
 from benchledger.cli.reviews import benchmark
 
 
@@ -84,6 +85,7 @@ for command in (
     replay_command,
     audit_command,
     *INTEROP_COMMANDS,
+    *REPORT_COMMANDS,
     benchmark,
     db,
 ):

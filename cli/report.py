@@ -1,0 +1,71 @@
+"""``benchledger report`` (a static site) and ``benchledger serve`` (the same pages over HTTP, live, read-only).
+
+Both import their libraries (Jinja2, Plotly: the ``report`` extra) inside the
+command, so every other command starts without them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from benchledger.cli.common import open_ledger, validate_goal_ids
+from benchledger.errors import InvalidInput
+
+REPORT_EXTRA = "pip install 'benchledger[report]'"
+
+
+def _web() -> Any:
+    """The presentation modules, or a clear error naming the extra to install."""
+    try:
+        from benchledger.cli.web import pages, server
+    except ModuleNotFoundError as exc:
+        raise InvalidInput(f"this command needs {exc.name}, from the report extra: {REPORT_EXTRA}") from exc
+    return pages, server
+
+
+@click.command("report")
+@click.argument("goals", nargs=-1, metavar="[GOAL]...", callback=validate_goal_ids)
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into (created if missing).")
+@click.pass_context
+def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> None:
+    """Write an offline HTML report: an index of the goals (or the ones named) and a page per goal.
+
+    Open OUTPUT/index.html in a browser: the pages load nothing from the
+    network (plotly.js is written once into OUTPUT/assets).
+    """
+    pages, _ = _web()
+    from datetime import UTC, datetime
+
+    from benchledger.ledger.application import audit
+
+    with open_ledger(ctx) as ledger:
+        site = pages.Site(ledger, list(goals), lambda: result)
+        result = {**audit(ledger), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
+        written = pages.write_site(site, output)
+    click.echo(f"wrote {written} files into {output}; open {output / 'index.html'}")
+
+
+@click.command("serve")
+@click.argument("goals", nargs=-1, metavar="[GOAL]...", callback=validate_goal_ids)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; anything but loopback is warned about.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
+@click.pass_context
+def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: int) -> None:
+    """Serve the report's pages live from the ledger, read-only (GET and HEAD only).
+
+    Every reload reads the ledger again, so events ingested meanwhile show up.
+    """
+    _, server = _web()
+    if not server.is_loopback(host):
+        click.echo(f"benchledger: warning: serving on {host}: anyone who can reach it can read this ledger", err=True)
+    with open_ledger(ctx) as ledger:
+        try:
+            server.serve(ledger, list(goals), host, port, announce=lambda line: click.echo(line))
+        except OSError as exc:
+            raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+
+
+REPORT_COMMANDS = (report_command, serve_command)

@@ -1,0 +1,235 @@
+"""The report's pages: one :class:`Site` renders every page, for ``benchledger report`` (files) and ``serve`` (HTTP).
+
+A page is addressed by the same relative path in both (``index.html``,
+``goals/<goal>/index.html``, ``goals/<goal>/attempts-2.html``,
+``goals/<goal>/reviews/<review>.html`` and ``.json``, ``assets/...``), and
+pages link to each other relatively, so a written site works from its folder
+(offline, from ``file://``) exactly as the server's pages do. The data comes
+from ``benchledger.ledger.report_views`` (bounded reads); the HTML from the
+Jinja2 templates beside this module (autoescape on: every artifact string is
+text), the charts from ``cli.web.figures``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+
+from benchledger.cli.web import figures
+from benchledger.ledger import report_views as views
+from benchledger.ledger.store import GOAL_ID_PATTERN, Ledger
+
+# What a page may load: its own folder's (or origin's) scripts, styles and images, nothing else.
+# Plotly sets SVG style attributes while it draws, hence inline styles (never inline scripts).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'none'; base-uri 'none'; form-action 'none'"
+)
+ASSETS = {"report.css": "text/css; charset=utf-8", "report.js": "text/javascript; charset=utf-8"}
+PLOTLY_JS = "plotly.min.js"
+HTML = "text/html; charset=utf-8"
+JSON_TYPE = "application/json"
+
+_INDEX_PAGE = re.compile(r"index(?:-(\d+))?\.html")
+_ATTEMPTS_PAGE = re.compile(r"(?:index|attempts-(\d+))\.html")
+_REVIEW_FILE = re.compile(r"([a-z][a-z-]*)\.(html|json)")
+
+
+@dataclass(frozen=True)
+class Page:
+    body: bytes
+    content_type: str
+
+
+@functools.cache
+def plotly_js() -> bytes:
+    """The plotly.js bundle that ships inside the ``plotly`` package (written once beside the pages)."""
+    return (resources.files("plotly") / "package_data" / PLOTLY_JS).read_bytes()
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("benchledger.cli.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["segment"] = lambda value: quote(str(value), safe="")
+    env.filters["percent"] = lambda value: "—" if value is None else f"{value * 100:.0f} %"
+    env.filters["score"] = lambda value: "—" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
+    env.filters["short"] = lambda value, n=12: str(value)[:n]
+    env.tests["mapping"] = lambda value: isinstance(value, Mapping)
+    env.tests["sequence_value"] = lambda value: isinstance(value, list)
+    return env
+
+
+class Site:
+    """Every page of the report over one ledger (optionally only some goals).
+
+    ``audit`` returns the ledger's latest audit result (``ledger.application.audit``'s
+    report, plus when it was taken) or ``None`` while none is known yet.
+    """
+
+    def __init__(self, ledger: Ledger, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None]) -> None:
+        self.ledger = ledger
+        self.goal_ids = goal_ids or None
+        self.audit = audit
+        self.env = _environment()
+        self._timelines: dict[str, tuple[int, dict[str, Any]]] = {}
+        if self.goal_ids:
+            views.goal_index(ledger, self.goal_ids, limit=1)  # unknown goals fail here, before anything is written
+
+    # -- addressing ----------------------------------------------------------------------
+
+    def render(self, path: str) -> Page | None:
+        """The page at ``path`` (relative, decoded), or ``None`` when there is none."""
+        parts = path.split("/")
+        if len(parts) == 1:
+            match = _INDEX_PAGE.fullmatch(parts[0])
+            return self._index(int(match.group(1) or 1)) if match else None
+        if parts[0] == "assets" and len(parts) == 2:
+            if parts[1] == PLOTLY_JS:
+                return Page(plotly_js(), "text/javascript; charset=utf-8")
+            if parts[1] in ASSETS:
+                return Page((resources.files("benchledger.cli.web") / "assets" / parts[1]).read_bytes(), ASSETS[parts[1]])
+            return None
+        if parts[0] != "goals" or len(parts) < 3 or not self._shown(parts[1]):
+            return None
+        goal = parts[1]
+        if len(parts) == 3:
+            match = _ATTEMPTS_PAGE.fullmatch(parts[2])
+            return self._goal(goal, int(match.group(1) or 1)) if match else None
+        if len(parts) == 4 and parts[2] == "reviews":
+            match = _REVIEW_FILE.fullmatch(parts[3])
+            return self._review(goal, match.group(1), match.group(2)) if match else None
+        return None
+
+    def _shown(self, goal: str) -> bool:
+        if not GOAL_ID_PATTERN.fullmatch(goal) or (self.goal_ids is not None and goal not in self.goal_ids):
+            return False
+        return self.ledger.head(goal) is not None
+
+    def paths(self) -> Iterator[str]:
+        """Every page of the site, for writing it out."""
+        yield from (f"assets/{name}" for name in (PLOTLY_JS, *ASSETS))
+        first = views.goal_index(self.ledger, self.goal_ids, limit=views.INDEX_PAGE_SIZE)
+        for number in range(1, _pages(first["total"], views.INDEX_PAGE_SIZE) + 1):
+            yield _index_name(number)
+            listing = first if number == 1 else views.goal_index(
+                self.ledger, self.goal_ids, limit=views.INDEX_PAGE_SIZE, offset=(number - 1) * views.INDEX_PAGE_SIZE
+            )
+            for goal in listing["goals"]:
+                yield from self._goal_paths(goal["goal_id"], goal["attempts"])
+
+    def _goal_paths(self, goal: str, attempt_count: int) -> Iterator[str]:
+        yield f"goals/{goal}/index.html"
+        for number in range(2, _pages(attempt_count, views.ATTEMPTS_PAGE_SIZE) + 1):
+            yield f"goals/{goal}/attempts-{number}.html"
+        for review in views.latest_reviews(self.ledger, goal):
+            yield f"goals/{goal}/reviews/{review['projection']}.html"
+            yield f"goals/{goal}/reviews/{review['projection']}.json"
+
+    # -- pages ---------------------------------------------------------------------------
+
+    def _html(self, template: str, root: str, **context: Any) -> Page:
+        body = self.env.get_template(template).render(
+            root=root, csp=CONTENT_SECURITY_POLICY, generated_at=_now(), **context
+        )
+        return Page(body.encode("utf-8"), HTML)
+
+    def _index(self, number: int) -> Page | None:
+        size = views.INDEX_PAGE_SIZE
+        listing = views.goal_index(self.ledger, self.goal_ids, limit=size, offset=(number - 1) * size)
+        pages = _pages(listing["total"], size)
+        if number > pages:
+            return None
+        return self._html(
+            "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name)
+        )
+
+    def _goal(self, goal: str, number: int) -> Page | None:
+        size = views.ATTEMPTS_PAGE_SIZE
+        overview = views.goal_overview(self.ledger, goal)
+        pages = _pages(overview["attempts"], size)
+        if number > pages:
+            return None
+        attempts = views.attempts(self.ledger, goal, limit=size, offset=(number - 1) * size)
+        paging = _pager(number, pages, lambda n: "index.html" if n == 1 else f"attempts-{n}.html")
+        context: dict[str, Any] = {"goal": overview, "attempts": attempts, "paging": paging, "first_page": number == 1}
+        if number == 1:
+            timeline = self._timeline(goal, overview["last_position"])
+            charts = views.chart_series(self.ledger, goal)
+            context["timeline"] = timeline
+            context["reviews"] = views.latest_reviews(self.ledger, goal)
+            context["figures"] = {
+                "timeline": figures.timeline(timeline["steps"]),
+                "score-delta": figures.score_delta(charts["score_delta"]),
+                "claim-strengths": figures.claim_strengths(charts["claim_strengths"]),
+                "attribution-labels": figures.attribution_labels(charts["attribution_labels"]),
+                "learning-status": figures.learning_status(charts["learning_status"]),
+            }
+        return self._html("goal.html", "../../", **context)
+
+    def _timeline(self, goal: str, last_position: int) -> dict[str, Any]:
+        """The goal's lifecycle changes; kept while the goal has no new event (its events never change)."""
+        cached = self._timelines.get(goal)
+        if cached is None or cached[0] != last_position:
+            cached = (last_position, views.lifecycle_timeline(self.ledger, goal))
+            self._timelines[goal] = cached
+        return cached[1]
+
+    def _review(self, goal: str, projection: str, extension: str) -> Page | None:
+        review = next((r for r in views.latest_reviews(self.ledger, goal) if r["projection"] == projection), None)
+        if review is None:
+            return None
+        if extension == "json":
+            document = {key: review[key] for key in ("goal_id", "projection", "key", "position", "status", "payload", "error")}
+            return Page((json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), JSON_TYPE)
+        return self._html("review.html", "../../../", goal_id=goal, review=review)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pages(count: int, size: int) -> int:
+    return max(1, math.ceil(count / size))
+
+
+def _index_name(number: int) -> str:
+    return "index.html" if number == 1 else f"index-{number}.html"
+
+
+def _pager(number: int, pages: int, name: Callable[[int], str]) -> dict[str, Any]:
+    return {
+        "number": number,
+        "pages": pages,
+        "previous": name(number - 1) if number > 1 else None,
+        "next": name(number + 1) if number < pages else None,
+    }
+
+
+def write_site(site: Site, output: Path) -> int:
+    """Write every page of ``site`` under ``output``; returns how many files were written."""
+    written = 0
+    for path in site.paths():
+        page = site.render(path)
+        if page is None:
+            raise LookupError(f"the report lists {path} but has no page for it")
+        target = output.joinpath(*path.split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(page.body)
+        written += 1
+    return written

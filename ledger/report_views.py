@@ -1,0 +1,393 @@
+"""What the report and ``serve`` pages show: bounded reads of goals, attempts, charts and reviews.
+
+Every function here answers one part of a page with a few SQL statements whose
+result size is bounded by the page, not by the goal: listings are paged
+(``limit``/``offset``), chart series are aggregated in the database (counts
+per label) or bucketed to at most :data:`CHART_POINTS` points, and the few
+fields a page needs are extracted from stored JSON inside the database
+(``ledger.json_sql``) instead of decoding every payload. Rendering (HTML,
+figures, the server) belongs to the command-line layer (``cli/web``).
+
+An *attempt* is a batch that held a comparison: its ``review-claim`` row,
+with the ``learning-ledger`` and ``review-verifier-attribution`` rows of the
+same batch (docs/linking.md), all keyed by the batch's event id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, select, text
+from sqlalchemy.sql.elements import ColumnElement
+
+from benchledger.errors import UnknownGoal
+from benchledger.ledger.json_sql import Path, decode_values, json_scalar, json_values
+from benchledger.ledger.schema import events, projection_rows, stream_heads
+from benchledger.ledger.store import Ledger
+from benchledger.projections import linking, runs
+
+INDEX_PAGE_SIZE = 100
+ATTEMPTS_PAGE_SIZE = 50
+# Most points a chart series holds; longer series are bucketed (equal counts of attempts, in order).
+CHART_POINTS = 300
+# Most lifecycle changes a timeline shows (the latest ones).
+TIMELINE_POINTS = 400
+
+# Fields of a stored run that say its arm and outcome (what projections.runs.run_view reads for them).
+RUN_FIELDS: tuple[Path, ...] = tuple(
+    (name,)
+    for name in (
+        "run_id", "benchmark_id", "case_id", "arm_id", "mode", "job_name", "official_task_score", "official_score",
+        "official_passed", "official_score_status", "score_status", "archive_state", "archived_at",
+    )
+)
+CLAIM_FIELDS: tuple[Path, ...] = (
+    ("task_id",), ("comparison_id",), ("official_task_score_delta",), ("decision", "claim_strength"), ("decision", "blockers"),
+)
+LEARNING_FIELDS: tuple[Path, ...] = (("learning_status",), ("lifecycle_gate", "budget_count_allowed"))
+VERIFIER_FIELDS: tuple[Path, ...] = (("baseline_run_index",), ("run_reviews",))
+
+
+def _require_goals(ledger: Ledger, goal_ids: Sequence[str]) -> None:
+    with ledger.engine.connect() as connection:
+        found = set(connection.execute(select(stream_heads.c.goal_id).where(stream_heads.c.goal_id.in_(goal_ids))).scalars())
+    missing = [g for g in goal_ids if g not in found]
+    if missing:
+        raise UnknownGoal(f"no goal {missing[0]!r} in this ledger")
+
+
+def _rows_of(projection: str, goal_id: str, *, alias: str) -> Any:
+    table = projection_rows.alias(alias)
+    return table, and_(table.c.projection == projection, table.c.goal_id == goal_id)
+
+
+def last_position(ledger: Ledger) -> int:
+    """The ledger's last event position (0 when empty): what a reader compares to see whether anything new arrived."""
+    with ledger.engine.connect() as connection:
+        return connection.execute(select(func.coalesce(func.max(events.c.position), 0))).scalar_one()
+
+
+# -- the index ---------------------------------------------------------------------------------
+
+
+def goal_index(
+    ledger: Ledger, goal_ids: Sequence[str] | None = None, *, limit: int = INDEX_PAGE_SIZE, offset: int = 0
+) -> dict[str, Any]:
+    """One page of goals (by id): size, last activity, phase, first blocker, claim strength, learning status, attempts, pass rates."""
+    if goal_ids:
+        _require_goals(ledger, goal_ids)
+    dialect = ledger.dialect
+    heads = select(stream_heads)
+    count = select(func.count()).select_from(stream_heads)
+    if goal_ids:
+        heads = heads.where(stream_heads.c.goal_id.in_(goal_ids))
+        count = count.where(stream_heads.c.goal_id.in_(goal_ids))
+    with ledger.engine.connect() as connection:
+        total = connection.execute(count).scalar_one()
+        page = [dict(r._mapping) for r in connection.execute(heads.order_by(stream_heads.c.goal_id).limit(limit).offset(offset))]
+        ids = [h["goal_id"] for h in page]
+        current = {}
+        fields = (("current_phase",), ("first_blocker",), ("claim_strength",), ("learning_status",))
+        for row in connection.execute(
+            select(projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.status,
+                   json_values(projection_rows.c.payload, fields, dialect))
+            .where(projection_rows.c.key == linking.CURRENT_KEY, projection_rows.c.goal_id.in_(ids),
+                   projection_rows.c.projection.in_((linking.LIFECYCLE, linking.SUMMARY)))
+        ):
+            current[(row[0], row[1])] = (row[2], dict(zip(("current_phase", "first_blocker", "claim_strength", "learning_status"), decode_values(row[3], 4))))
+        attempts = dict(
+            connection.execute(
+                select(projection_rows.c.goal_id, func.count())
+                .where(projection_rows.c.projection == linking.CLAIM, projection_rows.c.goal_id.in_(ids))
+                .group_by(projection_rows.c.goal_id)
+            ).all()
+        )
+        rates = _pass_rates(connection, ids, dialect)
+    listing = []
+    for head in page:
+        goal = head["goal_id"]
+        lifecycle_status, lifecycle = current.get((goal, linking.LIFECYCLE), (None, {}))
+        summary = current.get((goal, linking.SUMMARY), (None, {}))[1]
+        listing.append(
+            {
+                "goal_id": goal,
+                "event_count": head["last_version"],
+                "last_position": head["last_position"],
+                "last_activity": head["last_recorded_at"],
+                "current_phase": lifecycle.get("current_phase"),
+                "first_blocker": lifecycle.get("first_blocker"),
+                "claim_strength": summary.get("claim_strength"),
+                "learning_status": summary.get("learning_status"),
+                "faulted": lifecycle_status == "faulted",
+                "attempts": attempts.get(goal, 0),
+                "pass_rates": rates.get(goal, []),
+            }
+        )
+    return {"total": total, "offset": offset, "limit": limit, "goals": listing}
+
+
+@dataclass(frozen=True)
+class _RunFields:
+    """A run event with only the fields its arm and outcome come from (what ``runs.run_view`` reads)."""
+
+    event_id: str
+    goal_id: str
+    kind: str
+    position: int
+    recorded_at: str
+    payload: dict[str, Any]
+
+
+def _pass_rates(connection: Any, goal_ids: Sequence[str], dialect: str) -> dict[str, list[dict[str, Any]]]:
+    names = [path[0] for path in RUN_FIELDS]
+    query = (
+        select(events.c.event_id, events.c.goal_id, events.c.kind, events.c.position, events.c.recorded_at,
+               json_values(events.c.payload, RUN_FIELDS, dialect))
+        .where(events.c.goal_id.in_(goal_ids), events.c.kind.in_(runs.RUN_KINDS))
+    )
+    found = [
+        _RunFields(*row[:5], {k: v for k, v in zip(names, decode_values(row[5], len(names))) if v is not None})
+        for row in connection.execute(query)
+    ]
+    by_goal: dict[str, list[dict[str, Any]]] = {}
+    for view in runs.run_views(found):
+        by_goal.setdefault(view["goal_id"], []).append(view)
+    return {goal: pass_rates(views) for goal, views in by_goal.items()}
+
+
+def pass_rates(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per benchmark and arm: runs, passed, failed, unscored, and the pass rate over the scored ones."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for view in views:
+        group = groups.setdefault(
+            (view["benchmark_id"] or "", view["arm"] or ""),
+            {"benchmark_id": view["benchmark_id"], "arm": view["arm"], "runs": 0, "passed": 0, "failed": 0, "unscored": 0},
+        )
+        group["runs"] += 1
+        group[view["score_status"] if view["score_status"] in ("passed", "failed") else "unscored"] += 1
+    for group in groups.values():
+        scored = group["passed"] + group["failed"]
+        group["pass_rate"] = round(group["passed"] / scored, 4) if scored else None
+    return [groups[key] for key in sorted(groups)]
+
+
+# -- a goal ------------------------------------------------------------------------------------
+
+
+def goal_overview(ledger: Ledger, goal_id: str) -> dict[str, Any]:
+    """The head of a goal's page: its index entry, current lifecycle state, and attempt count."""
+    (entry,) = goal_index(ledger, [goal_id], limit=1)["goals"]
+    with ledger.engine.connect() as connection:
+        row = connection.execute(
+            select(projection_rows.c.status, projection_rows.c.payload, projection_rows.c.error).where(
+                projection_rows.c.projection == linking.LIFECYCLE,
+                projection_rows.c.goal_id == goal_id,
+                projection_rows.c.key == linking.CURRENT_KEY,
+            )
+        ).first()
+    lifecycle = json.loads(row.payload) if row is not None and row.payload is not None else None
+    return {**entry, "lifecycle": lifecycle, "lifecycle_error": row.error if row is not None else None}
+
+
+def _attempt_query(goal_id: str, dialect: str):
+    claim, claim_on = _rows_of(linking.CLAIM, goal_id, alias="claim")
+    learning, learning_on = _rows_of(linking.LEARNING, goal_id, alias="learning")
+    verifier, verifier_on = _rows_of(linking.VERIFIER, goal_id, alias="verifier")
+    query = (
+        select(
+            claim.c.key, claim.c.position, claim.c.status, events.c.recorded_at,
+            json_values(claim.c.payload, CLAIM_FIELDS, dialect),
+            json_values(learning.c.payload, LEARNING_FIELDS, dialect),
+            json_values(verifier.c.payload, VERIFIER_FIELDS, dialect),
+        )
+        .select_from(claim)
+        .join(events, events.c.event_id == claim.c.key, isouter=True)
+        .join(learning, and_(learning_on, learning.c.key == claim.c.key), isouter=True)
+        .join(verifier, and_(verifier_on, verifier.c.key == claim.c.key), isouter=True)
+        .where(claim_on)
+    )
+    return claim, claim_on, query
+
+
+def _arm_scores(baseline_index: Any, run_reviews: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """The baseline run review (the verifier review's ``baseline_run_index``) and the first other one (the treatment)."""
+    reviews = [r for r in run_reviews if isinstance(r, Mapping)] if isinstance(run_reviews, list) else []
+    index = baseline_index if isinstance(baseline_index, int) and 0 <= baseline_index < len(reviews) else None
+    baseline = reviews[index] if index is not None else None
+    treatment = next((r for i, r in enumerate(reviews) if i != index), None)
+    return baseline, treatment
+
+
+def attempts(ledger: Ledger, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, offset: int = 0) -> dict[str, Any]:
+    """One page of the goal's attempts, newest first: task, arm scores, delta, claim strength, blockers, budget gate."""
+    _require_goals(ledger, [goal_id])
+    claim, claim_on, query = _attempt_query(goal_id, ledger.dialect)
+    with ledger.engine.connect() as connection:
+        total = connection.execute(select(func.count()).select_from(claim).where(claim_on)).scalar_one()
+        rows = connection.execute(query.order_by(claim.c.position.desc(), claim.c.key).limit(limit).offset(offset)).all()
+    listing = []
+    for key, position, status, recorded_at, claim_json, learning_json, verifier_json in rows:
+        task, comparison, delta, strength, blockers = decode_values(claim_json, len(CLAIM_FIELDS))
+        learning_status, budget_allowed = decode_values(learning_json, len(LEARNING_FIELDS))
+        baseline, treatment = _arm_scores(*decode_values(verifier_json, len(VERIFIER_FIELDS)))
+        listing.append(
+            {
+                "key": key,
+                "position": position,
+                "recorded_at": recorded_at,
+                "status": status,
+                "task_id": task,
+                "comparison_id": comparison,
+                "baseline": _arm(baseline),
+                "treatment": _arm(treatment),
+                "score_delta": delta,
+                "claim_strength": strength,
+                "blockers": blockers if isinstance(blockers, list) else [],
+                "learning_status": learning_status,
+                "budget_count_allowed": None if budget_allowed is None else bool(budget_allowed),
+            }
+        )
+    return {"total": total, "offset": offset, "limit": limit, "attempts": listing}
+
+
+def _arm(review: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if review is None:
+        return None
+    return {"mode": review.get("mode"), "official_score": review.get("official_score"), "official_passed": review.get("official_passed")}
+
+
+def buckets(points: Sequence[Any], most: int = CHART_POINTS) -> list[list[Any]]:
+    """``points`` (in order) cut into at most ``most`` consecutive groups of (nearly) equal size."""
+    if len(points) <= most:
+        return [[p] for p in points]
+    size = len(points) / most
+    return [list(points[round(i * size) : round((i + 1) * size)]) for i in range(most)]
+
+
+def chart_series(ledger: Ledger, goal_id: str) -> dict[str, Any]:
+    """The goal page's charts, each bounded by :data:`CHART_POINTS` or by its number of distinct labels.
+
+    * ``score_delta``: the official task score delta of each attempt over time
+      (bucketed: the mean, min and max of each bucket, at its last attempt's time);
+    * ``claim_strengths``: attempts per claim strength;
+    * ``attribution_labels``: the goal's runs per failure attribution label and mode;
+    * ``learning_status``: learning ledgers per status in each bucket of time.
+    """
+    _require_goals(ledger, [goal_id])
+    dialect = ledger.dialect
+    claim, claim_on = _rows_of(linking.CLAIM, goal_id, alias="claim")
+    learning, learning_on = _rows_of(linking.LEARNING, goal_id, alias="learning")
+    delta = json_values(claim.c.payload, (("official_task_score_delta",),), dialect)
+    strength = json_scalar(claim.c.payload, ("decision", "claim_strength"), dialect)
+    status = json_scalar(learning.c.payload, ("learning_status",), dialect)
+    with ledger.engine.connect() as connection:
+        deltas = connection.execute(
+            select(events.c.recorded_at, delta).select_from(claim).join(events, events.c.event_id == claim.c.key).where(claim_on).order_by(claim.c.position)
+        ).all()
+        strengths = connection.execute(select(strength, func.count()).select_from(claim).where(claim_on).group_by(strength).order_by(strength)).all()
+        statuses = connection.execute(
+            select(events.c.recorded_at, status).select_from(learning).join(events, events.c.event_id == learning.c.key).where(learning_on).order_by(learning.c.position)
+        ).all()
+        labels = _attribution_labels(connection, goal_id, dialect)
+    delta_points = []
+    for bucket in buckets([(at, decode_values(values_json, 1)[0]) for at, values_json in deltas]):
+        values = [v for _, v in bucket if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        delta_points.append(
+            {
+                "at": bucket[-1][0],
+                "attempts": len(bucket),
+                "mean": sum(values) / len(values) if values else None,
+                "min": min(values) if values else None,
+                "max": max(values) if values else None,
+            }
+        )
+    status_points = []
+    for bucket in buckets(list(statuses)):
+        counts: dict[str, int] = {}
+        for _, value in bucket:
+            counts[str(value)] = counts.get(str(value), 0) + 1
+        status_points.append({"at": bucket[-1][0], "counts": counts})
+    return {
+        "score_delta": delta_points,
+        "claim_strengths": [{"claim_strength": s, "attempts": n} for s, n in strengths],
+        "attribution_labels": labels,
+        "learning_status": status_points,
+    }
+
+
+def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dict[str, Any]]:
+    """Runs per ``failure_attribution_labels`` label and mode over the goal's run events (each run once), counted in SQL."""
+    if dialect == "sqlite":
+        sql = (
+            "SELECT label.value, json_extract(e.payload, '$.mode'), COUNT(*) FROM events AS e, "
+            "json_each(e.payload, '$.failure_attribution_labels') AS label "
+            "WHERE e.goal_id = :goal AND e.kind = :kind AND json_type(e.payload, '$.failure_attribution_labels') = 'array' "
+            "GROUP BY 1, 2 ORDER BY 1, 2"
+        )
+    else:
+        sql = (
+            "SELECT label, e.payload::json ->> 'mode', COUNT(*) FROM events AS e "
+            "CROSS JOIN LATERAL json_array_elements_text(CASE WHEN json_typeof(e.payload::json -> 'failure_attribution_labels') = 'array' "
+            "THEN e.payload::json -> 'failure_attribution_labels' ELSE '[]'::json END) AS label "
+            "WHERE e.goal_id = :goal AND e.kind = :kind GROUP BY 1, 2 ORDER BY 1, 2"
+        )
+    rows = connection.execute(text(sql), {"kind": runs.RUN_KIND, "goal": goal_id}).all()
+    return [{"label": str(label), "mode": mode, "runs": n} for label, mode, n in rows]
+
+
+# -- the lifecycle timeline and the reviews ----------------------------------------------------
+
+
+def lifecycle_timeline(ledger: Ledger, goal_id: str, *, limit: int = TIMELINE_POINTS) -> dict[str, Any]:
+    """The goal's lifecycle changes (the phase after each event where the phase or a gate changed), the latest ``limit``.
+
+    Read from :func:`benchledger.ledger.views.history` (the lifecycle after every
+    event); only the changes are kept, so the page stays small however long the goal.
+    """
+    from benchledger.ledger.views import history
+
+    entries = history(ledger, goal_id)["entries"]
+    changes = [e for e in entries if e["phase_changed"] or e["gates_changed"]]
+    return {
+        "events": len(entries),
+        "changes": len(changes),
+        "steps": [
+            {
+                "position": e["position"],
+                "recorded_at": e["recorded_at"],
+                "kind": e["kind"],
+                "summary": e["summary"],
+                "phase": (e["lifecycle"] or {}).get("current_phase"),
+                "first_blocker": (e["lifecycle"] or {}).get("first_blocker"),
+                "phase_changed": e["phase_changed"],
+                "gates_opened": [g for g in e["gates_changed"] if ((e["lifecycle"] or {}).get("gates") or {}).get(g) is True],
+                "gates_closed": [g for g in e["gates_changed"] if ((e["lifecycle"] or {}).get("gates") or {}).get(g) is not True],
+                "faulted": e["lifecycle_status"] == "faulted",
+            }
+            for e in changes[-limit:]
+        ],
+    }
+
+
+def latest_reviews(ledger: Ledger, goal_id: str) -> list[dict[str, Any]]:
+    """The latest stored row of each of the goal's projections (by position, then key), payload decoded."""
+    _require_goals(ledger, [goal_id])
+    table = projection_rows
+    newest: ColumnElement = func.max(table.c.position)
+    with ledger.engine.connect() as connection:
+        latest = connection.execute(
+            select(table.c.projection, newest).where(table.c.goal_id == goal_id).group_by(table.c.projection).order_by(table.c.projection)
+        ).all()
+        rows = []
+        for projection, position in latest:
+            row = connection.execute(
+                select(table).where(table.c.goal_id == goal_id, table.c.projection == projection, table.c.position == position)
+                .order_by(table.c.key.desc()).limit(1)
+            ).first()
+            record = dict(row._mapping)
+            record["payload"] = None if record["payload"] is None else json.loads(record["payload"])
+            rows.append(record)
+    return rows

@@ -1,0 +1,68 @@
+"""The report tests' ledgers: the shipped demo goal, and the same goal with hostile artifact text."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.helpers import invoke
+
+DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo"
+SCRIPT = "<script>alert(1)</script>"
+IMAGE = "<img src=x onerror=alert(1)>"
+HOSTILE_TEXTS = (SCRIPT, IMAGE)
+
+
+def ingest_demo(url: str, goal: str) -> None:
+    """The quickstart's ingests, as a user types them (examples/quickstart.sh)."""
+    for kind, name in (("preflight", "01-preflight.json"), ("launch", "02-launch.json"), ("post-launch", "03-post-launch.json")):
+        assert invoke(url, "ingest", "--goal", goal, "--kind", kind, str(DEMO / name)).exit_code == 0
+    assert invoke(url, "ingest", "--goal", goal, str(DEMO / "04-run-baseline.json")).exit_code == 0
+    runs = [str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json")]
+    assert invoke(url, "ingest", "--goal", goal, *runs).exit_code == 0
+
+
+def ingest_hostile(url: str, goal: str, folder: Path) -> None:
+    """The demo's runs and comparison with markup in job names, modes, labels, task and comparison ids."""
+    folder.mkdir(parents=True, exist_ok=True)
+    documents = {name: json.loads((DEMO / name).read_text()) for name in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json")}
+    for name, arm in (("04-run-baseline.json", "baseline"), ("05-run-treatment.json", "treatment")):
+        run = documents[name]
+        run["job_name"] = f"{SCRIPT}-{arm}"
+        run["mode"] = f"{IMAGE}-{arm}"
+        run["failure_attribution_labels"] = [SCRIPT, IMAGE]
+    comparison = documents["06-comparison.json"]
+    comparison["task_id"] = SCRIPT
+    comparison["comparison_id"] = IMAGE
+    comparison["baseline_scenario_id"] = f"{IMAGE}-baseline"
+    comparison["treatment_scenario_id"] = f"{IMAGE}-treatment"
+    paths = []
+    for name, document in documents.items():
+        (folder / name).write_text(json.dumps(document))
+        paths.append(str(folder / name))
+    result = invoke(url, "ingest", "--goal", goal, *paths)
+    assert result.exit_code == 0, result.output
+
+
+@contextmanager
+def running_serve(url: str, *options: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``benchledger serve --port 0`` on ``url`` in a child process; yields its base URL once it listens."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchledger", "--database-url", url, "serve", "--port", "0", *options],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        match = re.search(r"http://[^/]+/", line)
+        if match is None:
+            process.kill()
+            raise AssertionError(f"serve did not announce its URL: {line!r} {process.stderr.read()}")
+        yield match.group(0), process
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -1,0 +1,133 @@
+"""``benchledger report`` and the page data behind it, as a user runs them, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from benchledger.ledger import report_views
+from tests.helpers import invoke
+from tests.report_helpers import HOSTILE_TEXTS, IMAGE, SCRIPT, ingest_demo, ingest_hostile
+
+GOAL = "demo-db-wal-recovery"
+
+
+def test_report_writes_an_offline_site_of_the_demo(migrated_url, tmp_path):
+    ingest_demo(migrated_url, GOAL)
+    result = invoke(migrated_url, "report", "--output", str(tmp_path / "site"))
+    assert result.exit_code == 0, result.output
+    site = tmp_path / "site"
+    index = (site / "index.html").read_text()
+    assert f'href="goals/{GOAL}/index.html"' in index and "budget_counted" in index
+    assert "clean" in index and "digest" in index
+    page = (site / "goals" / GOAL / "index.html").read_text()
+    # one plotly.js beside the pages, loaded relatively; nothing from any other place
+    assert (site / "assets" / "plotly.min.js").stat().st_size > 1_000_000
+    assert 'src="../../assets/plotly.min.js"' in page
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    figures = json.loads(page.split('<script type="application/json" id="figures">')[1].split("</script>")[0])
+    assert set(figures) == {"timeline", "score-delta", "claim-strengths", "attribution-labels", "learning-status"}
+    assert figures["timeline"]["data"][0]["y"][-1] == "budget_counted"
+    review = json.loads((site / "goals" / GOAL / "reviews" / "review-claim.json").read_text())
+    assert review["payload"]["decision"]["claim_strength"] == "candidate_score_recovery_needs_attribution_review"
+    assert 'http-equiv="Content-Security-Policy"' in page and "script-src &#39;self&#39;;" in page
+
+
+def test_report_of_named_goals_lists_only_them_and_refuses_unknown_ones(migrated_url, tmp_path):
+    ingest_demo(migrated_url, GOAL)
+    ingest_demo(migrated_url, "other-goal")
+    assert invoke(migrated_url, "report", "other-goal", "--output", str(tmp_path / "one")).exit_code == 0
+    index = (tmp_path / "one" / "index.html").read_text()
+    assert "other-goal" in index and GOAL not in index
+    assert not (tmp_path / "one" / "goals" / GOAL).exists()
+    refused = invoke(migrated_url, "report", "no-such-goal", "--output", str(tmp_path / "none"))
+    assert refused.exit_code == 2 and "no goal 'no-such-goal'" in refused.output
+    assert not (tmp_path / "none").exists()
+
+
+def test_artifact_markup_is_escaped_in_every_page(migrated_url, tmp_path):
+    ingest_hostile(migrated_url, "hostile", tmp_path / "hostile")
+    assert invoke(migrated_url, "report", "--output", str(tmp_path / "site")).exit_code == 0
+    for path in (tmp_path / "site").rglob("*.html"):
+        text = path.read_text()
+        for hostile in HOSTILE_TEXTS:
+            assert hostile not in text, f"{path} holds {hostile} unescaped"
+    page = (tmp_path / "site" / "goals" / "hostile" / "index.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_attempts_and_pass_rates_come_from_the_stored_reviews(ledger):
+    url = ledger.engine.url.render_as_string(hide_password=False)
+    ingest_demo(url, GOAL)
+    (entry,) = report_views.goal_index(ledger)["goals"]
+    assert entry["attempts"] == 1 and entry["current_phase"] == "budget_counted"
+    rates = {r["arm"]: (r["passed"], r["failed"], r["pass_rate"]) for r in entry["pass_rates"]}
+    assert rates == {"codex-loopx": (1, 0, 1.0), "hardened-codex": (0, 1, 0.0)}
+    (attempt,) = report_views.attempts(ledger, GOAL)["attempts"]
+    assert attempt["baseline"] == {"mode": "hardened-codex", "official_score": 0.0, "official_passed": False}
+    assert attempt["treatment"]["mode"] == "codex-loopx" and attempt["score_delta"] == 1.0
+    assert attempt["blockers"] == ["baseline_failure_attribution_caveat"] and attempt["budget_count_allowed"] is True
+    charts = report_views.chart_series(ledger, GOAL)
+    assert charts["attribution_labels"] == [{"label": "verifier_platform_probe_failure", "mode": "hardened-codex", "runs": 1}]
+    assert charts["claim_strengths"] == [{"claim_strength": "candidate_score_recovery_needs_attribution_review", "attempts": 1}]
+
+
+def test_listings_are_paged_and_series_bucketed(ledger, tmp_path):
+    url = ledger.engine.url.render_as_string(hide_password=False)
+    for number in range(3):
+        ingest_demo(url, f"goal-{number}")
+    page = report_views.goal_index(ledger, limit=2, offset=2)
+    assert page["total"] == 3 and [g["goal_id"] for g in page["goals"]] == ["goal-2"]
+    cut = report_views.buckets(list(range(1000)), most=300)
+    assert len(cut) == 300 and {len(b) for b in cut} == {3, 4} and [p for b in cut for p in b] == list(range(1000))
+    assert len(report_views.buckets(list(range(10)), most=300)) == 10
+
+
+@pytest.mark.parametrize("command", [["ingest", "--goal", "g", "RUN"], ["benchmark", "review-claim", "--help"]])
+def test_ingest_and_reviews_do_not_import_the_report_libraries(tmp_path, command):
+    """The one-artifact ingest pays nothing for the report: Jinja2, Plotly and any web server stay unloaded."""
+    from tests.report_helpers import DEMO
+
+    argv = [str(DEMO / "04-run-baseline.json") if arg == "RUN" else arg for arg in command]
+    probe = (
+        "import sys\n"
+        "from benchledger.cli.main import cli\n"
+        f"try:\n    cli(['--database-url', 'sqlite:///{tmp_path / 'l.sqlite'}', *{argv!r}])\n"
+        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+        "loaded = sorted(m for m in ('jinja2', 'plotly', 'starlette', 'uvicorn', 'http.server', 'benchledger.cli.web') if m in sys.modules)\n"
+        "print(loaded)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_report_without_the_extra_names_it(tmp_path):
+    """Without Jinja2 the command says which extra to install (exit 2), never a traceback."""
+    probe = (
+        "import sys\n"
+        "sys.modules['jinja2'] = None\n"
+        "from benchledger.cli.main import cli\n"
+        f"cli(['--database-url', 'sqlite:///{tmp_path / 'l.sqlite'}', 'report', '--output', '{tmp_path / 'site'}'])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'benchledger[report]'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_hostile_goal_data_round_trips_as_text(ledger, tmp_path):
+    url = ledger.engine.url.render_as_string(hide_password=False)
+    ingest_hostile(url, "hostile", tmp_path)
+    (attempt,) = report_views.attempts(ledger, "hostile")["attempts"]
+    assert attempt["task_id"] == SCRIPT and attempt["baseline"]["mode"] == f"{IMAGE}-baseline"
+
+
+def test_report_reads_a_ledger_it_did_not_change(migrated_url, tmp_path):
+    from tests.helpers import row_counts
+
+    ingest_demo(migrated_url, GOAL)
+    before = row_counts(migrated_url)
+    assert invoke(migrated_url, "report", "--output", str(tmp_path / "site")).exit_code == 0
+    assert row_counts(migrated_url) == before

@@ -1,0 +1,80 @@
+"""``benchledger serve``: read-only HTTP (GET and HEAD only), a strict policy on every answer, live from the ledger."""
+
+from __future__ import annotations
+
+import http.client
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from benchledger.cli.web.server import is_loopback
+from tests.helpers import invoke
+from tests.report_helpers import ingest_demo, running_serve
+
+GOAL = "demo-db-wal-recovery"
+
+
+def _request(base: str, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+    where = urlsplit(base)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+    try:
+        connection.request(method, path)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def test_serve_answers_the_report_pages_read_only(migrated_url):
+    ingest_demo(migrated_url, GOAL)
+    with running_serve(migrated_url) as (base, _):
+        status, headers, body = _request(base, "GET", "/")
+        assert status == 200 and GOAL.encode() in body
+        policy = headers["content-security-policy"]
+        assert "default-src 'none'" in policy and "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        assert headers["x-content-type-options"] == "nosniff"
+        status, headers, body = _request(base, "GET", f"/goals/{GOAL}/index.html")
+        assert status == 200 and b'id="figures"' in body
+        status, headers, body = _request(base, "GET", f"/goals/{GOAL}/reviews/review-claim.json")
+        assert status == 200 and headers["content-type"] == "application/json" and b'"projection": "review-claim"' in body
+        status, headers, body = _request(base, "HEAD", "/index.html")
+        assert status == 200 and body == b"" and int(headers["content-length"]) > 0
+        for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
+            status, headers, _ = _request(base, method, "/index.html")
+            assert (status, headers["allow"]) == (405, "GET, HEAD"), method
+        for missing in ("/goals/no-such-goal/index.html", "/goals/../index.html", "/assets/other.js", "/index-9.html", "/x/y"):
+            assert _request(base, "GET", missing)[0] == 404, missing
+
+
+def test_new_events_show_on_reload_while_serving(migrated_url):
+    ingest_demo(migrated_url, GOAL)
+    with running_serve(migrated_url) as (base, _):
+        assert b"later-goal" not in _request(base, "GET", "/")[2]
+        ingest_demo(migrated_url, "later-goal")
+        assert b"later-goal" in _request(base, "GET", "/")[2]
+        status, _, body = _request(base, "GET", "/goals/later-goal/index.html")
+        assert status == 200 and b"budget_counted" in body
+
+
+def test_the_index_shows_the_background_audit_and_its_digest(migrated_url):
+    ingest_demo(migrated_url, GOAL)
+    digest = invoke(migrated_url, "audit", "--format", "json").output.split('"digest": "')[1].split('"')[0]
+    with running_serve(migrated_url) as (base, _):
+        deadline = time.monotonic() + 30
+        while digest.encode() not in (body := _request(base, "GET", "/")[2]):
+            assert time.monotonic() < deadline, body
+            time.sleep(0.2)
+        assert b"clean" in body
+
+
+def test_non_loopback_host_is_warned_about(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    with running_serve(url, "--host", "0.0.0.0") as (_, process):
+        process.terminate()
+        assert "warning: serving on 0.0.0.0" in process.communicate(timeout=10)[1]
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("::1", True), ("localhost", True), ("0.0.0.0", False), ("192.168.1.4", False), ("example.org", False)])
+def test_loopback_hosts(host, loopback):
+    assert is_loopback(host) is loopback
