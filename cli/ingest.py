@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import goal_option, open_ledger
+from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
 
 
@@ -30,22 +31,28 @@ class _Quiet:
         return None
 
 
+# What a dry run says instead of an outcome: nothing it reports has happened.
+_WOULD = {"appended": "would append", "duplicate": "duplicate"}
+
+
 def _markdown(report: dict[str, Any]) -> str:
     if not report["ok"]:
         lines = [f"# Ingest refused: nothing written to `{report['goal_id']}`", ""]
-        lines += [f"- {e['source']}: {e['error']}" for e in report["errors"]]
+        lines += [f"- {line}" for line in capped([f"{e['source']}: {e['error']}" for e in report["errors"]])]
         return "\n".join(lines) + "\n"
-    verb = "would append" if report["dry_run"] else "appended"
+    dry_run = report["dry_run"]
+    status = (lambda s: _WOULD[s]) if dry_run else (lambda s: s)  # noqa: E731
     lines = [
-        f"# Ingest into `{report['goal_id']}`" + (" (dry run)" if report["dry_run"] else ""),
+        f"# Ingest into `{report['goal_id']}`" + (" (dry run: nothing was written)" if dry_run else ""),
         "",
-        f"- {verb}: {report['appended_count']} event(s); duplicates: {report['duplicate_count']}",
-        f"- batch: `{report['batch_event_id']}` ({report['batch_status']})",
+        f"- {'would append' if dry_run else 'appended'}: {report['appended_count']} event(s); "
+        f"{'already in the goal' if dry_run else 'duplicates'}: {report['duplicate_count']}",
+        f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})",
         "",
     ]
     for e in report["events"]:
         where = f"#{e['position']} v{e['stream_version']}"
-        lines.append(f"- {e['status']:9} {e['kind']:20} {where:12} {e['source']}")
+        lines.append(f"- {status(e['status']):12} {e['kind']:20} {where:12} {e['source']}")
     return "\n".join(lines) + "\n"
 
 
@@ -64,7 +71,7 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     schema_version (run, comparison, result, learning-ledger, claim-review);
     --kind names it otherwise (see the choices above).
     """
-    from benchledger.ledger.application import ingest
+    from benchledger.ledger.application import NothingToIngest, ingest
     from benchledger.ledger.intake.artifacts import collect_artifacts
     from benchledger.ledger.intake.files import expand_paths
 
@@ -72,10 +79,20 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     files = expand_paths(list(paths))
     with _progress(files) as progress:
         artifacts, sources, errors = collect_artifacts(progress, kind)
+    if not artifacts and not errors:
+        raise NothingToIngest(
+            f"{', '.join(paths)}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl); "
+            f"nothing was written, goal {goal!r} was not created"
+        )
     if errors:
-        report = {"ok": False, "goal_id": goal, "errors": [{"source": s, "error": e} for s, e in errors]}
-        for source, error in errors:
-            click.echo(f"error: {source}: {error}", err=True)
+        report = {
+            "ok": False,
+            "goal_id": goal,
+            "error_count": len(errors),
+            "errors": [{"source": s, "error": e} for s, e in errors[:SHOWN_PROBLEMS]],
+        }
+        for line in capped([f"{source}: {error}" for source, error in errors]):
+            click.echo(f"error: {line}", err=True)
     else:
         with open_ledger(ctx) as ledger:
             outcome = ingest(ledger, goal, artifacts, source="cli ingest", dry_run=dry_run)

@@ -191,7 +191,7 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
 
     started = time.perf_counter()
     with open_ledger(ctx) as ledger:
-        total = ledger.head(goal)["last_version"] if goal and ledger.head(goal) else ledger.event_count()
+        total = ledger.require_goal(goal)["last_version"] if goal else ledger.event_count()
         bar = click.progressbar(length=total, label="replaying", file=sys.stderr) if sys.stderr.isatty() and total > 1000 else None
         try:
             report = replay(ledger, goal_id=goal, projection=projection, progress=bar.update if bar else None)

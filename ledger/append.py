@@ -102,12 +102,35 @@ class NewEvent:
     payload: Any
     schema_version: str | None = None
     source_sha256: str | None = None
+    # True for an artifact normalized from a source document: one document is one
+    # observation, so its identity covers the source bytes (canonical.event_id_for).
+    keyed_on_source: bool = False
 
     @functools.cached_property
     def canonical(self) -> tuple[str, str]:
         """The payload's canonical JSON and its hash (computed once: the batch manifest and the append both need it)."""
         body = canonical.canonical_json(self.payload)
         return body, canonical.sha256_hex(body)
+
+    def event_id(self, goal_id: str) -> str:
+        """The id this event has in ``goal_id``: the same observation again is the same event."""
+        source = self.source_sha256 if self.keyed_on_source else None
+        return canonical.event_id_for(goal_id, self.kind, self.canonical[1], source)
+
+    def earlier_id(self, goal_id: str) -> str | None:
+        """The content-only id the same observation was stored under before source hashes were part of identity.
+
+        An event stored under it with this event's source hash is this very
+        observation (re-ingesting a file after the upgrade appends nothing);
+        one with another source hash is a different document that compacted alike.
+        """
+        if not (self.keyed_on_source and self.source_sha256):
+            return None
+        return canonical.event_id_for(goal_id, self.kind, self.canonical[1])
+
+    def same_observation(self, stored: StoredEvent) -> bool:
+        """Whether ``stored`` (found under :meth:`earlier_id`) is this observation."""
+        return stored.source_sha256 == self.source_sha256 and stored.kind == self.kind
 
 
 @dataclass(frozen=True)
@@ -237,6 +260,7 @@ class Prepared:
     body: str
     digest: str
     event_id: str
+    earlier_id: str | None = None
 
 
 # Statements built once: constructing and cache-keying a Core statement costs
@@ -296,7 +320,9 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
     # recorded_at never goes backwards along positions, even if the clock does.
     recorded_at = max(utc_timestamp(), last.recorded_at) if last else utc_timestamp()
 
-    existing = tx.events_by_id(p.event_id for _, events_of_goal in prepared for p in events_of_goal)
+    existing = tx.events_by_id(
+        event_id for _, events_of_goal in prepared for p in events_of_goal for event_id in (p.event_id, p.earlier_id) if event_id
+    )
     rows: list[dict[str, Any]] = []
     outcomes: list[list[Appended]] = []
     for request, events_of_goal in prepared:
@@ -307,6 +333,10 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
         for p in events_of_goal:
             if p.event_id in existing:
                 outcome.append(Appended(existing[p.event_id], "duplicate"))
+                continue
+            earlier = existing.get(p.earlier_id) if p.earlier_id else None
+            if earlier is not None and p.new.same_observation(earlier):
+                outcome.append(Appended(earlier, "duplicate"))
                 continue
             tip[0] += 1
             position += 1

@@ -8,12 +8,13 @@ projections they change.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchledger.errors import CheckFailed, InvalidInput
-from benchledger.ledger.canonical import canonical_json, event_id_for
+from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
 from benchledger.ledger.verification import Problem, verify_events
 from benchledger.projections import linking, review_module
@@ -24,6 +25,10 @@ REVIEW_GOAL = "review"
 # Goals a replay folds per read: bounds memory on a large ledger while the
 # reads and writes still go a few hundred goals per statement.
 REPLAY_GOALS_PER_STEP = 200
+
+
+class NothingToIngest(InvalidInput):
+    """A batch without artifacts: a persistent ledger keeps no empty batch (and so creates no goal for one)."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,11 @@ class _DryRun(Exception):
 
 
 def _member_event(artifact: Artifact) -> NewEvent:
+    """An artifact's event: one source document is one observation (keyed on its source hash, docs/hash-chain.md)."""
     schema = artifact.payload.get("schema_version") if isinstance(artifact.payload, dict) else None
-    return NewEvent(artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256)
+    return NewEvent(
+        artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256, keyed_on_source=True
+    )
 
 
 def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[str, Any] | None = None) -> list[NewEvent]:
@@ -59,7 +67,7 @@ def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[st
     members = [_member_event(a) for a in artifacts]
     manifest_members = []
     for artifact, new in zip(artifacts, members):
-        member = {"event_id": event_id_for(goal_id, new.kind, new.canonical[1]), "kind": new.kind}
+        member = {"event_id": new.event_id(goal_id), "kind": new.kind}
         if artifact.role:
             member["role"] = artifact.role
         manifest_members.append(member)
@@ -95,9 +103,46 @@ def append_projected(
             materialize_goals(tx, first_new)
 
     try:
-        return ledger.append_streams(appends, source=source, within=finish)
+        return ledger.append_streams(_members_as_stored(ledger, appends), source=source, within=finish)
     except _DryRun as stop:
         return stop.outcome
+
+
+def _members_as_stored(ledger: Ledger, appends: Sequence[StreamAppend]) -> Sequence[StreamAppend]:
+    """The appends with each batch manifest naming its members by the ids they are stored under.
+
+    A member already stored under its content-only id (ingested before source
+    hashes were part of identity, :meth:`NewEvent.earlier_id`) is a duplicate
+    the store finds under that id, so the manifest must name it so. Such events
+    are never written any more, so reading them before the append's
+    transaction cannot miss one.
+    """
+    earlier: dict[str, tuple[str, NewEvent]] = {}
+    for request in appends:
+        for new in request.events:
+            earlier_id = new.earlier_id(request.goal_id)
+            if earlier_id:
+                earlier[earlier_id] = (new.event_id(request.goal_id), new)
+    if not earlier or not ledger.persistent:
+        return appends
+    renamed = {
+        earlier[stored_id][0]: stored_id
+        for stored_id, stored in ledger.events_by_id(earlier).items()
+        if earlier[stored_id][1].same_observation(stored)
+    }
+    if not renamed:
+        return appends
+    return [
+        StreamAppend(request.goal_id, [_renamed_members(new, renamed) for new in request.events], request.expected_version)
+        for request in appends
+    ]
+
+
+def _renamed_members(new: NewEvent, renamed: Mapping[str, str]) -> NewEvent:
+    if new.kind != linking.BATCH_KIND:
+        return new
+    members = [{**m, "event_id": renamed.get(m["event_id"], m["event_id"])} for m in new.payload["members"]]
+    return dataclasses.replace(new, payload={**new.payload, "members": members})
 
 
 @dataclass(frozen=True)
@@ -122,6 +167,10 @@ def ingest_many(
     Each batch is what one :func:`ingest` would append; together they cost one
     transaction, a few statements and one fold per goal (a bulk ingest).
     """
+    if ledger.persistent:
+        empty = sorted({b.goal_id for b in batches if not b.artifacts})
+        if empty:
+            raise NothingToIngest(f"no artifact to ingest into {', '.join(map(repr, empty))}; nothing was written")
     appends = [StreamAppend(b.goal_id, batch_events(b.goal_id, b.artifacts, b.review)) for b in batches]
     outcomes = append_projected(ledger, appends, source=source, dry_run=dry_run, materialize=materialize)
     return [IngestOutcome(b.goal_id, outcome[-1], outcome[:-1], dry_run) for b, outcome in zip(batches, outcomes)]
@@ -342,7 +391,7 @@ def replay(
     if projection is not None and projection not in linking.projection_versions():
         known = ", ".join(sorted(linking.projection_versions()))
         raise InvalidInput(f"--projection {projection!r} is not a projection; known: {known}")
-    goals = [goal_id] if goal_id else [h["goal_id"] for h in ledger.heads()]
+    goals = [ledger.require_goal(goal_id)["goal_id"]] if goal_id else [h["goal_id"] for h in ledger.heads()]
     report: dict[str, Any] = {}
 
     def rebuild() -> None:
@@ -402,6 +451,8 @@ def status(ledger: Ledger) -> dict[str, Any]:
 
 def audit(ledger: Ledger, *, goal_id: str | None = None, expect_digest: str | None = None) -> dict[str, Any]:
     """Prove the ledger: hashes, chains, versions, positions, digest, and every projection against a replay."""
+    if goal_id is not None:
+        ledger.require_goal(goal_id)
     report = verify_events(
         ledger.read_all(goal_id=goal_id), ledger.heads(), scope_goal=goal_id, expect_digest=expect_digest
     )

@@ -48,9 +48,25 @@ def sha256_hex(data: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def event_id_for(goal_id: str, kind: str, payload_sha256: str) -> str:
-    """Deterministic event id: equal content in the same goal is the same event (idempotent appends)."""
-    return str(uuid.uuid5(EVENT_ID_NAMESPACE, f"{goal_id}\n{kind}\n{payload_sha256}"))
+def event_id_for(goal_id: str, kind: str, payload_sha256: str, source_sha256: str | None = None) -> str:
+    """Deterministic event id: the same observation in the same goal is the same event (idempotent appends).
+
+    An artifact normalized from a document is one observation per source
+    document: its id covers the SHA-256 of the source bytes as well, because
+    compaction may drop what tells two documents apart (two preflights that
+    differ only in ``generated_at``). Events stored as given (run-ledger rows,
+    batch manifests, retractions) pass no ``source_sha256``: their content is
+    the observation. Ids written before source hashes were part of identity
+    have the content-only form; :func:`event_id_forms` accepts both.
+    """
+    name = f"{goal_id}\n{kind}\n{payload_sha256}" + (f"\n{source_sha256}" if source_sha256 else "")
+    return str(uuid.uuid5(EVENT_ID_NAMESPACE, name))
+
+
+def event_id_forms(goal_id: str, kind: str, payload_sha256: str, source_sha256: str | None) -> tuple[str, ...]:
+    """The ids a stored event may carry: content-only, or (with a source hash) keyed on its source bytes too."""
+    content_only = event_id_for(goal_id, kind, payload_sha256)
+    return (content_only, event_id_for(goal_id, kind, payload_sha256, source_sha256)) if source_sha256 else (content_only,)
 
 
 def chain_hash(

@@ -37,7 +37,7 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
-from benchledger.errors import CHECK_FAILED, UnknownGoal
+from benchledger.errors import CHECK_FAILED
 from benchledger.ledger import canonical
 from benchledger.ledger.application import rebuild_projections
 from benchledger.ledger.canonical import canonical_json
@@ -100,8 +100,8 @@ class ImportedExport:
 
 def export_lines(ledger: Ledger, *, goal_id: str | None = None) -> Iterator[str]:
     """One JSON line per event, in position order (only ``goal_id``'s when given, which must exist), then the trailer."""
-    if goal_id is not None and ledger.head(goal_id) is None:
-        raise UnknownGoal(f"no goal {goal_id!r} in this ledger")
+    if goal_id is not None:
+        ledger.require_goal(goal_id)
     return _export_lines(ledger, goal_id)
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.application import append_projected, batch_events
-from benchledger.ledger.canonical import canonical_json
+from benchledger.ledger.canonical import canonical_json, sha256_hex
 from benchledger.ledger.intake.artifacts import to_artifact, unsafe_strings
 from benchledger.ledger.intake.files import (
     MAX_DOCUMENT_BYTES,
@@ -248,8 +248,10 @@ def _artifacts(record: SourceDocument) -> list[Any]:
         if spec.envelope_key and isinstance(record.value.get(spec.envelope_key), dict)
     ]
     if embedded:
+        # An embedded artifact's source is its own object, not the record around it: LoopX writes
+        # a run into its run's record and again into the comparison's, and that is one observation.
         return [
-            to_artifact(SourceDocument(record.source, value, record.sha256), kind)
+            to_artifact(SourceDocument(record.source, value, sha256_hex(canonical_json(value))), kind)
             for kind, value in embedded
         ]
     # A record that is itself an artifact (top-level schema_version) is taken as one.

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchledger.errors import UnknownGoal
 from benchledger.ledger.store import Ledger
 from benchledger.projections import runs
 
 
 def list_runs(ledger: Ledger, *, goal_id: str | None = None) -> list[dict[str, Any]]:
     """Every run (imported LoopX rows and ingested compact runs), latest version of each."""
-    if goal_id is not None and ledger.head(goal_id) is None:
-        raise UnknownGoal(f"no goal {goal_id!r} in this ledger")
+    if goal_id is not None:
+        ledger.require_goal(goal_id)
     return runs.run_views(ledger.read_all(goal_id=goal_id))
 
 

@@ -18,8 +18,7 @@ from typing import Any
 from sqlalchemy import Engine, func, insert, select, text
 from sqlalchemy.exc import DataError
 
-from benchledger.errors import InvalidGoalId
-from benchledger.ledger import canonical
+from benchledger.errors import InvalidGoalId, UnknownGoal
 from benchledger.ledger.append import (
     GOAL_ID_PATTERN,
     Appended,
@@ -110,9 +109,10 @@ class Ledger:
     ) -> list[Appended]:
         """Append ``new_events`` to ``goal_id`` in one transaction: all or nothing.
 
-        An event whose canonical content (kind + payload) already exists in the
-        goal, or earlier in the same call, is not written again: its outcome is
-        the existing event with status ``duplicate``. ``within`` runs inside the
+        An event whose identity (kind + payload, and for an artifact its source
+        hash: :meth:`NewEvent.event_id`) already exists in the goal, or earlier
+        in the same call, is not written again: its outcome is the existing
+        event with status ``duplicate``. ``within`` runs inside the
         transaction after the inserts (inline projections); if it raises, nothing
         is written.
         """
@@ -141,7 +141,7 @@ class Ledger:
                 if self.persistent:  # (a stateless review reads what LoopX reads, whatever its size or numbers)
                     validate_event_columns(new.kind, new.schema_version, source)
                     refuse_non_finite(new, body)
-                events_of_goal.append(Prepared(new, body, digest, canonical.event_id_for(request.goal_id, new.kind, digest)))
+                events_of_goal.append(Prepared(new, body, digest, new.event_id(request.goal_id), new.earlier_id(request.goal_id)))
             prepared.append((request, events_of_goal))
 
         def attempt() -> list[list[Appended]]:
@@ -221,6 +221,13 @@ class Ledger:
         with self.engine.connect() as connection:
             row = connection.execute(select(stream_heads).where(stream_heads.c.goal_id == goal_id)).first()
             return dict(row._mapping) if row else None
+
+    def require_goal(self, goal_id: str) -> dict[str, Any]:
+        """The head of ``goal_id``; :class:`UnknownGoal` when the ledger holds no such goal (every command that reads a goal)."""
+        head = self.head(goal_id)
+        if head is None:
+            raise UnknownGoal(f"no goal {goal_id!r} in this ledger (`benchledger goals` lists them)")
+        return head
 
     def event_count(self) -> int:
         with self.engine.connect() as connection:

@@ -99,8 +99,8 @@ def verify_events(
 
         if canonical.sha256_hex(event.payload_text) != event.payload_sha256:
             problem("payload_hash", event, "payload does not hash to payload_sha256")
-        if canonical.event_id_for(event.goal_id, event.kind, event.payload_sha256) != event.event_id:
-            problem("event_id", event, "event_id does not match goal, kind and payload hash")
+        if event.event_id not in canonical.event_id_forms(event.goal_id, event.kind, event.payload_sha256, event.source_sha256):
+            problem("event_id", event, "event_id does not match goal, kind, payload hash (and source hash)")
 
         previous = tails.get(event.goal_id)
         expected_version = previous.stream_version + 1 if previous else 1

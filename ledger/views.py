@@ -12,7 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from benchledger.errors import InvalidInput, UnknownGoal
+from benchledger.errors import InvalidInput
 from benchledger.ledger.store import Ledger, StoredEvent, utc_timestamp
 from benchledger.projections import linking
 from benchledger.projections.history import changes, event_summary
@@ -41,13 +41,6 @@ def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None
     cutoff = utc_timestamp(moment)
     earlier = [e.position for e in ledger.read_goal(goal_id) if e.recorded_at <= cutoff]
     return max(earlier) if earlier else 0
-
-
-def _require_goal(ledger: Ledger, goal_id: str) -> dict[str, Any]:
-    head = ledger.head(goal_id)
-    if head is None:
-        raise UnknownGoal(f"no goal {goal_id!r} in this ledger")
-    return head
 
 
 def goals(ledger: Ledger) -> list[dict[str, Any]]:
@@ -93,7 +86,7 @@ def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, 
 
 def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str, Any]:
     """A goal's projections: the stored rows, or (``as_of``) a replay of the events up to then."""
-    head = _require_goal(ledger, goal_id)
+    head = ledger.require_goal(goal_id)
     position = resolve_as_of(ledger, goal_id, as_of)
     if position is None:
         rows = [{**r, "payload": _payload(r)} for r in ledger.projection_rows(goal_id=goal_id)]
@@ -113,7 +106,7 @@ def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str,
 
 def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str | None = None) -> dict[str, Any]:
     """Every event of the goal in order, with the lifecycle state after it and what changed."""
-    _require_goal(ledger, goal_id)
+    ledger.require_goal(goal_id)
     position = resolve_as_of(ledger, goal_id, as_of)
     events: list[StoredEvent] = ledger.read_goal(goal_id, upto_position=position)
     entries = []

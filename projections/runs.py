@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 ROW_KIND = "benchmark_run_ledger_row_v0"
+# The LoopX run ledger whose rows are imported as ROW_KIND events.
+LOOPX_RUN_LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 RUN_KIND = "run"
 RUN_KINDS = (ROW_KIND, RUN_KIND)
 

@@ -108,7 +108,6 @@ BAD_INPUTS = {
     "nul": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "a\x00b"}', "NUL character"),
     "deep": (b'{"schema_version": "benchmark_comparison_v0", "x": ' + b"[" * 200 + b"]" * 200 + b"}", "nested deeper"),
     "not-compactable": (b'{"schema_version": "benchmark_comparison_v0"}', "not a compactable comparison"),
-    "identifier-dropped": (b'{"schema_version": "benchmark_comparison_v0", "task_id": "/Users/alice/task", "both_success": true}', "task_id is empty after the public-safe filter"),
 }
 
 

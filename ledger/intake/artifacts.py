@@ -5,39 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from benchledger.errors import capped
 from benchledger.ledger.intake.files import SourceDocument, read_documents
 from benchledger.ledger.json_paths import nodes
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
-from benchledger.projections.artifacts.kinds import detect_kind, normalize
+from benchledger.projections.artifacts.kinds import DECLARED_KINDS, detect_kind, normalize
 from benchledger.projections.artifacts.safe import is_public_safe
-
-# Identifier fields that must survive the public-safe filter: an artifact whose
-# task or comparison id was a local path or a secret cannot be told apart from
-# others, so ingest refuses it instead of storing it anonymised.
-IDENTIFIER_FIELDS = ("goal_id", "task_id", "comparison_id")
-# The kinds LoopX compacts through the public-safe filter (the others keep identifiers as given).
-COMPACTED_KINDS = frozenset({"run", "comparison", "result", "learning-ledger"})
-
-
-def _source_object(value: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
-    """The object the normalizer compacted: ``value`` itself or its envelope's nested artifact."""
-    schema = payload.get("schema_version")
-    for nested in value.values():
-        if isinstance(nested, dict) and schema is not None and nested.get("schema_version") == schema:
-            return nested
-    return value
-
-
-def _dropped_identifiers(kind: str, value: Any, payload: Any) -> list[str]:
-    if kind not in COMPACTED_KINDS or not isinstance(value, dict) or not isinstance(payload, dict):
-        return []
-    source = _source_object(value, payload)
-    return [
-        name
-        for name in IDENTIFIER_FIELDS
-        if isinstance(source.get(name), str) and source[name].strip() and not payload.get(name)
-    ]
-
+from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA
 
 # Joins the strings of a payload so that one public-safe test covers them all.
 # The joined text is public-safe exactly when each string is: no part of
@@ -93,15 +67,38 @@ def refuse_unsafe(artifact: Artifact) -> None:
         )
 
 
+class KindContradicted(IntakeError):
+    """``--kind`` names another kind than the document's own ``schema_version`` (a usage error: exit 2)."""
+
+
 def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
-    """Normalize one document as ``kind`` (detected when ``None``); refusals raise :class:`IntakeError`."""
+    """Normalize one document as the kind it declares, else as ``kind``; refusals raise :class:`IntakeError`.
+
+    A declared (top-level) schema wins: ``kind`` is for documents that declare
+    none we know (lifecycle inputs, adapter invocations), and naming another
+    kind for one that does raises :class:`KindContradicted`. What compaction
+    drops (LoopX drops a ``comparison_id`` that is a local path) is dropped, as
+    LoopX does: the artifact is still one observation of its own, told apart by
+    its source hash.
+    """
     value = document.value
+    schema = value.get("schema_version") if isinstance(value, dict) else None
+    declared = DECLARED_KINDS.get(schema) if isinstance(schema, str) else None
+    if kind is not None and declared is not None and declared != kind:
+        raise KindContradicted(
+            f"--kind {kind} contradicts its schema_version {schema!r}, which is a {declared}; "
+            "a document that declares its kind is stored as that kind (drop --kind for it)"
+        )
+    kind = kind or detect_kind(value)
     if kind is None:
-        kind = detect_kind(value)
-        if kind is None:
+        if isinstance(value, dict) and value.get("schema_version") == LOOPX_RUN_LEDGER_SCHEMA:
             raise IntakeError(
-                "cannot tell the artifact kind (no known schema_version); pass --kind, one of: " + ", ".join(KINDS)
+                f"this is a LoopX run ledger ({LOOPX_RUN_LEDGER_SCHEMA}), not an artifact: "
+                "bring it in with `benchledger import-loopx FILE --goal GOAL`"
             )
+        raise IntakeError(
+            "cannot tell the artifact kind (no known schema_version); pass --kind, one of: " + ", ".join(KINDS)
+        )
     try:
         payload = normalize(kind, value)
     except NotCompactable as exc:
@@ -110,11 +107,6 @@ def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
         raise
     except Exception as exc:  # the front door never answers with a traceback
         raise IntakeError(f"the {kind} normalizer could not read it ({type(exc).__name__}: {exc})") from exc
-    dropped = _dropped_identifiers(kind, value, payload)
-    if dropped:
-        raise IntakeError(
-            f"{', '.join(dropped)} is empty after the public-safe filter (it looked like a local path or a secret)"
-        )
     artifact = Artifact(kind, payload, document.sha256)
     refuse_unsafe(artifact)
     return artifact
@@ -125,19 +117,26 @@ def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Arti
 
     Returns the artifacts, the source (``path`` or ``path:line``) of each, and
     every refusal as ``(source, reason)``: ingest writes nothing when there is one.
+    A ``kind`` that contradicts documents' declared schemas raises
+    :class:`KindContradicted` (naming them) once every document is read.
     """
     artifacts: list[Artifact] = []
     sources: list[str] = []
     errors: list[tuple[str, str]] = []
+    contradicted: list[str] = []
     for file in files:
         try:
             for document in read_documents(file):
                 try:
                     artifacts.append(to_artifact(document, kind))
                     sources.append(document.source)
+                except KindContradicted as exc:
+                    contradicted.append(f"{document.source}: {exc}")
                 except IntakeError as exc:
                     errors.append((document.source, str(exc)))
         except IntakeError as exc:
             source, reason = getattr(exc, "source", file), getattr(exc, "reason", str(exc))
             errors.append((source, reason))
+    if contradicted:
+        raise KindContradicted("; ".join(capped(contradicted)) + "; nothing was written")
     return artifacts, sources, errors

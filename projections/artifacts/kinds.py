@@ -93,6 +93,9 @@ class KindSpec:
     schema: str | None = None
     envelope_key: str | None = None
     objects_only: bool = True
+    # Other schema_versions a document of this kind declares (LoopX's lifecycle
+    # inputs: fixtures and runner outputs name theirs, though LoopX never checks them).
+    declared_schemas: tuple[str, ...] = ()
 
 
 KIND_SPECS: dict[str, KindSpec] = {
@@ -103,14 +106,28 @@ KIND_SPECS: dict[str, KindSpec] = {
         compact_learning_ledger, "benchmark_learning_ledger_v0", "benchmark_learning_ledger"
     ),
     "claim-review": KindSpec(_checked_claim_review, CLAIM_REVIEW_SCHEMA),
-    "preflight": KindSpec(_lifecycle_input("preflight")),
-    "launch": KindSpec(_lifecycle_input("launch")),
-    "post-launch": KindSpec(_lifecycle_input("post-launch")),
+    "preflight": KindSpec(
+        _lifecycle_input("preflight"),
+        declared_schemas=(
+            "benchmark_preflight_v0",
+            "benchmark_preflight_envelope_v0",
+            "benchmark_preflight_fixture_v0",
+            "terminal_bench_managed_preflight_v0",
+        ),
+    ),
+    "launch": KindSpec(
+        _lifecycle_input("launch"), declared_schemas=("benchmark_launch_fixture_v0", "terminal_bench_case_run_launch_v0")
+    ),
+    "post-launch": KindSpec(_lifecycle_input("post-launch"), declared_schemas=("terminal_bench_post_launch_materialization_v0",)),
     "adapter-invocation": KindSpec(_adapter_invocation, objects_only=False),
 }
 
 # Kind -> the schema_version its (compacted or checked) payload carries.
 KIND_SCHEMAS: dict[str, str] = {kind: spec.schema for kind, spec in KIND_SPECS.items() if spec.schema}
+# Every schema_version that names a kind -> that kind (a document declaring one is of that kind).
+DECLARED_KINDS: dict[str, str] = {
+    schema: kind for kind, spec in KIND_SPECS.items() for schema in ((spec.schema,) if spec.schema else ()) + spec.declared_schemas
+}
 
 
 def normalize(kind: str, value: Any) -> Any:
@@ -133,8 +150,9 @@ def detect_kind(value: Any) -> str | None:
     """The kind a document declares, or ``None`` when it declares none we know.
 
     A known envelope key holding an object of its kind's schema wins (as in
-    compaction), then the top-level ``schema_version``. Kinds without a schema
-    (raw lifecycle inputs, adapter argv lists) are never guessed.
+    compaction), then the top-level ``schema_version`` (:data:`DECLARED_KINDS`,
+    the lifecycle inputs' own schemas included). A document that declares no
+    known schema (many lifecycle inputs, adapter argv lists) is never guessed.
     """
     if not isinstance(value, Mapping):
         return None
@@ -143,4 +161,4 @@ def detect_kind(value: Any) -> str | None:
         if isinstance(nested, Mapping) and nested.get("schema_version") == spec.schema:
             return kind
     schema = value.get("schema_version")
-    return next((kind for kind, known in KIND_SCHEMAS.items() if known == schema), None)
+    return DECLARED_KINDS.get(schema) if isinstance(schema, str) else None

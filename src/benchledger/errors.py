@@ -63,3 +63,14 @@ _PASSWORD_IN_URL = re.compile(r"(://[^:/@]*:)[^@/]*@")
 def redact_url(url: str) -> str:
     """``url`` with its password (if any) replaced by ``***``: safe to print."""
     return _PASSWORD_IN_URL.sub(r"\1***@", url)
+
+
+# How many items of a list of problems a message or report shows (the rest are counted).
+SHOWN_PROBLEMS = 20
+
+
+def capped(items: list[str], limit: int = SHOWN_PROBLEMS) -> list[str]:
+    """The first ``limit`` of ``items``, then one line counting the rest: an error list stays readable."""
+    if len(items) <= limit:
+        return list(items)
+    return [*items[:limit], f"... and {len(items) - limit} more"]
