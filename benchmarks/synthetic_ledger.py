@@ -70,7 +70,7 @@ def build_templates(templates: wl.Templates, count: int, seed: int) -> list[Temp
 def clone_goal(tpl: TemplateGoal, goal_id: str, positions: list[int], stamps: list[str]) -> tuple[list[dict], list[dict], dict]:
     """The events, projection rows and stream head ``tpl`` would have had as ``goal_id`` at ``positions``.
 
-    Built as ``Ledger.append`` builds them: event ids from (goal, kind, payload hash), batch manifests
+    Built as ``Ledger.append`` builds them: event ids from (goal, kind, payload hash, source hash), batch manifests
     naming the clone's event ids, and the store's own :func:`chained_record` for the hash chain.
     """
     new_ids: list[str] = []
@@ -85,7 +85,11 @@ def clone_goal(tpl: TemplateGoal, goal_id: str, positions: list[int], stamps: li
             body, digest = NewEvent(event.kind, manifest).canonical
         else:
             body, digest = event.payload_text, event.payload_sha256
-        event_id = canonical.event_id_for(goal_id, event.kind, digest)
+        # An artifact is keyed on its source hash as well (docs/hash-chain.md §2); keep the template's form.
+        keyed = event.source_sha256 and event.event_id == canonical.event_id_for(
+            event.goal_id, event.kind, event.payload_sha256, event.source_sha256
+        )
+        event_id = canonical.event_id_for(goal_id, event.kind, digest, event.source_sha256 if keyed else None)
         new_ids.append(event_id)
         record = chained_record(
             prev, position=position, event_id=event_id, goal_id=goal_id, stream_version=i + 1, kind=event.kind,
