@@ -1,14 +1,25 @@
-"""Options and helpers shared by the commands: opening the ledger, goal ids."""
+"""Options and helpers shared by the commands: opening the ledger, the goal option.
+
+Every command takes the goal the same way: ``--goal GOAL``. The older
+spellings still work and are hidden from ``--help``: ``--goal-id`` (LoopX's
+``baseline-failure-gate`` flag, accepted everywhere) and, for ``history`` and
+``show``, the goal as the first argument. ``--goal`` completes goal names from
+the ledger in a shell that loaded ``_BENCHLEDGER_COMPLETE=bash_source benchledger``.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from benchledger.ledger.store import GOAL_ID_PATTERN
+
+GOAL_ALIASES = ("--goal-id",)
 
 
 def _validate_goal(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -26,8 +37,105 @@ def validate_goal_ids(ctx: click.Context, param: click.Parameter, values: tuple[
     return values
 
 
-def goal_option(*, required: bool = False, help: str) -> click.Option:
-    return click.Option(["--goal"], metavar="GOAL", required=required, callback=_validate_goal, help=help)
+def complete_goal_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """The ledger's goal names starting with ``incomplete``; nothing when the ledger cannot be read.
+
+    A completion runs on every Tab press: it never creates the embedded ledger
+    and never prints an error into the user's command line.
+    """
+    from benchledger.ledger.config import existing_url
+    from benchledger.ledger.store import Ledger
+
+    try:
+        url = existing_url(ctx.find_root().params.get("database_url"))
+        if url is None:
+            return []
+        ledger = Ledger.open(url, migrate=False)
+        try:
+            names = [head["goal_id"] for head in ledger.heads()]
+        finally:
+            ledger.close()
+    except Exception:  # any failure (no server, not a ledger, old schema) completes nothing, silently
+        return []
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+class AliasedOption(click.Option):
+    """An option whose ``hidden_aliases`` work on the command line but stay out of ``--help``."""
+
+    def __init__(self, *args: Any, hidden_aliases: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hidden_aliases = hidden_aliases
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        every = self.opts
+        self.opts = [o for o in every if o not in self.hidden_aliases]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = every
+
+
+def _goal_declaration(*, required: bool = False, help: str, name: str = "goal", validate: bool = True) -> tuple[list[str], dict[str, Any]]:
+    return ["--goal", *GOAL_ALIASES, name], {
+        "hidden_aliases": GOAL_ALIASES,
+        "metavar": "GOAL",
+        "required": required,
+        "callback": _validate_goal if validate else None,
+        "shell_complete": complete_goal_names,
+        "help": help,
+    }
+
+
+def goal_option(**settings: Any) -> click.Option:
+    """``--goal GOAL`` (hidden alias ``--goal-id``), completing goal names, as a parameter to add to a command.
+
+    Settings: ``help``, ``required``, ``name`` (the parameter's name) and
+    ``validate=False``, which leaves the id to the command
+    (baseline-failure-gate reports a bad one in its review payload, as LoopX does).
+    """
+    declarations, attributes = _goal_declaration(**settings)
+    return AliasedOption(declarations, **attributes)
+
+
+def goal_filter(**settings: Any) -> Any:
+    """:func:`goal_option` as a decorator (same settings)."""
+    declarations, attributes = _goal_declaration(**settings)
+    return click.option(*declarations, cls=AliasedOption, **attributes)
+
+
+class _HiddenArgument(click.Argument):
+    """A positional argument kept for compatibility: accepted, not shown in usage or help."""
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return []
+
+
+def with_goal(*, help: str, positional_alias: bool = False) -> Any:
+    """Decorate a command with a required ``--goal``; ``positional_alias`` also accepts it as the first argument."""
+
+    def decorate(command: click.Command) -> click.Command:
+        option = goal_option(help=help)
+        command.params.insert(0, option)
+        if not positional_alias:
+            option.required = True
+            return command
+        command.params.insert(0, _HiddenArgument(["goal_argument"], required=False, callback=_validate_goal))
+        callback = command.callback
+
+        @functools.wraps(callback)
+        def merged(*args: Any, goal: str | None, goal_argument: str | None, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            if goal is not None and goal_argument is not None and goal != goal_argument:
+                raise click.UsageError(f"two goals given: {goal_argument!r} and --goal {goal!r}", ctx)
+            if goal is None and goal_argument is None:
+                raise click.MissingParameter(ctx=ctx, param=option)
+            return callback(*args, goal=goal or goal_argument, **kwargs)
+
+        command.callback = merged
+        return command
+
+    return decorate
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.output import format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
 
@@ -59,10 +60,10 @@ def _markdown(report: dict[str, Any]) -> str:
 @click.command("ingest")
 @click.option("--kind", type=click.Choice(KINDS), help="Kind of every document (needed for lifecycle inputs and adapter invocations, which carry no reliable schema).")
 @click.option("--dry-run", is_flag=True, help="Validate and report what would be appended, without writing.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown).")
+@format_option("markdown", "json")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.pass_context
-def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: bool, fmt: str | None, paths: tuple[str, ...]) -> None:
+def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: bool, fmt: str, paths: tuple[str, ...]) -> None:
     """Append compact artifacts to GOAL as one batch: all of them or none.
 
     PATH is a JSON file, a directory (its *.json, *.ndjson and *.jsonl files,
@@ -75,7 +76,6 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     from benchledger.ledger.intake.artifacts import collect_artifacts
     from benchledger.ledger.intake.files import expand_paths
 
-    fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     files = expand_paths(list(paths))
     with _progress(files) as progress:
         artifacts, sources, errors = collect_artifacts(progress, kind)

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import goal_option, open_ledger
-from benchledger.cli.queries import _format, _json, _table
+from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
 
 
 def _refusals(title: str, refused: list[dict[str, str]]) -> str:
@@ -33,9 +33,9 @@ def _import_markdown(report: dict[str, Any]) -> str:
 @click.command("import-loopx")
 @click.argument("path", metavar="PATH")
 @click.option("--dry-run", is_flag=True, help="Read and check everything, report what would be appended, write nothing.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Report format (default markdown, or the root --format).")
+@format_option("markdown", "json")
 @click.pass_context
-def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool, fmt: str | None) -> None:
+def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool, fmt: str) -> None:
     """Import existing LoopX history into GOAL, all or nothing.
 
     PATH is either
@@ -59,7 +59,6 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     """
     from benchledger.ledger.loopx_import import ImportReport, import_plan, plan_import
 
-    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     plan = plan_import(path, goal)
     if plan.refused:
         report = ImportReport(goal, plan, [], dry_run).as_dict()
@@ -69,7 +68,7 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
         with open_ledger(ctx) as ledger:
             report = import_plan(ledger, goal, plan, dry_run=dry_run).as_dict()
     if fmt == "json":
-        _json(report)
+        echo_json(report)
     else:
         click.echo(_import_markdown(report), nl=False)
     ctx.exit(0 if report["ok"] else 1)
@@ -78,13 +77,18 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
 import_loopx_command.params.insert(0, goal_option(required=True, help="The goal (stream) the history is imported into."))
 
 
-def _score(view: dict[str, Any]) -> str:
-    score = view["official_score"]
-    return f"{view['score_status']} {score:g}" if score is not None else (view["score_status"] or "")
+def _score(view: dict[str, Any] | None) -> str:
+    from benchledger.projections.runs import score_text
+
+    return score_text(view["score_status"], view["official_score"]) if view else ""
 
 
 def _countable(view: dict[str, Any]) -> str:
     return "yes" if view["countable"] else f"no: {view['not_countable_reason']}"
+
+
+def _rate(value: float | None) -> str:
+    return "" if value is None else f"{value:.0%}"
 
 
 @click.command("runs")
@@ -94,7 +98,10 @@ def _countable(view: dict[str, Any]) -> str:
 @click.option("--mode", metavar="MODE", help="Only runs of this mode.")
 @click.option("--status", metavar="S", help="Only runs whose run status (completed, recorded, blocked, running) or score status (passed, failed, missing) is S.")
 @click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (see below).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default=None, help="Output format (default table, or the root --format).")
+@click.option("--paired", is_flag=True, help="One row per pair: a task's baseline and treatment runs side by side, with the score delta.")
+@click.option("--summary", is_flag=True, help="Pass rates per benchmark and arm (with --current: over each arm's current run).")
+@format_option("table", "json", "csv")
+@wide_option
 @click.pass_context
 def runs_command(
     ctx: click.Context,
@@ -105,7 +112,10 @@ def runs_command(
     mode: str | None,
     status: str | None,
     current: bool,
-    fmt: str | None,
+    paired: bool,
+    summary: bool,
+    fmt: str,
+    wide: bool,
 ) -> None:
     """Benchmark runs: imported LoopX run-ledger rows and ingested runs alike.
 
@@ -116,43 +126,83 @@ def runs_command(
     status / score status are derived the way LoopX derives them for its
     ledger rows.
 
+    A filter value no run can match (a misspelt status, a benchmark, case, arm
+    or mode no run of the goal(s) has) is refused with the valid choices.
+
     --current: the current countable run of each goal, benchmark, case and arm
     (archived, running and attempt-accounting-excluded runs do not count; the
     full rule: docs/interop.md). --benchmark, --case and --goal choose the
     cases; --arm, --mode and --status then filter the arms by their current run
     (--status failed: the arms whose current run failed).
-    """
-    from benchledger.ledger import select_runs
 
-    fmt = _format(ctx, fmt, ("table", "json"), "table")
+    --paired: a comparison's baseline and treatment runs, and a LoopX run
+    group's baseline and treatment arms, on one row (the pairing rule:
+    docs/interop.md). --summary: pass rate = passed / (passed + failed) per
+    benchmark and arm.
+    """
+    from benchledger.ledger import run_pass_rates, select_pairs, select_runs
+
+    if paired and (current or summary):
+        raise click.UsageError("--paired cannot be combined with --current or --summary", ctx)
+    filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
     with open_ledger(ctx) as ledger:
-        selected = select_runs(
-            ledger, goal_id=goal, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status, current=current
-        )
-    if current:
-        entries = selected
-        if fmt == "json":
-            _json({"current_runs": entries})
-            return
-        headers = ["goal", "benchmark", "case", "arm", "current run", "status", "score", "recorded_at", "countable/runs"]
-        rows = []
-        for e in entries:
-            run = e["current"] or {}
-            rows.append(
-                [e["goal_id"], e["benchmark_id"], e["case_id"], e["arm"], run.get("run_id", "(none countable)"),
-                 run.get("status"), _score(run) if run else "", run.get("recorded_at"), f"{e['countable_run_count']}/{e['run_count']}"]
-            )
-        click.echo(_table(headers, rows))
-        return
-    views = selected
+        if paired:
+            _print_pairs(select_pairs(ledger, **filters), fmt, wide)
+        elif summary:
+            _print_pass_rates(run_pass_rates(ledger, current=current, **filters), fmt, wide)
+        elif current:
+            _print_current(select_runs(ledger, current=True, **filters), fmt, wide)
+        else:
+            _print_runs(select_runs(ledger, **filters), fmt, wide)
+
+
+def _print_runs(views: list[dict[str, Any]], fmt: str, wide: bool) -> None:
     if fmt == "json":
-        _json({"runs": views})
+        echo_json({"runs": views})
         return
-    headers = ["goal", "run", "benchmark", "case", "arm", "status", "score", "recorded_at", "countable"]
-    click.echo(_table(headers, [
-        [v["goal_id"], v["run_id"], v["benchmark_id"], v["case_id"], v["arm"], v["status"], _score(v), v["recorded_at"], _countable(v)]
+    headers = ["goal", "run", "benchmark", "case", "arm", "status", "score", "recorded (UTC)", "countable"]
+    rows = [
+        [v["goal_id"], v["run_id"], v["benchmark_id"], v["case_id"], v["arm"], v["status"], _score(v), utc_text(v["recorded_at"]), _countable(v)]
         for v in views
-    ]))
+    ]
+    echo_rows(headers, rows, fmt, wide=wide)
+
+
+def _print_current(entries: list[dict[str, Any]], fmt: str, wide: bool) -> None:
+    if fmt == "json":
+        echo_json({"current_runs": entries})
+        return
+    headers = ["goal", "benchmark", "case", "arm", "current run", "status", "score", "recorded (UTC)", "countable/runs"]
+    rows = []
+    for e in entries:
+        run = e["current"] or {}
+        rows.append(
+            [e["goal_id"], e["benchmark_id"], e["case_id"], e["arm"], run.get("run_id", "(none countable)"),
+             run.get("status"), _score(e["current"]), utc_text(run.get("recorded_at")), f"{e['countable_run_count']}/{e['run_count']}"]
+        )
+    echo_rows(headers, rows, fmt, wide=wide)
+
+
+def _print_pairs(pairs: list[dict[str, Any]], fmt: str, wide: bool) -> None:
+    if fmt == "json":
+        echo_json({"pairs": pairs})
+        return
+    headers = ["goal", "benchmark", "case", "pair", "baseline arm", "baseline", "treatment arm", "treatment", "delta"]
+    rows = [
+        [p["goal_id"], p["benchmark_id"], p["case_id"], p["pair_id"], (p["baseline"] or {}).get("arm"), _score(p["baseline"]),
+         (p["treatment"] or {}).get("arm"), _score(p["treatment"]), "" if p["score_delta"] is None else f"{p['score_delta']:+g}"]
+        for p in pairs
+    ]
+    echo_rows(headers, rows, fmt, wide=wide)
+
+
+def _print_pass_rates(rates: list[dict[str, Any]], fmt: str, wide: bool) -> None:
+    if fmt == "json":
+        echo_json({"pass_rates": rates})
+        return
+    headers = ["benchmark", "arm", "runs", "passed", "failed", "unscored", "pass rate"]
+    rows = [[r["benchmark_id"], r["arm"], r["runs"], r["passed"], r["failed"], r["unscored"], _rate(r["pass_rate"])] for r in rates]
+    echo_rows(headers, rows, fmt, wide=wide)
 
 
 runs_command.params.insert(0, goal_option(help="Only this goal's runs (default: every goal)."))
@@ -192,9 +242,9 @@ export_command.params.insert(0, goal_option(help="Only this goal's events (its p
     help="Accept a file without the export trailer (written by an older benchledger): every line is still verified, "
     "but lost last lines cannot be detected.",
 )
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Report format (default markdown, or the root --format).")
+@format_option("markdown", "json")
 @click.pass_context
-def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool, fmt: str | None) -> None:
+def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool, fmt: str) -> None:
     """Restore a `benchledger export` file into an EMPTY ledger, exactly.
 
     The same event ids, versions, payloads, chain hashes and digest: the file
@@ -208,20 +258,19 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
     """
     from benchledger.ledger.exchange import ExportRefused, import_export
 
-    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     with open_ledger(ctx) as ledger:
         try:
             result = import_export(ledger, file, unverifiable_tail=unverifiable_tail).as_dict()
         except ExportRefused as exc:
             if fmt == "json":
-                _json({"ok": False, "error": str(exc), "problems": exc.problems})
+                echo_json({"ok": False, "error": str(exc), "problems": exc.problems})
             else:
                 click.echo(_refusals(str(exc), [{"source": file, "reason": p} for p in exc.problems]), nl=False)
             for problem in exc.problems:
                 click.echo(f"error: {file}: {problem}", err=True)
             ctx.exit(1)
     if fmt == "json":
-        _json(result)
+        echo_json(result)
     else:
         unverified = "" if result["tail_verified"] else "\n- tail: NOT verified (the file has no export trailer)"
         click.echo(

@@ -16,6 +16,7 @@ import click
 from benchledger.cli.db import db
 from benchledger.cli.ingest import ingest_command
 from benchledger.cli.interop import INTEROP_COMMANDS
+from benchledger.cli.output import FORMATS
 from benchledger.cli.queries import (
     audit_command,
     goals_command,
@@ -64,9 +65,9 @@ class _Root(click.Group):
 @click.option(
     "--format",
     "global_format",
-    type=click.Choice(["markdown", "json"]),
+    type=click.Choice(FORMATS),
     default=None,
-    help="Default output format for commands that take --format (a command's own --format wins).",
+    help="Output format of the command that follows, where it offers that format (a command's own --format wins).",
 )
 @click.pass_context
 def cli(ctx: click.Context, database_url: str | None, global_format: str | None) -> None:

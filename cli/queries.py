@@ -8,27 +8,23 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import open_ledger
+from benchledger.cli.common import goal_filter, open_ledger, with_goal
+from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
+from benchledger.projections.linking import EVENT_KINDS
+
+AS_OF_HELP = (
+    "Only the events up to this global position, or those the ledger recorded at or before TIME "
+    "(ISO-8601, no offset = UTC; compared with the ledger's recording time, recorded_at, never an artifact's own time)."
+)
 
 
-def _json(value: Any) -> None:
-    from benchledger.ledger.canonical import escape_lone_surrogates
-
-    click.echo(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False)))
-
-
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])
-
-
-def _markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
-    escape = lambda v: "" if v is None else str(v).replace("|", "\\|")  # noqa: E731
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(escape(v) for v in row) + " |" for row in rows]
-    return "\n".join(out)
+def _as_of_text(as_of: str | None, position: int | None) -> str | None:
+    """What an --as-of answer is as of, in words: the position, and the ledger time it was resolved from."""
+    if position is None:
+        return None
+    if as_of is not None and not as_of.strip().isdigit():
+        return f"as of position {position}: the events the ledger recorded (recorded_at, UTC) at or before {utc_text(as_of)}"
+    return f"as of position {position}"
 
 
 def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
@@ -36,48 +32,41 @@ def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
         click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
 
 
-def _format(ctx: click.Context, fmt: str | None, choices: tuple[str, ...], default: str) -> str:
-    """The command's --format, else the root --format when this command offers it, else ``default``."""
-    root = (ctx.find_root().obj or {}).get("format")
-    return fmt or (root if root in choices else default)
-
-
 @click.command("goals")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default=None, help="Output format (default table, or the root --format).")
+@format_option("table", "json", "csv")
+@wide_option
 @click.pass_context
-def goals_command(ctx: click.Context, fmt: str) -> None:
+def goals_command(ctx: click.Context, fmt: str, wide: bool) -> None:
     """Every goal: event count, last activity, lifecycle phase, first blocker, claim strength, learning status."""
-    fmt = _format(ctx, fmt, ("table", "json"), "table")
     from benchledger.ledger.views import goals
 
     with open_ledger(ctx) as ledger:
         listing = goals(ledger)
     if fmt == "json":
-        _json({"goals": listing})
+        echo_json({"goals": listing})
         return
-    headers = ["goal", "events", "last activity", "phase", "first blocker", "claim strength", "learning"]
+    headers = ["goal", "events", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
     keys = ["goal_id", "event_count", "last_activity", "current_phase", "first_blocker", "claim_strength", "learning_status"]
-    click.echo(_table(headers, [[g[k] for k in keys] for g in listing]))
+    echo_rows(headers, [[utc_text(g[k]) if k == "last_activity" else g[k] for k in keys] for g in listing], fmt, wide=wide)
 
 
+@with_goal(help="The goal to show.", positional_alias=True)
 @click.command("show")
-@click.argument("goal")
-@click.option("--as-of", metavar="POSITION|TIME", help="Replay only the events up to this global position or ISO-8601 time.")
-@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default=None, help="Output format (default json, or the root --format).")
+@click.option("--as-of", metavar="POSITION|TIME", help="Replay only the events up to then. " + AS_OF_HELP)
+@format_option("json", "markdown")
 @click.pass_context
 def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> None:
     """The goal's current projections: all eight reviews where they apply."""
-    fmt = _format(ctx, fmt, ("json", "markdown"), "json")
     from benchledger.ledger.views import show
 
     with open_ledger(ctx) as ledger:
         view = show(ledger, goal, as_of=as_of)
     if fmt == "json":
-        _json(view)
+        echo_json(view)
         return
     from benchledger.projections import REVIEW_MODULES, review_module
 
-    when = f"as of position {view['as_of_position']}" if view["as_of_position"] is not None else "current"
+    when = _as_of_text(as_of, view["as_of_position"]) or "current"
     click.echo(f"# Goal `{goal}` ({when}; head at position {view['head_position']})\n")
     for name, rows in view["projections"].items():
         for row in rows:
@@ -98,27 +87,30 @@ def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
     return " ".join([*(f"+{g}" for g in opened), *(f"-{g}" for g in closed)])
 
 
+@with_goal(help="The goal whose history to print.", positional_alias=True)
 @click.command("history")
-@click.argument("goal")
-@click.option("--as-of", metavar="POSITION|TIME", help="Only the events up to this global position or ISO-8601 time: what the ledger said then.")
-@click.option("--kind", help="Only entries of this event kind (the lifecycle state still reflects every event).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default=None, help="Output format (default table, or the root --format).")
+@click.option("--as-of", metavar="POSITION|TIME", help="What the ledger said then. " + AS_OF_HELP)
+@click.option("--kind", type=click.Choice(EVENT_KINDS), help="Only entries of this event kind (the lifecycle state still reflects every event).")
+@format_option("table", "json", "markdown", "csv")
+@wide_option
 @click.pass_context
-def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str | None, fmt: str) -> None:
+def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str | None, fmt: str, wide: bool) -> None:
     """The goal's lifecycle history: every event, and the lifecycle state after it.
 
     Entries where the lifecycle phase or a gate changed are marked with '*'
-    (the gates column lists +opened / -closed gates).
+    (the gates column lists +opened / -closed gates). A run's summary starts
+    with its outcome (passed / failed and its score); "recorded" is when the
+    ledger recorded the event, "artifact time" the time the artifact itself
+    states, where it states one (a LoopX run-ledger row's recorded_at), both UTC.
     """
-    fmt = _format(ctx, fmt, ("table", "json", "markdown"), "table")
     from benchledger.ledger.views import history
 
     with open_ledger(ctx) as ledger:
         view = history(ledger, goal, as_of=as_of, kind=kind)
     if fmt == "json":
-        _json(view)
+        echo_json(view)
         return
-    headers = ["", "pos", "ver", "recorded_at", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
+    headers = ["", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
     rows = []
     for e in view["entries"]:
         life = e["lifecycle"] or {}
@@ -128,7 +120,8 @@ def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str 
                 "*" if changed else "",
                 e["position"],
                 e["stream_version"],
-                e["recorded_at"],
+                utc_text(e["recorded_at"]),
+                utc_text(e["artifact_time"]),
                 e["kind"],
                 e["summary"],
                 life.get("current_phase"),
@@ -137,28 +130,26 @@ def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str 
                 _gate_text(life.get("gates"), e["gates_changed"]),
             ]
         )
-    if fmt == "markdown":
-        title = f"# Lifecycle history of `{goal}`" + (f" as of position {view['as_of_position']}" if view["as_of_position"] is not None else "")
-        click.echo(title + "\n\n" + _markdown_table(headers, rows))
-    else:
-        click.echo(_table(headers, rows))
+    when = _as_of_text(as_of, view["as_of_position"])
+    if fmt == "table" and when:
+        click.echo(when)
+    echo_rows(headers, rows, fmt, wide=wide, title=f"# Lifecycle history of `{goal}`" + (f" ({when})" if when else ""))
 
 
 @click.command("status")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown, or the root --format).")
+@format_option("markdown", "json")
 @click.pass_context
 def status_command(ctx: click.Context, fmt: str) -> None:
     """Projections stored by an older reducer version, faulted rows, and goals whose projections lag.
 
     Exits 1 when anything needs `benchledger replay`.
     """
-    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     from benchledger.ledger.application import status
 
     with open_ledger(ctx) as ledger:
         report = status(ledger)
     if fmt == "json":
-        _json(report)
+        echo_json(report)
     else:
         if report["ok"]:
             click.echo("all projections are current")
@@ -171,9 +162,9 @@ def status_command(ctx: click.Context, fmt: str) -> None:
 
 
 @click.command("replay")
-@click.option("--goal", help="Only this goal (default: every goal).")
+@goal_filter(help="Only this goal (default: every goal).")
 @click.option("--projection", help="Only this projection (a review name or goal-summary).")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown, or the root --format).")
+@format_option("markdown", "json")
 @click.pass_context
 def replay_command(ctx: click.Context, goal: str | None, projection: str | None, fmt: str) -> None:
     """Recompute stored projections from the events and replace them atomically.
@@ -184,7 +175,6 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     A reducer that raises marks its row faulted (queries say so) and the
     command exits 1.
     """
-    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     import time
 
     from benchledger.ledger.application import replay
@@ -202,7 +192,7 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     report["seconds"] = round(elapsed, 3)
     report["events_per_second"] = round(report["events"] / elapsed, 1) if elapsed > 0 else None
     if fmt == "json":
-        _json(report)
+        echo_json(report)
     else:
         click.echo(
             f"replayed {report['events']} events of {report['goals']} goal(s) into {report['rows']} rows "
@@ -213,21 +203,20 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
 
 
 @click.command("audit")
-@click.option("--goal", help="Audit only this goal (its chain, its projections, a digest over its events).")
+@goal_filter(help="Audit only this goal (its chain, its projections, a digest over its events).")
 @click.option("--expect-digest", metavar="DIGEST", help="A digest printed by an earlier audit: prove that history is unchanged.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default=None, help="Output format (default markdown, or the root --format).")
+@format_option("markdown", "json")
 @click.pass_context
 def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | None, fmt: str) -> None:
     """Prove the ledger: hashes, chains, versions, positions, projections; print its digest.
 
     Exits 1 when any problem is found. See docs/hash-chain.md for the digest.
     """
-    fmt = _format(ctx, fmt, ("markdown", "json"), "markdown")
     from benchledger.ledger.application import audit
     with open_ledger(ctx) as ledger:
         report = audit(ledger, goal_id=goal, expect_digest=expect_digest)
     if fmt == "json":
-        _json(report)
+        echo_json(report)
     else:
         verdict = "clean" if report["ok"] else f"{len(report['problems'])} problem(s)"
         click.echo(

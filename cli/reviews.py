@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.output import format_option
 from benchledger.ledger.application import evaluate_and_keep, evaluate_review
 from benchledger.ledger.intake.reading import read_json
 from benchledger.projections import REVIEW_MODULES, review_module
@@ -28,13 +29,8 @@ GOAL_META = "benchledger.goal"
 # baseline-failure-gate keeps LoopX's own --goal-id / --execute.
 COMMANDS_WITH_OWN_GOAL = {"baseline_failure_gate"}
 
-FORMAT_OPTION = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["markdown", "json"]),
-    default=None,
-    help="Output format (default: the root --format, else markdown).",
-)
+# LoopX's own --format (markdown | json), resolved against the root --format like every command's.
+FORMAT_OPTION = format_option("markdown", "json")
 
 
 # A negative number, which argparse (and so LoopX) takes as an option's value.
@@ -145,7 +141,7 @@ def render(name: str, payload: dict[str, Any], fmt: str) -> str:
 def run_review(
     ctx: click.Context,
     name: str,
-    fmt: str | None,
+    fmt: str,
     options: dict[str, Any],
     collect: Callable[[], list[Artifact]],
 ) -> None:
@@ -162,7 +158,6 @@ def run_review(
                 payload, _ = evaluate_and_keep(ledger, goal, name, artifacts, options)
         else:
             payload, _ = evaluate_review(name, artifacts, options)
-    fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     click.echo(render(name, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)
 

@@ -26,6 +26,6 @@ $bl ingest --goal "$goal" "$demo/04-run-baseline.json"
 $bl ingest --goal "$goal" "$demo/04-run-baseline.json" "$demo/05-run-treatment.json" "$demo/06-comparison.json"
 
 echo
-$bl history "$goal"
+$bl history --goal "$goal"
 echo
 $bl audit --goal "$goal"

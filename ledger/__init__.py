@@ -43,6 +43,8 @@ _API = {
     "history": "benchledger.ledger.views",
     "list_runs": "benchledger.ledger.runs",
     "select_runs": "benchledger.ledger.runs",
+    "select_pairs": "benchledger.ledger.runs",
+    "run_pass_rates": "benchledger.ledger.runs",
     "export_lines": "benchledger.ledger.exchange",
     "import_export": "benchledger.ledger.exchange",
     "plan_import": "benchledger.ledger.loopx_import",

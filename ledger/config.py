@@ -30,3 +30,12 @@ def resolve_url(explicit: str | None = None) -> str:
     path = default_ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{path}"
+
+
+def existing_url(explicit: str | None = None) -> str | None:
+    """:func:`resolve_url`, but ``None`` where that would create the embedded default (for shell completion)."""
+    url = explicit or os.environ.get("BENCHLEDGER_DATABASE_URL")
+    if url:
+        return url
+    path = default_ledger_path()
+    return f"sqlite:///{path}" if path.is_file() else None

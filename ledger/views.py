@@ -15,7 +15,7 @@ from typing import Any
 from benchledger.errors import InvalidInput
 from benchledger.ledger.store import Ledger, StoredEvent, utc_timestamp
 from benchledger.projections import linking
-from benchledger.projections.history import changes, event_summary
+from benchledger.projections.history import artifact_time, changes, event_outcome, event_summary
 
 
 class InvalidAsOf(InvalidInput, ValueError):
@@ -126,6 +126,8 @@ def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str
                 "kind": event.kind,
                 "event_id": event.event_id,
                 "summary": event_summary(event.kind, event.payload),
+                "outcome": event_outcome(event.kind, event.payload),
+                "artifact_time": artifact_time(event.payload),
                 "lifecycle": lifecycle,
                 "lifecycle_status": "faulted" if step.error is not None else "ok",
                 **change,

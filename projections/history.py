@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchledger.projections import lifecycle
+from benchledger.projections import lifecycle, runs
 
 SUMMARY_FIELDS = ("current_phase", "first_blocker", "next_required_transition", "gates")
+# Where an artifact states its own time (a LoopX run-ledger row's recorded_at); compact runs keep none.
+ARTIFACT_TIME_FIELDS = ("recorded_at", "generated_at", "finished_at", "started_at")
+# The kinds that have an outcome (pass/fail and a score).
+SCORED_KINDS = (runs.RUN_KIND, "result", runs.ROW_KIND)
 
 
 def lifecycle_summary(state: dict[str, Any] | None) -> dict[str, Any]:
@@ -40,8 +44,25 @@ def _first(payload: Any, *names: str) -> Any:
     return None
 
 
+def artifact_time(payload: Any) -> str | None:
+    """The time the artifact itself states (first of :data:`ARTIFACT_TIME_FIELDS` with a UTC offset), as written."""
+    if isinstance(payload, dict):
+        for name in ARTIFACT_TIME_FIELDS:
+            if runs.utc_instant(payload.get(name)) is not None:
+                return payload[name]
+    return None
+
+
+def event_outcome(kind: str, payload: Any) -> dict[str, Any] | None:
+    """A run's or result's outcome, ``{"score_status", "score"}`` as ``runs`` derives them; ``None`` for other kinds."""
+    if kind not in SCORED_KINDS or not isinstance(payload, dict):
+        return None
+    score_status, score, _ = runs.run_outcome(kind, payload)
+    return {"score_status": score_status, "score": score}
+
+
 def event_summary(kind: str, payload: Any) -> str:
-    """One line saying what an event holds, from its public-safe payload."""
+    """One line saying what an event holds, from its public-safe payload (a run's outcome first)."""
     if kind == "ingest_batch":
         members = payload.get("members", [])
         kinds: dict[str, int] = {}
@@ -51,6 +72,9 @@ def event_summary(kind: str, payload: Any) -> str:
         review = payload.get("review")
         return text + (f" (via benchmark {review['command']})" if review else "")
     parts = []
+    outcome = event_outcome(kind, payload)
+    if outcome is not None:
+        parts.append(runs.score_text(outcome["score_status"], outcome["score"]))
     identity = _first(payload, "task_id", "comparison_id", "case_id", "benchmark_id")
     if identity is not None:
         parts.append(str(identity))
@@ -62,6 +86,8 @@ def event_summary(kind: str, payload: Any) -> str:
             if _first(payload, arm) is not None:
                 parts.append(f"{arm.split('_')[0]}={payload[arm]}")
     for name in ("official_score", "official_task_score_delta", "claim_strength", "learning_status", "status", "first_blocker"):
+        if name == "official_score" and outcome is not None:
+            continue
         value = _first(payload, name)
         if value is not None and not isinstance(value, (dict, list)):
             parts.append(f"{name}={value}")

@@ -33,11 +33,15 @@ from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
 from benchledger.projections import REVIEW_MODULES, review_module
+from benchledger.projections.artifacts import KINDS
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.history import lifecycle_summary
+from benchledger.projections.runs import ROW_KIND
 
 BATCH_KIND = "ingest_batch"
 BATCH_SCHEMA = "benchledger_ingest_batch_v0"
+# Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows.
+EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND)
 
 LIFECYCLE = "lifecycle-state"
 CLAIM = "review-claim"

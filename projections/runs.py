@@ -32,12 +32,18 @@ ROW_KIND = "benchmark_run_ledger_row_v0"
 LOOPX_RUN_LEDGER_SCHEMA = "benchmark_run_ledger_v0"
 RUN_KIND = "run"
 RUN_KINDS = (ROW_KIND, RUN_KIND)
+# The compact comparison that pairs a baseline run with a treatment run (paired_runs).
+COMPARISON_KIND = "comparison"
 
 # A run row is only meaningful with these fields: they identify it and order it.
 ROW_IDENTITY_FIELDS = ("run_id", "benchmark_id", "case_id", "recorded_at")
 # LoopX attempt-accounting flags that, when false, take a run out of the count.
 NOT_COUNTABLE_FLAGS = ("case_attempt_countable", "benchmark_budget_countable")
 RUN_STATUSES = ("completed", "recorded", "blocked", "running")
+# The score statuses a run gets when it says none of its own (a LoopX row may name others).
+SCORE_STATUSES = ("passed", "failed", "missing")
+# Arm roles in a LoopX run group, from the arm id (see paired_runs).
+BASELINE, TREATMENT = "baseline", "treatment"
 
 
 class EventLike(Protocol):
@@ -120,6 +126,21 @@ def compact_run_score_status(run: Mapping[str, Any], score: float | int | None, 
     return "passed" if passed else "failed"
 
 
+def run_outcome(kind: str, payload: Mapping[str, Any]) -> tuple[str | None, float | int | None, bool | None]:
+    """Score status, official score and whether it passed: a LoopX row's own, a compact run's (or result's) derived."""
+    if kind == ROW_KIND:
+        return _text(payload.get("score_status")), _number(payload.get("official_score")), _flag(payload.get("official_passed"))
+    score, passed = compact_run_score(payload)
+    return compact_run_score_status(payload, score, passed), score, passed
+
+
+def score_text(score_status: str | None, score: float | int | None) -> str:
+    """A run's outcome in a few characters: ``passed 1``, ``failed 0``, ``missing``."""
+    if score is None:
+        return score_status or ""
+    return f"{score_status} {score:g}" if score_status else f"{score:g}"
+
+
 def _not_countable_reason(view: Mapping[str, Any], payload: Mapping[str, Any]) -> str | None:
     if view["archived"]:
         return "archived"
@@ -141,10 +162,9 @@ def run_view(event: EventLike) -> dict[str, Any]:
             "case_id": _text(payload.get("case_id")),
             "arm": _text(payload.get("arm_id")) or _text(payload.get("mode")),
             "mode": _text(payload.get("mode")),
+            "run_group_id": _text(payload.get("run_group_id")),
             "status": _text(payload.get("status")),
-            "score_status": _text(payload.get("score_status")),
-            "official_score": _number(payload.get("official_score")),
-            "official_passed": _flag(payload.get("official_passed")),
+            **dict(zip(("score_status", "official_score", "official_passed"), run_outcome(ROW_KIND, payload))),
             "failure_scope": _text(payload.get("failure_scope")),
             "failure_class": _text(payload.get("failure_class")),
             "recorded_at": _text(payload.get("recorded_at")) or event.recorded_at,
@@ -152,7 +172,7 @@ def run_view(event: EventLike) -> dict[str, Any]:
             "archived_at": _text(payload.get("archived_at")),
         }
     else:
-        score, passed = compact_run_score(payload)
+        score_status, score, passed = run_outcome(RUN_KIND, payload)
         view = {
             # A compact run carries no run id: its event id stands in.
             "run_id": event.event_id,
@@ -161,8 +181,9 @@ def run_view(event: EventLike) -> dict[str, Any]:
             "case_id": _text(payload.get("case_id")) or _text(payload.get("job_name")),
             "arm": _text(payload.get("mode")),
             "mode": _text(payload.get("mode")),
+            "run_group_id": None,
             "status": compact_run_status(payload, score),
-            "score_status": compact_run_score_status(payload, score, passed),
+            "score_status": score_status,
             "official_score": score,
             "official_passed": passed,
             "failure_scope": None,
@@ -249,3 +270,116 @@ def current_runs(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return entries
+
+
+def pass_rates(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per benchmark and arm: how many runs passed and failed, and the pass rate over those with a score.
+
+    ``passed`` / ``failed`` follow the score status (what ``--status`` matches);
+    runs with another score status (``missing``, a LoopX probe's own) are
+    ``unscored`` and stay out of the rate.
+    """
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for view in views:
+        key = (view["benchmark_id"] or "", view["arm"] or "")
+        group = groups.setdefault(
+            key, {"benchmark_id": view["benchmark_id"], "arm": view["arm"], "runs": 0, "passed": 0, "failed": 0, "unscored": 0}
+        )
+        group["runs"] += 1
+        outcome = view["score_status"] if view["score_status"] in ("passed", "failed") else "unscored"
+        group[outcome] += 1
+    for group in groups.values():
+        scored = group["passed"] + group["failed"]
+        group["pass_rate"] = round(group["passed"] / scored, 4) if scored else None
+    return [groups[key] for key in sorted(groups)]
+
+
+def arm_role(arm: str | None) -> str | None:
+    """The role a LoopX arm id names: ``treatment`` if it says so, else ``baseline`` if it says so, else none.
+
+    LoopX's arm ids carry their role (``codex_loopx_treatment``,
+    ``codex_goal_mode_baseline``; ``loopx-blind-loop-treatment-baseline-safe``
+    is a treatment that keeps the baseline safe); probes and observations name neither.
+    """
+    text = (arm or "").lower()
+    return TREATMENT if TREATMENT in text else BASELINE if BASELINE in text else None
+
+
+def _delta(baseline: Mapping[str, Any] | None, treatment: Mapping[str, Any] | None) -> float | int | None:
+    if baseline is None or treatment is None or baseline["official_score"] is None or treatment["official_score"] is None:
+        return None
+    return treatment["official_score"] - baseline["official_score"]
+
+
+def _latest(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    candidates = list(candidates)
+    return dict(max(candidates, key=_time_key)) if candidates else None
+
+
+def _compared_run(
+    views: list[Mapping[str, Any]], comparison: EventLike, benchmark: str | None, mode: str | None
+) -> dict[str, Any] | None:
+    """The goal's latest compact run of ``benchmark`` in ``mode`` at or before the comparison's position."""
+    if mode is None:
+        return None
+    return _latest(
+        v for v in views
+        if v["kind"] == RUN_KIND and v["goal_id"] == comparison.goal_id and v["position"] <= comparison.position
+        and v["benchmark_id"] == benchmark and v["mode"] == mode
+    )
+
+
+def paired_runs(views: Iterable[Mapping[str, Any]], comparisons: Iterable[EventLike]) -> list[dict[str, Any]]:
+    """A task's baseline and treatment side by side, one entry per pair:
+
+    * each ingested comparison pairs the goal's latest runs, at or before it in
+      the ledger, of its benchmark whose mode is its ``baseline_scenario_id``
+      and ``treatment_scenario_id``; the delta is the comparison's
+      ``official_task_score_delta`` (else treatment minus baseline score);
+    * LoopX run-ledger rows pair within their run group (same goal, benchmark,
+      case and ``run_group_id``): the latest baseline-role and latest
+      treatment-role run (:func:`arm_role`); a group without both is no pair.
+    """
+    views = list(views)
+    pairs = []
+    for comparison in comparisons:
+        payload = comparison.payload if isinstance(comparison.payload, Mapping) else {}
+        benchmark = _text(payload.get("benchmark_id"))
+        baseline = _compared_run(views, comparison, benchmark, _text(payload.get("baseline_scenario_id")))
+        treatment = _compared_run(views, comparison, benchmark, _text(payload.get("treatment_scenario_id")))
+        delta = _number(payload.get("official_task_score_delta"))
+        pairs.append(
+            {
+                "goal_id": comparison.goal_id,
+                "benchmark_id": benchmark,
+                "case_id": _text(payload.get("task_id")) or _text(payload.get("case_id")),
+                "paired_by": "comparison",
+                "pair_id": _text(payload.get("comparison_id")) or comparison.event_id,
+                "baseline": baseline,
+                "treatment": treatment,
+                "score_delta": delta if delta is not None else _delta(baseline, treatment),
+            }
+        )
+    groups: dict[tuple[str, str, str, str], dict[str, list[Mapping[str, Any]]]] = {}
+    for view in views:
+        group_id = view["run_group_id"]
+        role = arm_role(view["arm"])
+        if view["kind"] == ROW_KIND and group_id and role:
+            key = (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", group_id)
+            groups.setdefault(key, {BASELINE: [], TREATMENT: []})[role].append(view)
+    for (goal, benchmark, case, group_id), roles in sorted(groups.items()):
+        if roles[BASELINE] and roles[TREATMENT]:
+            baseline, treatment = _latest(roles[BASELINE]), _latest(roles[TREATMENT])
+            pairs.append(
+                {
+                    "goal_id": goal,
+                    "benchmark_id": benchmark or None,
+                    "case_id": case or None,
+                    "paired_by": "run_group",
+                    "pair_id": group_id,
+                    "baseline": baseline,
+                    "treatment": treatment,
+                    "score_delta": _delta(baseline, treatment),
+                }
+            )
+    return sorted(pairs, key=lambda p: (p["goal_id"], p["benchmark_id"] or "", p["case_id"] or "", p["pair_id"]))

@@ -10,9 +10,9 @@ from benchledger.ledger.schema import metadata
 from benchledger.ledger.store import Ledger
 
 
-def invoke(url, *args, input=None):
-    """``benchledger --database-url URL ARGS``; an exception escaping the command fails the test."""
-    return CliRunner().invoke(cli, ["--database-url", url, *args], input=input, catch_exceptions=False)
+def invoke(url, *args, input=None, env=None):
+    """``benchledger --database-url URL ARGS`` (with ``env`` set); an exception escaping the command fails the test."""
+    return CliRunner().invoke(cli, ["--database-url", url, *args], input=input, env=env, catch_exceptions=False)
 
 
 def row_counts(url) -> dict[str, int]:

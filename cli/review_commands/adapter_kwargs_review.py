@@ -66,7 +66,7 @@ def command_json_invocation(path: str) -> Artifact:
 @click.pass_context
 def command(
     ctx: click.Context,
-    fmt: str | None,
+    fmt: str,
     adapter_label: str,
     agent_kwarg: tuple[str, ...],
     command_json: str | None,

@@ -32,7 +32,7 @@ from benchledger.projections.attempt_learning_gate import NAME
 @click.pass_context
 def command(
     ctx: click.Context,
-    fmt: str | None,
+    fmt: str,
     benchmark_run_json: str,
     benchmark_learning_ledger_json: str | None,
     require_budget_count_allowed: bool,

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from benchledger.cli.common import goal_filter
 from benchledger.cli.reviews import FORMAT_OPTION, render, run_review
 from benchledger.ledger.intake.reading import read_json
 from benchledger.projections import baseline_failure_gate as review
@@ -37,7 +38,7 @@ def collect_baseline(options: dict[str, Any]) -> list[Artifact]:
     raise IntakeError(review.NOT_COMPACTABLE_ERROR)
 
 
-def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> None:
+def _execute(ctx: click.Context, fmt: str, options: dict[str, Any]) -> None:
     """Review exactly as a dry run would, then keep the row in the goal's history (the rules: ledger)."""
     from benchledger.ledger import execute_baseline_failure_gate
 
@@ -47,14 +48,17 @@ def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> No
         payload = review.error_payload(str(exc), options)
     else:
         payload = execute_baseline_failure_gate(artifacts, options, database_url=(ctx.find_root().obj or {}).get("database_url"))
-    fmt = fmt or (ctx.find_root().obj or {}).get("format") or "markdown"
     click.echo(render(review.NAME, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)
 
 
 @click.command("baseline-failure-gate")
 @FORMAT_OPTION
-@click.option("--goal-id", help="Goal whose history receives the row; required with --execute.")
+@goal_filter(
+    name="goal_id",
+    validate=False,
+    help="Goal whose history receives the row; required with --execute (LoopX's --goal-id works too).",
+)
 @click.option("--benchmark-id", required=True, help="Public-safe benchmark id for the comparison row.")
 @click.option(
     "--baseline-result-json",
@@ -84,7 +88,7 @@ def _execute(ctx: click.Context, fmt: str | None, options: dict[str, Any]) -> No
 @click.option("--execute", is_flag=True, help="Append the gate comparison to the goal's history.")
 @click.option("--no-global-sync", is_flag=True, help="Skip the global registry sync after an append.")
 @click.pass_context
-def command(ctx: click.Context, fmt: str | None, **flags: Any) -> None:
+def command(ctx: click.Context, fmt: str, **flags: Any) -> None:
     """Gate a failed goal-mode baseline before a LoopX treatment run."""
     options = {name: list(value) if isinstance(value, tuple) else value for name, value in flags.items()}
     if options["execute"]:

@@ -45,7 +45,7 @@ def collect_paired_inputs(comparison_path: str, run_paths: Sequence[str]) -> lis
 @click.pass_context
 def command(
     ctx: click.Context,
-    fmt: str | None,
+    fmt: str,
     benchmark_comparison_json: str,
     benchmark_run_json: tuple[str, ...],
 ) -> None:

@@ -22,7 +22,7 @@ from benchledger.projections.learning_ledger import NAME
 @click.pass_context
 def command(
     ctx: click.Context,
-    fmt: str | None,
+    fmt: str,
     benchmark_comparison_json: str,
     benchmark_run_json: tuple[str, ...],
     require_actionable_learning: bool,

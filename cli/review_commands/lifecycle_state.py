@@ -73,7 +73,7 @@ def input_options(function):
     help="Exit non-zero unless the lifecycle state allows budget counting.",
 )
 @click.pass_context
-def command(ctx: click.Context, fmt: str | None, require_budget_count_allowed: bool, **paths: str | None) -> None:
+def command(ctx: click.Context, fmt: str, require_budget_count_allowed: bool, **paths: str | None) -> None:
     """Where a benchmark attempt stands, what blocks it and which gates are open."""
     # Paths name inputs, not flags: they stay out of the options a stored review keeps.
     options = {"require_budget_count_allowed": require_budget_count_allowed}

@@ -47,7 +47,7 @@ def expect_options(function):
 @click.pass_context
 def command(
     ctx: click.Context,
-    fmt: str | None,
+    fmt: str,
     benchmark_run_json: str,
     runner_label: str | None,
     require_clean: bool,

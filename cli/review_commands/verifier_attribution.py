@@ -20,7 +20,7 @@ from benchledger.projections.verifier_attribution import NAME
     help="Path to a compact benchmark_run_v0 JSON object. Repeat for baseline and treatment compact run files.",
 )
 @click.pass_context
-def command(ctx: click.Context, fmt: str | None, benchmark_run_json: tuple[str, ...]) -> None:
+def command(ctx: click.Context, fmt: str, benchmark_run_json: tuple[str, ...]) -> None:
     """Classify each run's score failure and route the baseline's attribution caveat."""
 
     def collect() -> list[Artifact]:

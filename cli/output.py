@@ -1,0 +1,166 @@
+"""How every command prints: the one ``--format`` option, the one table printer, the one time form.
+
+* ``--format`` takes the same names everywhere: ``table`` (what a terminal
+  shows by default), ``json``, ``markdown`` where a command has a document
+  form, ``csv`` for listings. A command's own ``--format`` wins; without it the
+  root ``benchledger --format`` applies, and a command that does not offer the
+  root's format says so (usage error) instead of quietly printing another.
+* Tables fit the terminal: ``$COLUMNS``, else the terminal's width
+  (``shutil.get_terminal_size``); output that goes to a pipe or file is not cut.
+  Columns keep their natural width while they fit; the widest are cut first,
+  long cells end in ``…``. ``--wide`` prints every cell whole. CSV, JSON and
+  markdown are never cut.
+* Times in tables, CSV and markdown are UTC, ``YYYY-MM-DDTHH:MM:SSZ`` whatever
+  form the ledger or an artifact wrote them in (JSON keeps each value as recorded).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+FORMATS = ("table", "json", "markdown", "csv")
+COLUMN_GAP = 2
+ELLIPSIS = "…"
+
+
+def _resolve_format(choices: tuple[str, ...], default: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    def resolve(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None or ctx.resilient_parsing:
+            return value
+        root = (ctx.find_root().obj or {}).get("format")
+        if root is None:
+            return default
+        if root not in choices:
+            raise click.UsageError(
+                f"the root option --format {root} does not apply here: this command prints {', '.join(choices)}", ctx
+            )
+        return root
+
+    return resolve
+
+
+def format_option(*choices: str, default: str | None = None) -> Callable:
+    """``--format`` offering ``choices`` (names from :data:`FORMATS`), resolved against the root ``--format``."""
+    unknown = set(choices) - set(FORMATS)
+    if unknown:
+        raise ValueError(f"not a benchledger format: {sorted(unknown)}")
+    default = default or choices[0]
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=None,
+        callback=_resolve_format(tuple(choices), default),
+        help=f"Output format (default {default}, or the root --format).",
+    )
+
+
+wide_option = click.option("--wide", is_flag=True, help="Print every table cell whole, however wide the terminal.")
+
+
+def echo_json(value: Any) -> None:
+    from benchledger.ledger.canonical import escape_lone_surrogates
+
+    click.echo(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False)))
+
+
+def utc_text(value: Any) -> str:
+    """An ISO-8601 time with an offset as UTC ``YYYY-MM-DDTHH:MM:SSZ``; anything else unchanged."""
+    if not isinstance(value, str):
+        return "" if value is None else str(value)
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        return value
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def terminal_width() -> int | None:
+    """``$COLUMNS``, else the terminal's width; ``None`` (no limit) when output is not a terminal."""
+    return shutil.get_terminal_size(fallback=(0, 0)).columns or None
+
+
+def fit_widths(natural: Sequence[int], limit: int | None) -> list[int]:
+    """Column widths that fit ``limit``: the narrow columns whole, the widest cut to one common width."""
+    widths = list(natural)
+    if limit is None or not widths:
+        return widths
+    budget = limit - COLUMN_GAP * (len(widths) - 1)
+    if sum(widths) <= budget:
+        return widths
+    # The largest cap with sum(min(w, cap)) <= budget (binary search), then the rest of the budget
+    # goes one character each to the columns that were cut, left first.
+    low, high = 1, max(widths)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if sum(min(w, middle) for w in widths) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    fitted = [min(w, low) for w in widths]
+    spare = budget - sum(fitted)
+    for i, width in enumerate(widths):
+        if spare <= 0:
+            break
+        if width > fitted[i]:
+            fitted[i] += 1
+            spare -= 1
+    return fitted
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
+
+
+def _cells(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
+    # One line a cell: a newline inside an artifact's text would break the row.
+    return [[("" if v is None else str(v)).replace("\r", " ").replace("\n", " ") for v in row] for row in rows]
+
+
+def table_text(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None) -> str:
+    """Aligned columns under a header and a rule, every line at most ``width`` characters (``None``: whole)."""
+    cells = _cells(rows)
+    natural = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    widths = fit_widths(natural, width)
+
+    def line(values: Sequence[str]) -> str:
+        return (" " * COLUMN_GAP).join(_cut(v, w).ljust(w) for v, w in zip(values, widths)).rstrip()
+
+    return "\n".join([line(list(headers)), line(["-" * w for w in widths]), *map(line, cells)])
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    escape = lambda v: v.replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(escape(v) for v in row) + " |" for row in _cells(rows)]
+    return "\n".join(out)
+
+
+def csv_text(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(headers)
+    writer.writerows([["" if v is None else v for v in row] for row in rows])
+    return buffer.getvalue()
+
+
+def echo_rows(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, wide: bool = False, title: str | None = None
+) -> None:
+    """Print a listing as ``table`` (fitted unless ``wide``), ``csv`` or ``markdown`` (under ``title``)."""
+    if fmt == "csv":
+        click.echo(csv_text(headers, rows), nl=False)
+    elif fmt == "markdown":
+        click.echo((f"{title}\n\n" if title else "") + markdown_table(headers, rows))
+    else:
+        click.echo(table_text(headers, rows, width=None if wide else terminal_width()))
