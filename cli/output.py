@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import shutil
+import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -118,8 +119,26 @@ def fit_widths(natural: Sequence[int], limit: int | None) -> list[int]:
     return fitted
 
 
+def display_width(text: str) -> int:
+    """Terminal columns ``text`` takes: wide (East Asian, most emoji) characters two, combining marks none."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
+    """``text`` in at most ``width`` columns, ending in ``…`` when cut."""
+    if display_width(text) <= width:
+        return text
+    kept, used = [], 0
+    for character in text:
+        used += display_width(character)
+        if used > width - 1:
+            break
+        kept.append(character)
+    return "".join(kept) + ELLIPSIS
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - display_width(text))
 
 
 def _cells(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
@@ -130,11 +149,11 @@ def _cells(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
 def table_text(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None) -> str:
     """Aligned columns under a header and a rule, every line at most ``width`` characters (``None``: whole)."""
     cells = _cells(rows)
-    natural = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    natural = [max([display_width(h)] + [display_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
     widths = fit_widths(natural, width)
 
     def line(values: Sequence[str]) -> str:
-        return (" " * COLUMN_GAP).join(_cut(v, w).ljust(w) for v, w in zip(values, widths)).rstrip()
+        return (" " * COLUMN_GAP).join(_pad(_cut(v, w), w) for v, w in zip(values, widths)).rstrip()
 
     return "\n".join([line(list(headers)), line(["-" * w for w in widths]), *map(line, cells)])
 

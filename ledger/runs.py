@@ -99,29 +99,21 @@ def run_pass_rates(ledger: Ledger, *, current: bool = False, **filters: Any) -> 
     return runs.pass_rates([e["current"] for e in selected if e["current"] is not None] if current else selected)
 
 
-def select_pairs(
-    ledger: Ledger,
-    *,
-    goal_id: str | None = None,
-    benchmark: str | None = None,
-    case: str | None = None,
-    arm: str | None = None,
-    mode: str | None = None,
-    status: str | None = None,
-) -> list[dict[str, Any]]:
+def select_pairs(ledger: Ledger, *, goal_id: str | None = None, **filters: str | None) -> list[dict[str, Any]]:
     """``runs --paired``: baseline and treatment side by side (rule: ``projections.runs.paired_runs``).
 
-    ``goal_id``, ``benchmark`` and ``case`` choose the cases (a comparison's
-    runs and benchmark); ``arm``, ``mode`` and ``status`` keep the pairs one of
-    whose two runs matches.
+    The filters are :func:`select_runs`'s: ``goal_id``, ``benchmark`` and
+    ``case`` choose the pairs; ``arm``, ``mode`` and ``status`` keep the pairs
+    one of whose two runs matches.
     """
     events = _run_events(ledger, goal_id)
     views = runs.run_views(events)
-    check_filters(views, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status)
+    check_filters(views, **filters)
     pairs = runs.paired_runs(views, [e for e in events if e.kind == runs.COMPARISON_KIND])
-    selected = {"arm": arm, "mode": mode, "status": status}
+    chosen = {name: filters.get(name) for name in ("benchmark", "case")}
+    selected = {name: filters.get(name) for name in ("arm", "mode", "status")}
     return [
         p for p in pairs
-        if runs.matches(p, benchmark=benchmark, case=case)
+        if runs.matches(p, **chosen)
         and (not any(selected.values()) or any(r is not None and runs.matches(r, **selected) for r in (p["baseline"], p["treatment"])))
     ]

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchledger.cli.main import cli
-from benchledger.cli.output import fit_widths, table_text, utc_text
+from benchledger.cli.output import display_width, fit_widths, table_text, utc_text
 from benchledger.errors import USAGE
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke
@@ -167,7 +167,7 @@ def test_no_listing_prints_a_line_wider_than_columns_without_wide(demo_and_loopx
     url = demo_and_loopx
     for listing in LISTINGS:
         narrow = ok(url, *listing, env=NARROW).splitlines()
-        assert narrow and max(len(line) for line in narrow) <= 80, listing
+        assert narrow and max(display_width(line) for line in narrow) <= 80, listing
         wide = ok(url, *listing, "--wide", env=NARROW).splitlines()
         assert len(wide) == len(narrow), listing  # cut, never wrapped or dropped
     # --wide prints every cell whole: the long LoopX case and arm names are there in full.
@@ -202,6 +202,9 @@ def test_the_fitting_rule_cuts_the_widest_columns_first():
     assert fit_widths([5, 10, 40], None) == [5, 10, 40]
     text = table_text(["a", "b"], [["x" * 30, "y\nz"]], width=20)
     assert text.splitlines()[2] == "x" * 14 + "…  y z" and all(len(line) <= 20 for line in text.splitlines())
+    # Wide characters take two columns: cut and padded by what the terminal shows.
+    wide = table_text(["job", "x"], [["测试任务名称很长很长", "ok"], ["🚀 launch", "y"]], width=16).splitlines()
+    assert wide[2] == "测试任务名…   ok" and max(display_width(line) for line in wide) <= 16
 
 
 # -- runs: arms side by side, pass rates ------------------------------------------------------------------------------
