@@ -16,7 +16,7 @@ same batch (docs/linking.md), all keyed by the batch's event id.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,23 +155,7 @@ def _pass_rates(connection: Any, goal_ids: Sequence[str], dialect: str) -> dict[
     by_goal: dict[str, list[dict[str, Any]]] = {}
     for view in runs.run_views(found):
         by_goal.setdefault(view["goal_id"], []).append(view)
-    return {goal: pass_rates(views) for goal, views in by_goal.items()}
-
-
-def pass_rates(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per benchmark and arm: runs, passed, failed, unscored, and the pass rate over the scored ones."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    for view in views:
-        group = groups.setdefault(
-            (view["benchmark_id"] or "", view["arm"] or ""),
-            {"benchmark_id": view["benchmark_id"], "arm": view["arm"], "runs": 0, "passed": 0, "failed": 0, "unscored": 0},
-        )
-        group["runs"] += 1
-        group[view["score_status"] if view["score_status"] in ("passed", "failed") else "unscored"] += 1
-    for group in groups.values():
-        scored = group["passed"] + group["failed"]
-        group["pass_rate"] = round(group["passed"] / scored, 4) if scored else None
-    return [groups[key] for key in sorted(groups)]
+    return {goal: runs.pass_rates(views) for goal, views in by_goal.items()}
 
 
 # -- a goal ------------------------------------------------------------------------------------
