@@ -50,5 +50,10 @@ def current_command(ctx: click.Context) -> None:
     from benchledger.ledger import HEAD_REVISION, ledger_revision
 
     revision = ledger_revision(_url(ctx))
-    state = "up to date" if revision == HEAD_REVISION else "needs `benchledger db upgrade`"
+    if revision == HEAD_REVISION:
+        state = "up to date"
+    elif revision is not None and revision > HEAD_REVISION:
+        state = "newer than this benchledger: use the release that wrote it; `db upgrade` cannot take it back"
+    else:
+        state = "needs `benchledger db upgrade`"
     click.echo(f"{revision or 'not initialized'} (head {HEAD_REVISION}: {state})")

@@ -10,6 +10,8 @@ propagate instead (the test suite sets it, so bugs fail tests loudly).
 from __future__ import annotations
 
 import os
+import sys
+from typing import Any
 
 import click
 
@@ -35,8 +37,11 @@ class _Root(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         from benchledger.errors import INTERNAL_ERROR, BenchledgerError, redact_url
 
+        real_stdout, sys.stdout = sys.stdout, _OutputStream(sys.stdout)
         try:
             return super().invoke(ctx)
+        except _OutputFailed as failure:
+            _report_output_failure(ctx, failure.error)
         except BenchledgerError as exc:
             click.echo(f"benchledger: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -52,6 +57,68 @@ class _Root(click.Group):
                 err=True,
             )
             ctx.exit(INTERNAL_ERROR)
+        finally:
+            sys.stdout = real_stdout
+
+
+class _OutputFailed(Exception):
+    """Standard output refused a write (a full disk, a closed pipe): ``error`` is the OSError."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _OutputStream:
+    """Standard output (text, or its binary ``buffer``) whose write errors are told apart from every other OSError."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, data: Any) -> int:
+        try:
+            return self._stream.write(data)
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    @property
+    def buffer(self) -> _OutputStream:
+        return _OutputStream(self._stream.buffer)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _report_output_failure(ctx: click.Context, exc: OSError) -> None:
+    """A report that cannot be printed: a warning once the ledger committed the command's change, else an error.
+
+    Standard output is then pointed at the null device, so the interpreter's
+    final flush of what is still buffered does not fail again. (The README's
+    "Exit codes" states the rule.)
+    """
+    from benchledger.errors import USAGE
+    from benchledger.ledger.store import Ledger
+
+    reason = exc.strerror or str(exc)
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # (no file descriptor: an in-process test runner)
+        pass
+    if Ledger.writes_committed:
+        click.echo(
+            f"benchledger: warning: the report could not be written to standard output ({reason}); "
+            "the change it reports was committed to the ledger (`benchledger history` shows it)",
+            err=True,
+        )
+        ctx.exit(0)
+    click.echo(f"benchledger: cannot write to standard output ({reason}); the output is incomplete", err=True)
+    ctx.exit(USAGE)
 
 
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,8 +11,9 @@ password redacted.
 from __future__ import annotations
 
 import random
+import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,46 @@ POSTGRES_CONNECT_TIMEOUT_S = 10
 
 class LedgerBusy(LedgerUnavailable):
     """Another writer held the SQLite ledger for longer than the retry budget."""
+
+
+class NotALedger(LedgerUnavailable):
+    """The database holds another application's tables: benchledger refuses it and changes nothing."""
+
+
+# What every benchledger ledger holds, at any schema revision; revisions are numbered 0001, 0002, ...
+LEDGER_TABLES = frozenset({"alembic_version", "events", "stream_heads", "projection_rows"})
+_REVISION_ID = re.compile(r"[0-9]{4}")
+SQLITE_TABLES_QUERY = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+
+
+def recognize_ledger(tables: Iterable[str], revision: str | None, where: str) -> str | None:
+    """The schema revision of a benchledger ledger, ``None`` for an empty database (a ledger to create).
+
+    Anything else raises :class:`NotALedger`, before benchledger has changed
+    anything (no journal switch, no migration): a database with tables of its
+    own, even one called ``events``, is someone else's.
+    """
+    tables = set(tables)
+    if not tables:
+        return None
+    if LEDGER_TABLES <= tables and isinstance(revision, str) and _REVISION_ID.fullmatch(revision):
+        return revision
+    shown = ", ".join(sorted(tables)[:8]) + (", ..." if len(tables) > 8 else "")
+    stamp = f"schema revision {revision!r}" if revision is not None else "no schema revision"
+    raise NotALedger(
+        f"{where} is not a benchledger ledger (it holds the tables {shown} and {stamp}); "
+        "benchledger left it untouched: point --database-url at a benchledger ledger or a new database"
+    )
+
+
+def sqlite_tables_and_revision(cursor: Any) -> tuple[list[str], str | None]:
+    """The tables of a SQLite database and its alembic revision (if it has a version table), read with a DB-API cursor."""
+    tables = [row[0] for row in cursor.execute(SQLITE_TABLES_QUERY)]
+    revision = None
+    if "alembic_version" in tables:
+        row = cursor.execute("SELECT version_num FROM alembic_version").fetchone()
+        revision = row[0] if row else None
+    return tables, revision
 
 
 def normalize_url(url: str) -> str:
@@ -70,7 +111,7 @@ def _create_engine(url: URL) -> Engine:
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
             poolclass=StaticPool if in_memory else None,
         )
-        _configure_sqlite(engine, wal=not in_memory)
+        _configure_sqlite(engine, wal=not in_memory, where=redact_url(url.render_as_string(hide_password=True)))
         return engine
     # No pre-ping: a benchledger process is short-lived and opens few connections,
     # and a ping per checkout is a round trip on every query.
@@ -141,13 +182,15 @@ def _enable_wal(cursor: Any) -> None:
             delay = min(delay * 2, 1.0)
 
 
-def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
+def _configure_sqlite(engine: Engine, *, wal: bool, where: str) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
         # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         if wal:
+            # Before the journal switch, which would outlive this process: another application's file stays as it was.
+            recognize_ledger(*sqlite_tables_and_revision(cursor), where)
             _enable_wal(cursor)
         cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")

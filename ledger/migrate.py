@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, inspect, text
 
 from benchledger.errors import InvalidInput, LedgerUnavailable
+from benchledger.ledger.engine import SQLITE_TABLES_QUERY, recognize_ledger
 
 # The newest revision in migrations/versions (a test keeps the two in step).
 HEAD_REVISION = "0003"
@@ -23,6 +24,10 @@ HEAD_REVISION = "0003"
 
 class LedgerNeedsUpgrade(LedgerUnavailable):
     """A server ledger is at an older schema revision than this benchledger needs."""
+
+
+class LedgerTooNew(LedgerUnavailable):
+    """The ledger is at a schema revision newer than this benchledger knows: a newer release wrote it."""
 
 
 class UnknownRevision(InvalidInput, ValueError):
@@ -34,6 +39,31 @@ _HAS_VERSION_TABLE = {
     "sqlite": "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'",
     "postgresql": "SELECT to_regclass('alembic_version')",
 }
+
+
+_TABLES = {
+    "sqlite": SQLITE_TABLES_QUERY,
+    "postgresql": "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+}
+
+
+def recognized_revision(connection: Connection, *, refuse_newer: bool = True) -> str | None:
+    """The revision of the benchledger ledger ``connection`` reaches (``None``: an empty database).
+
+    Raises :class:`NotALedger` for another application's database and
+    :class:`LedgerTooNew` for a ledger a newer benchledger wrote, before anything is changed.
+    """
+    where = connection.engine.url.render_as_string(hide_password=True)
+    query = _TABLES.get(connection.dialect.name)
+    tables = connection.execute(text(query)).scalars().all() if query else inspect(connection).get_table_names()
+    revision = current_revision(connection) if "alembic_version" in tables else None
+    revision = recognize_ledger(tables, revision, where)
+    if refuse_newer and revision is not None and revision > HEAD_REVISION:
+        raise LedgerTooNew(
+            f"the ledger at {where} is at schema revision {revision}, newer than this benchledger (revision {HEAD_REVISION}): "
+            "it was written by a newer release; use that release (or newer), `db upgrade` cannot take a ledger back"
+        )
+    return revision
 
 
 def current_revision(connection: Connection) -> str | None:
@@ -122,9 +152,10 @@ def script_head() -> str:
 
 
 def ensure_current(engine: Engine) -> None:
-    """Bring an embedded SQLite ledger to head; refuse a server ledger that is behind."""
+    """Bring an embedded SQLite ledger to head; refuse a server ledger that is behind, and any database
+    that is not a benchledger ledger or is newer than this benchledger (:func:`recognized_revision`)."""
     with engine.connect() as connection:
-        revision = current_revision(connection)
+        revision = recognized_revision(connection)
     if revision == HEAD_REVISION:
         return
     if engine.dialect.name == "sqlite":
@@ -145,6 +176,8 @@ def upgrade_ledger(url: str, revision: str = "head") -> str | None:
     engine = create_ledger_engine(url)
     try:
         with database_errors_as_unavailable(url):
+            with engine.connect() as connection:
+                recognized_revision(connection)  # (alembic would take over a foreign database's tables, or fail half-way)
             upgrade(engine, revision)
             with engine.connect() as connection:
                 return current_revision(connection)
@@ -159,6 +192,6 @@ def ledger_revision(url: str) -> str | None:
     engine = create_ledger_engine(url)
     try:
         with database_errors_as_unavailable(url), engine.connect() as connection:
-            return current_revision(connection)
+            return recognized_revision(connection, refuse_newer=False)
     finally:
         engine.dispose()

@@ -62,6 +62,10 @@ APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
 class Ledger:
     """An event ledger on one database (see module docstring)."""
 
+    # Write transactions this process committed to a persistent ledger: after one,
+    # a failure to print the report is no longer a failure of the command (cli/main.py).
+    writes_committed = 0
+
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
@@ -274,6 +278,8 @@ class _TransactionContext:
         try:
             if exc_type is None:
                 self._transaction.commit()
+                if self.write and self.ledger.persistent:
+                    Ledger.writes_committed += 1
             else:
                 self._transaction.rollback()
         finally:

@@ -9,6 +9,7 @@ goal's events, so its cost follows the goal, never the ledger.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,21 +27,42 @@ def _payload(row: dict[str, Any]) -> Any:
     return None if row["payload"] is None else json.loads(row["payload"])
 
 
+# Positions are 64-bit on every backend (PostgreSQL BIGINT); a larger number names no position.
+MAX_POSITION = 2**63 - 1
+_DIGITS = re.compile(r"[0-9]+")
+
+
 def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None:
-    """``as_of`` as a global position: a number is a position, anything else an ISO-8601 time."""
+    """``as_of`` as a global position: ASCII digits are a position, anything else an ISO-8601 time.
+
+    Refused with one line (:class:`InvalidAsOf`): other digits (``²``), a
+    position beyond 64 bits, a date that does not exist (``2026-02-30``) or one
+    outside the years a UTC timestamp can name.
+    """
     if as_of is None:
         return None
-    if as_of.strip().isdigit():
-        return int(as_of)
+    text = as_of.strip()
+    if _DIGITS.fullmatch(text):
+        if len(text.lstrip("0")) > 19 or int(text) > MAX_POSITION:
+            raise InvalidAsOf(f"--as-of {_shown(text)} is beyond any position (at most {MAX_POSITION})")
+        return int(text)
     try:
-        moment = datetime.fromisoformat(as_of.strip().replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise InvalidAsOf(f"--as-of {as_of!r} is neither a position nor an ISO-8601 time") from exc
+        reason = "" if str(exc).startswith("Invalid isoformat") else f" ({exc})"
+        raise InvalidAsOf(f"--as-of {_shown(as_of)} is neither a position nor an ISO-8601 time{reason}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    cutoff = utc_timestamp(moment)
+    try:
+        cutoff = utc_timestamp(moment)
+    except OverflowError:
+        raise InvalidAsOf(f"--as-of {_shown(as_of)} is outside the times a UTC timestamp can name") from None
     earlier = [e.position for e in ledger.read_goal(goal_id) if e.recorded_at <= cutoff]
     return max(earlier) if earlier else 0
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def goals(ledger: Ledger) -> list[dict[str, Any]]:

@@ -1,0 +1,176 @@
+"""Issue 17's edges, as a hostile user meets them, on SQLite and PostgreSQL.
+
+* another application's database is refused untouched, a ledger newer than
+  this build says so (and ``db upgrade`` does not pretend it can help);
+* ``--as-of`` is validated before it reaches a query;
+* what the exit code says is what happened when standard output fails
+  (``> /dev/full``): a committed batch stays a success, with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from benchledger.ledger.migrate import HEAD_REVISION
+from benchledger.ledger.store import normalize_url
+from tests.helpers import invoke, row_counts
+
+VALID = Path(__file__).parent / "hostile" / "valid"
+BENCHLEDGER = str(Path(sys.executable).parent / "benchledger")
+
+
+def sql(url: str, *statements: str) -> list:
+    """Run ``statements`` on the database at ``url`` with a plain engine (no benchledger involved); the last one's rows."""
+    engine = create_engine(normalize_url(url))
+    try:
+        with engine.begin() as connection:
+            for statement in statements:
+                result = connection.execute(text(statement))
+            return result.all() if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+# -- another application's database, a newer ledger (item 6) ------------------------------------
+
+
+def sqlite_state(path: Path) -> tuple[str, list[str]]:
+    """The file's bytes (hashed) and what sits beside it (a -wal or -shm file means it was opened in WAL)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest(), sorted(p.name for p in path.parent.iterdir())
+
+
+COMMANDS = [
+    ["goals"],
+    ["audit"],
+    ["ingest", "--goal", "g", str(VALID / "run-1.json")],
+    ["import-ndjson", str(VALID / "run-1.json")],
+    ["db", "upgrade"],
+    ["db", "current"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_a_foreign_database_with_an_events_table_is_refused_untouched(ledger_url, tmp_path, command):
+    create = "CREATE TABLE events (id INTEGER PRIMARY KEY, name TEXT)"
+    sql(ledger_url, create, "INSERT INTO events (id, name) VALUES (1, 'theirs')")
+    path = Path(ledger_url.removeprefix("sqlite:///")) if ledger_url.startswith("sqlite") else None
+    before = sqlite_state(path) if path else None
+    result = invoke(ledger_url, *command)
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("benchledger: ") and "is not a benchledger ledger (it holds the tables events and no schema revision)" in line
+    assert "left it untouched" in line
+    if path:
+        assert sqlite_state(path) == before
+        assert sql(ledger_url, "PRAGMA journal_mode")[0][0] == "delete"
+    else:
+        tables = sql(ledger_url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        assert [t for (t,) in tables] == ["events"]
+    assert sql(ledger_url, "SELECT id, name FROM events") == [(1, "theirs")]
+
+
+def test_a_new_empty_database_still_becomes_a_ledger(ledger_url):
+    result = invoke(ledger_url, "db", "upgrade")
+    assert result.exit_code == 0 and HEAD_REVISION in result.stdout
+    assert invoke(ledger_url, "ingest", "--goal", "g", str(VALID / "run-1.json")).exit_code == 0
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_a_ledger_newer_than_this_build_says_so_and_is_left_as_it_is(migrated_url, command):
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(VALID / "run-1.json")).exit_code == 0
+    counts = row_counts(migrated_url)
+    sql(migrated_url, "UPDATE alembic_version SET version_num = '9001'")
+    result = invoke(migrated_url, *command)
+    if command == ["db", "current"]:
+        assert result.exit_code == 0 and result.stdout.startswith("9001 (head") and "newer than this benchledger" in result.stdout
+        assert "needs `benchledger db upgrade`" not in result.stdout
+    else:
+        assert result.exit_code == 2, result.output
+        (line,) = result.stderr.splitlines()
+        assert f"is at schema revision 9001, newer than this benchledger (revision {HEAD_REVISION})" in line
+        assert "run `benchledger" not in line  # no advice that would then fail
+    assert sql(migrated_url, "SELECT version_num FROM alembic_version") == [("9001",)]
+    sql(migrated_url, f"UPDATE alembic_version SET version_num = '{HEAD_REVISION}'")
+    assert row_counts(migrated_url) == counts
+
+
+# -- --as-of (item 7) ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("²", "--as-of '²' is neither a position nor an ISO-8601 time"),
+        ("１２", "--as-of '１２' is neither a position nor an ISO-8601 time"),
+        ("99999999999999999999999", "--as-of '99999999999999999999999' is beyond any position (at most 9223372036854775807)"),
+        ("9223372036854775808", "is beyond any position"),
+        ("-1", "--as-of '-1' is neither a position nor an ISO-8601 time"),
+        ("2026-02-30", "--as-of '2026-02-30' is neither a position nor an ISO-8601 time (day is out of range for month)"),
+        ("2026-13-01T00:00:00Z", "(month must be in 1..12)"),
+        ("0001-01-01T00:00:00+05:00", "is outside the times a UTC timestamp can name"),
+        ("9999-12-31T23:59:59-05:00", "is outside the times a UTC timestamp can name"),
+    ],
+)
+@pytest.mark.parametrize("command", ["history", "show"])
+def test_as_of_is_validated_with_one_line(migrated_url, command, value, message):
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(VALID / "run-1.json")).exit_code == 0
+    result = invoke(migrated_url, command, "g", "--as-of", value)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [result.stderr.strip()] and result.stderr.startswith("benchledger: --as-of ")
+    assert message in result.stderr
+
+
+def test_as_of_the_largest_position_is_everything(migrated_url):
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(VALID / "run-1.json")).exit_code == 0
+    everything = invoke(migrated_url, "history", "g", "--format", "json")
+    result = invoke(migrated_url, "history", "g", "--as-of", "9223372036854775807", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["entries"] == json.loads(everything.stdout)["entries"]
+
+
+# -- a report that cannot be printed (item 8) -----------------------------------------------------
+
+
+def run_to_full_disk(url: str, *args: str) -> subprocess.CompletedProcess:
+    """``benchledger --database-url URL ARGS > /dev/full`` as a user's shell runs it (a real process)."""
+    env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DEBUG"}
+    with open("/dev/full", "w") as full:
+        return subprocess.run([BENCHLEDGER, "--database-url", url, *args], stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+
+
+pytestmark_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+
+
+@pytestmark_full
+def test_a_committed_ingest_whose_report_cannot_be_printed_succeeds_with_a_warning(migrated_url):
+    result = run_to_full_disk(migrated_url, "ingest", "--goal", "g", str(VALID / "run-1.json"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "benchledger: warning: the report could not be written to standard output (No space left on device); "
+        "the change it reports was committed to the ledger (`benchledger history` shows it)"
+    ]
+    assert row_counts(migrated_url)["events"] == 2  # the run and its batch
+
+
+@pytestmark_full
+@pytest.mark.parametrize(
+    "args",
+    [["export"], ["ingest", "--goal", "g", "--dry-run", str(VALID / "run-1.json")], ["goals"]],
+    ids=["export", "dry-run", "goals"],
+)
+def test_a_command_that_committed_nothing_fails_when_its_output_cannot_be_written(migrated_url, args):
+    before = row_counts(migrated_url)
+    result = run_to_full_disk(migrated_url, *args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        "benchledger: cannot write to standard output (No space left on device); the output is incomplete"
+    ]
+    assert row_counts(migrated_url) == before
