@@ -156,8 +156,8 @@ def _record_problems(record: Any) -> list[str]:
         # The ledger stores canonical JSON only; anything else was not written by it.
         if canonical_json(json.loads(record["payload"])) != record["payload"]:
             problems.append("payload is not canonical JSON")
-    except ValueError:
-        problems.append("payload is not JSON")
+    except (ValueError, RecursionError):
+        problems.append("payload is not JSON (or nested too deeply)")
     return problems
 
 
@@ -181,6 +181,8 @@ def _export_records(path: str, byte_hash: Any) -> Iterator[tuple[int, Any]]:
                 yield number, json.loads(line.decode("utf-8"))
             except ValueError as exc:  # (UnicodeDecodeError is one)
                 yield number, exc
+            except RecursionError:
+                yield number, ValueError("nested too deeply to be an exported event")
 
 
 @dataclass

@@ -20,14 +20,16 @@ Every row must pass the same public-safe guard as ingest: a row holding a local
 path or a secret-like string anywhere, free-text notes included, is refused
 with the JSON path of the offending field. Any refused row means nothing is
 written (like ingest), so the report lists every refusal at once. Importing the
-same history again appends nothing: events are content-addressed.
+same history again appends nothing: events are content-addressed. A newer run
+ledger that brings back an older version of a row (an un-archive) appends it
+again, so that it is the run's current version (``_older_versions_restated``).
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +107,32 @@ def import_plan(ledger: Ledger, goal_id: str, plan: ImportPlan, *, dry_run: bool
     """
     if plan.refused:
         return ImportReport(goal_id, plan, [], dry_run)
-    (outcome,) = append_projected(ledger, [StreamAppend(goal_id, plan.events)], source=IMPORT_SOURCE, dry_run=dry_run)
+    new_events = _older_versions_restated(ledger, goal_id, plan.events) if plan.source_format == RUN_LEDGER_SCHEMA else plan.events
+    (outcome,) = append_projected(ledger, [StreamAppend(goal_id, new_events)], source=IMPORT_SOURCE, dry_run=dry_run)
     return ImportReport(goal_id, plan, outcome, dry_run)
+
+
+def _older_versions_restated(ledger: Ledger, goal_id: str, new_events: list[NewEvent]) -> list[NewEvent]:
+    """Rows that bring back an older version of a run (an un-archive), keyed on the file's bytes so they become new events.
+
+    A row event is identified by its content, so a row equal to one the goal
+    already holds is not stored again. That is right while the held event is
+    the run's current version; when a later version superseded it (LoopX
+    archived the run, and a newer ledger file un-archives it), the newer file
+    states the older content anew, and ``runs`` must show it: such a row is
+    appended again under an id that covers the file's SHA-256 (importing the
+    same file twice still appends nothing).
+    """
+    if ledger.head(goal_id) is None:
+        return new_events
+    current = {v["run_id"]: v["event_id"] for v in runs.run_views(ledger.read_goal(goal_id)) if v["kind"] == runs.ROW_KIND}
+    current_digest = {e.event_id: e.payload_sha256 for e in ledger.events_by_id(current.values()).values()}
+    stored = ledger.events_by_id(new.event_id(goal_id) for new in new_events)
+    restated = []
+    for new in new_events:
+        superseded = new.event_id(goal_id) in stored and current_digest.get(current.get(new.payload["run_id"])) != new.canonical[1]
+        restated.append(replace(new, keyed_on_source=True) if superseded else new)
+    return restated
 
 
 def plan_import(path: str, goal_id: str) -> ImportPlan:

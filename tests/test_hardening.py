@@ -174,3 +174,29 @@ def test_a_command_that_committed_nothing_fails_when_its_output_cannot_be_writte
         "benchledger: cannot write to standard output (No space left on device); the output is incomplete"
     ]
     assert row_counts(migrated_url) == before
+
+
+# -- PostgreSQL connect_timeout (item 7) --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [("postgresql://u@db.invalid/ledger", 10), ("postgresql://u@db.invalid/ledger?connect_timeout=3", "3")],
+)
+def test_a_server_that_does_not_answer_is_given_up_after_the_connect_timeout(monkeypatch, url, expected):
+    import psycopg2
+
+    from benchledger.errors import LedgerUnavailable
+    from benchledger.ledger.engine import create_ledger_engine, database_errors_as_unavailable
+
+    seen = {}
+
+    def refuse(*args, **kwargs):
+        seen.update(kwargs)
+        raise psycopg2.OperationalError("timeout expired")
+
+    monkeypatch.setattr(psycopg2, "connect", refuse)
+    engine = create_ledger_engine(url)
+    with pytest.raises(LedgerUnavailable, match="timeout expired"), database_errors_as_unavailable(url):
+        engine.connect()
+    assert seen["connect_timeout"] == expected

@@ -330,3 +330,37 @@ def test_an_index_over_the_limit_is_refused_while_reading(ledger, ledger_url, tm
     result = invoke(ledger_url, "import-loopx", "--goal", GOAL, str(index))
     assert result.exit_code == 2 and f"{index}: file is" in result.stderr and "-byte limit" in result.stderr
     assert row_counts(ledger_url)["events"] == 0
+
+
+# -- an un-archive is honoured (issue 14, point 8) ---------------------------------------------
+
+
+def test_a_row_unarchived_in_a_newer_ledger_file_is_current_again(ledger, ledger_url, tmp_path):
+    live = row("run-1", "2026-11-20T10:00:00+08:00")
+    archived = {**live, "archive_state": "archived", "archived_at": "2026-11-21T09:00:00+08:00", "archive_reason": "superseded"}
+    other = row("run-2", "2026-11-22T10:00:00+08:00", arm_id="codex_goal_mode_treatment")
+
+    def archived_flags() -> dict[str, bool]:
+        result = invoke(ledger_url, "runs", "--goal", GOAL, "--format", "json")
+        assert result.exit_code == 0, result.output
+        return {v["run_id"]: v["archived"] for v in json.loads(result.stdout)["runs"]}
+
+    steps = [
+        (run_ledger(tmp_path, [live], "v1.json"), {"run-1": False}),
+        (run_ledger(tmp_path, [archived], "v2.json"), {"run-1": True}),
+        # LoopX un-archives the run and records another one: the row is v1's again, in a newer file.
+        (run_ledger(tmp_path, [live, other], "v3.json"), {"run-1": False, "run-2": False}),
+    ]
+    for path, expected in steps:
+        result = invoke(ledger_url, "import-loopx", "--goal", GOAL, "--format", "json", str(path))
+        assert result.exit_code == 0, result.output
+        assert archived_flags() == expected
+    current = json.loads(invoke(ledger_url, "runs", "--goal", GOAL, "--current", "--format", "json").stdout)["current_runs"]
+    assert {e["current"]["run_id"] for e in current if e["current"]} == {"run-1", "run-2"}
+    # Importing the newest file again appends nothing; the ledger still audits clean.
+    again = json.loads(invoke(ledger_url, "import-loopx", "--goal", GOAL, "--format", "json", str(steps[-1][0])).stdout)
+    assert again["events_appended"] == 0 and archived_flags() == {"run-1": False, "run-2": False}
+    assert invoke(ledger_url, "audit").exit_code == 0
+    # And archiving it once more is honoured too.
+    result = invoke(ledger_url, "import-loopx", "--goal", GOAL, "--format", "json", str(run_ledger(tmp_path, [archived, other], "v4.json")))
+    assert json.loads(result.stdout)["events_appended"] == 1 and archived_flags() == {"run-1": True, "run-2": False}

@@ -382,3 +382,53 @@ def test_review_commands_with_goal_write_nothing_when_they_refuse(ledger, ledger
             if result.stdout.strip().startswith("{") and json.loads(result.stdout).get("error"):
                 assert row_counts(ledger_url) == before, (slot, file)
     assert audit(_ledger(ledger_url))["ok"]
+
+
+# -- the import paths read what ingest reads, by the same rules (issue 17, item 5) ------------------
+
+
+def check_refused_import(url: str, args: list[str]):
+    """An import of hostile input: exit 1 or 2, one clean line per message, never a traceback, nothing written."""
+    before = row_counts(url)
+    result = invoke(["--database-url", url, *args])
+    assert result.exit_code in (1, 2), (args, result.output)
+    assert row_counts(url) == before, "a refused import wrote something"
+    for line in result.stderr.strip().splitlines():
+        assert line.startswith(("error: ", "benchledger: ")), line
+    return result
+
+
+def test_import_ndjson_and_import_loopx_refuse_every_corpus_file_cleanly(ledger, ledger_url):
+    for name in INGEST:
+        path = str(FILES / name)
+        check_refused_import(ledger_url, ["import-ndjson", path])
+        check_refused_import(ledger_url, ["import-loopx", "--goal", "hostile", path])
+
+
+@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
+def test_every_reader_refuses_devices_and_fifos_by_name(ledger_url, tmp_path):
+    fifo = tmp_path / "fifo.ndjson"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.ndjson"
+    zero.symlink_to("/dev/zero")
+    started = time.monotonic()
+    for path in (fifo, zero, Path("/dev/zero"), Path("/dev/null")):
+        for args in (["ingest", "--goal", "hostile", str(path)], ["import-ndjson", str(path)], ["import-loopx", "--goal", "hostile", str(path)]):
+            result = check_refused_import(ledger_url, args)
+            assert f"{path}: not a regular file (devices, FIFOs and sockets are not read)" in result.stderr, (args, result.stderr)
+    assert time.monotonic() - started < 60
+
+
+def test_size_limits_are_counted_while_reading_not_only_from_stat():
+    import io
+
+    from benchledger.ledger.intake.files import InputFileError, read_limited, read_lines
+
+    # An in-memory stream has no stat: only the count while reading can stop it.
+    with pytest.raises(InputFileError, match="file is larger than the 100-byte limit"):
+        list(read_lines(io.BytesIO(b'{"a": 1}\n' * 50), "stream", limit=100, line_limit=1000))
+    with pytest.raises(InputFileError, match=r"stream:2: line is larger than the 10-byte limit"):
+        list(read_lines(io.BytesIO(b"{}\n" + b"x" * 10_000_000), "stream", limit=None, line_limit=10))
+    with pytest.raises(InputFileError, match="standard input is larger than the 100-byte limit"):
+        read_limited(io.BytesIO(b" " * 1000), "<stdin>", 100, what="standard input")
+    assert list(read_lines(io.BytesIO(b'{}\n\n  \n{"b":2}\r\n'), "stream", limit=100, line_limit=10)) == [(1, b"{}"), (4, b'{"b":2}')]

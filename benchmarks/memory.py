@@ -1,0 +1,160 @@
+"""Peak memory of the intake commands at the documented limits, against bounds stated in the README.
+
+    .venv/bin/python -m benchmarks.memory                      # 64 MiB NDJSON ingest, 10^6-event import-ndjson (SQLite)
+    .venv/bin/python -m benchmarks.memory --quick              # 8 MiB and 10^5 events, a few minutes
+    .venv/bin/python -m benchmarks.memory --ndjson-mib 64 --export-events 300000
+
+Each command runs as its own process (the console script, as a user runs it);
+its peak resident set size is the kernel's ``ru_maxrss`` of that child
+(``os.wait4``). The baseline, measured in the same run, is the peak of
+``benchledger goals`` on an empty ledger: the interpreter, the imports and an
+open engine. A bound is ``baseline + fixed budget + 10 × the largest line``,
+plus for ``ingest`` a per-document allowance (README "Memory"); the run
+prints each figure, its bound and whether it held, and exits 1 if one did not.
+
+Inputs: the ingest NDJSON holds distinct ``benchmark_result_v0`` documents
+(the conformance corpus's, one task id each) up to the size asked; the
+export is built from real goals ingested once and cloned by the store's own
+record builder (``synthetic_ledger.clone_goal``), so it verifies like any
+export, trailer included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchledger.ledger import canonical
+from benchledger.ledger.exchange import TRAILER_FORMAT, TRAILER_KEY
+from benchledger.ledger.verification import format_digest
+from benchmarks import workload as wl
+from benchmarks.harness import find_benchledger, log
+from benchmarks.synthetic_ledger import build_templates, clone_goal
+
+MIB = 1024 * 1024
+# The README's bounds (section "Memory"), over the baseline process.
+IMPORT_FIXED_BUDGET = 256 * MIB
+INGEST_FIXED_BUDGET = 128 * MIB
+INGEST_PER_DOCUMENT = 12 * 1024
+RESULT = Path(__file__).resolve().parents[1] / "tests" / "hostile" / "valid" / "result.json"
+
+
+@dataclass
+class Measured:
+    command: str
+    input_bytes: int
+    items: int
+    largest_line: int
+    seconds: float
+    peak: int
+    bound: int
+
+    @property
+    def held(self) -> bool:
+        return self.peak <= self.bound
+
+
+def peak_rss(argv: list[str]) -> tuple[int, float]:
+    """Run ``argv`` (output discarded) and return its peak RSS in bytes and its wall time."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {process.returncode}: {stderr[-800:]}")
+    return usage.ru_maxrss * 1024, elapsed
+
+
+def write_ndjson(path: Path, size: int) -> tuple[int, int]:
+    """Distinct result documents up to ``size`` bytes; returns (documents, largest line)."""
+    base = json.loads(RESULT.read_text(encoding="utf-8"))
+    base.pop("raw_log_path", None)  # (a local path: refused by ingest, on purpose)
+    count = largest = written = 0
+    with path.open("w", encoding="utf-8") as out:
+        while True:
+            line = json.dumps({**base, "task_id": f"task-{count:08d}"}, separators=(",", ":")) + "\n"
+            if written + len(line) > size:
+                return count, largest
+            out.write(line)
+            written += len(line)
+            count += 1
+            largest = max(largest, len(line))
+
+
+def write_export(path: Path, target_events: int, seed: int) -> tuple[int, int]:
+    """An export of about ``target_events`` events (cloned real goals, contiguous positions), trailer last."""
+    templates = build_templates(wl.load_templates(), 12, seed)
+    running, position, largest, goal = canonical.GENESIS_HASH, 0, 0, 0
+    with path.open("w", encoding="utf-8") as out:
+        while position < target_events:
+            tpl = templates[goal % len(templates)]
+            positions = list(range(position + 1, position + 1 + len(tpl.events)))
+            stamps = [f"2026-01-01T00:00:00.{p:06d}Z" if p < 10**6 else f"2026-01-02T00:00:00.{p % 10**6:06d}Z" for p in positions]
+            records, _rows, _head = clone_goal(tpl, f"goal-{goal:07d}", positions, stamps)
+            for record in records:
+                line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+                out.write(line)
+                largest = max(largest, len(line))
+                running = canonical.digest_step(running, record["chain_hash"])
+            position += len(records)
+            goal += 1
+        trailer = {TRAILER_KEY: TRAILER_FORMAT, "goal_id": None, "events": position, "last_position": position,
+                   "digest": format_digest(position, running)}
+        out.write(json.dumps(trailer, separators=(",", ":")) + "\n")
+    return position, largest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="8 MiB NDJSON and 10^5 events")
+    parser.add_argument("--ndjson-mib", type=float, default=None, help="size of the ingested NDJSON (default 64, the limit)")
+    parser.add_argument("--export-events", type=int, default=None, help="events in the imported export (default 10^6)")
+    parser.add_argument("--seed", type=int, default=20260101)
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    ndjson_mib = args.ndjson_mib or (8 if args.quick else 64)
+    export_events = args.export_events or (10**5 if args.quick else 10**6)
+    benchledger = find_benchledger()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as scratch:
+        work = Path(scratch)
+        baseline, _ = peak_rss([*benchledger, "--database-url", f"sqlite:///{work / 'empty.sqlite'}", "goals"])
+        log(f"baseline (goals on an empty ledger): {baseline / MIB:.0f} MiB")
+        results = []
+
+        ndjson = work / "input.ndjson"
+        documents, largest = write_ndjson(ndjson, int(ndjson_mib * MIB))
+        log(f"ingest of {ndjson.stat().st_size / MIB:.1f} MiB, {documents} documents ...")
+        peak, seconds = peak_rss([*benchledger, "--database-url", f"sqlite:///{work / 'ingest.sqlite'}", "ingest", "--goal", "g",
+                                  "--format", "json", str(ndjson)])
+        bound = baseline + INGEST_FIXED_BUDGET + 10 * largest + INGEST_PER_DOCUMENT * documents
+        results.append(Measured("ingest", ndjson.stat().st_size, documents, largest, seconds, peak, bound))
+        ndjson.unlink()
+
+        export = work / "export.ndjson"
+        events, largest = write_export(export, export_events, args.seed)
+        log(f"import-ndjson of {export.stat().st_size / MIB:.0f} MiB, {events} events ...")
+        peak, seconds = peak_rss([*benchledger, "--database-url", f"sqlite:///{work / 'import.sqlite'}", "import-ndjson", str(export)])
+        results.append(Measured("import-ndjson", export.stat().st_size, events, largest, seconds, peak, baseline + IMPORT_FIXED_BUDGET + 10 * largest))
+
+    print("| command | input | documents / events | largest line | time | peak RSS | over baseline | bound | held |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in results:
+        print(
+            f"| {r.command} | {r.input_bytes / MIB:.1f} MiB | {r.items:,} | {r.largest_line:,} B | {r.seconds:.0f} s | "
+            f"{r.peak / MIB:.0f} MiB | {(r.peak - baseline) / MIB:.0f} MiB | {r.bound / MIB:.0f} MiB | {'✅' if r.held else '❌'} |"
+        )
+    print(f"\nbaseline: `benchledger goals` on an empty ledger, {baseline / MIB:.0f} MiB peak (same run, SQLite)")
+    return 0 if all(r.held for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
