@@ -75,6 +75,7 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     from benchledger.ledger.application import NothingToIngest, ingest
     from benchledger.ledger.intake.artifacts import collect_artifacts
     from benchledger.ledger.intake.files import expand_paths
+    from benchledger.ledger.storage_guard import UnstorableContent
 
     files = expand_paths(list(paths))
     with _progress(files) as progress:
@@ -84,6 +85,12 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
             f"{', '.join(paths)}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl); "
             f"nothing was written, goal {goal!r} was not created"
         )
+    if not errors:
+        with open_ledger(ctx) as ledger:
+            try:
+                outcome = ingest(ledger, goal, artifacts, source="cli ingest", dry_run=dry_run)
+            except UnstorableContent as refused:  # reported like the files intake refused
+                errors = refused.problems
     if errors:
         report = {
             "ok": False,
@@ -94,8 +101,6 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
         for line in capped([f"{source}: {error}" for source, error in errors]):
             click.echo(f"error: {line}", err=True)
     else:
-        with open_ledger(ctx) as ledger:
-            outcome = ingest(ledger, goal, artifacts, source="cli ingest", dry_run=dry_run)
         report = {
             "ok": True,
             "dry_run": dry_run,

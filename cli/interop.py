@@ -52,8 +52,9 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
       Per-run records are found by the file name of the row's json_path, beside
       the index. Repeated index rows are taken once and counted.
 
-    Rows are held to ingest's rule: one holding a local path or a secret-like
-    string (free-text notes included) is refused with the field that holds it.
+    Rows are held to the ledger's at-rest rule, as ingest is (docs/privacy.md): one
+    holding a local path or a secret-like string (free-text notes included) is
+    refused with the field that holds it.
     Any refused row: nothing is written, every refusal is listed, exit 1.
     Importing the same history again appends nothing.
     """

@@ -113,7 +113,7 @@ def load(
         payload = normalize(kind, document.value)
     except NotCompactable as exc:
         raise IntakeError(not_compactable) from exc
-    return Artifact(kind, payload, document.sha256)
+    return Artifact(kind, payload, document.sha256, origin=path)
 
 
 def not_compactable(flag: str, kind: str) -> str:

@@ -13,7 +13,7 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +22,6 @@ from sqlalchemy import Connection, bindparam, insert, select, tuple_
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
 from benchledger.ledger import canonical
 from benchledger.ledger.event_records import chained_record
-from benchledger.ledger.json_paths import non_finite_numbers
 from benchledger.ledger.schema import events, projection_rows, stream_heads
 
 GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
@@ -53,38 +52,6 @@ class InvalidEvent(LedgerError, ValueError):
     exit_code = CHECK_FAILED
 
 
-# Column widths of ``events`` (ledger.schema); checked before writing so that
-# SQLite, which ignores them, and PostgreSQL, which enforces them, agree.
-_COLUMN_LIMITS = {"kind": 64, "schema_version": 128, "source": 64}
-
-
-def validate_event_columns(kind: str, schema_version: str | None, source: str) -> None:
-    for name, value in (("kind", kind), ("schema_version", schema_version), ("source", source)):
-        if value is None:
-            continue
-        if len(value) > _COLUMN_LIMITS[name]:
-            raise InvalidEvent(
-                f"{name} is {len(value)} characters, longer than the {_COLUMN_LIMITS[name]} the ledger stores; nothing was written"
-            )
-        if "\x00" in value:
-            raise InvalidEvent(f"{name} contains a NUL character; nothing was written")
-
-
-def refuse_non_finite(new: NewEvent, body: str) -> None:
-    """A persistent ledger stores only JSON: NaN and infinities (which a review reads, as LoopX does) are refused.
-
-    Their canonical text holds a ``NaN`` / ``Infinity`` token, so only a body
-    that contains one is walked for the paths to name.
-    """
-    if "NaN" in body or "Infinity" in body:
-        paths = non_finite_numbers(new.payload)
-        if paths:
-            raise InvalidEvent(
-                f"{', '.join(paths)} of this {new.kind} is NaN or infinite; the ledger stores only finite numbers "
-                "(fix the input, or run the review without --goal); nothing was written"
-            )
-
-
 def validate_goal_id(goal_id: str) -> str:
     if not isinstance(goal_id, str) or not GOAL_ID_PATTERN.fullmatch(goal_id):
         raise InvalidGoalId(
@@ -105,6 +72,8 @@ class NewEvent:
     # True for an artifact normalized from a source document: one document is one
     # observation, so its identity covers the source bytes (canonical.event_id_for).
     keyed_on_source: bool = False
+    # Where the event was read from (a file, ``file:line``, a row), for the store's refusals; not stored.
+    origin: str | None = field(default=None, compare=False)
 
     @functools.cached_property
     def canonical(self) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
 from benchledger.ledger.verification import Problem, verify_events
 from benchledger.projections import linking, review_module
-from benchledger.projections.artifacts import Artifact, IntakeError
+from benchledger.projections.artifacts import Artifact
 from benchledger.projections.linking import GoalProjector, ProjectionFault, ProjectionRow, project_goal
 
 REVIEW_GOAL = "review"
@@ -58,7 +58,7 @@ def _member_event(artifact: Artifact) -> NewEvent:
     """An artifact's event: one source document is one observation (keyed on its source hash, docs/hash-chain.md)."""
     schema = artifact.payload.get("schema_version") if isinstance(artifact.payload, dict) else None
     return NewEvent(
-        artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256, keyed_on_source=True
+        artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256, keyed_on_source=True, origin=artifact.origin
     )
 
 
@@ -72,7 +72,8 @@ def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[st
             member["role"] = artifact.role
         manifest_members.append(member)
     manifest = linking.batch_manifest(manifest_members, review)
-    return [*members, NewEvent(linking.BATCH_KIND, manifest, linking.BATCH_SCHEMA)]
+    origin = "the batch manifest" + (" (the review's flags are its $.review.options)" if review else "")
+    return [*members, NewEvent(linking.BATCH_KIND, manifest, linking.BATCH_SCHEMA, origin=origin)]
 
 
 def append_projected(
@@ -238,33 +239,14 @@ def evaluate_and_keep(
 ) -> tuple[dict[str, Any], IngestOutcome]:
     """:func:`evaluate_review` into ``goal_id`` of ``ledger``: the inputs are kept, with the review's flags.
 
-    What is kept must be storable: no input or flag may hold a local path or a
-    secret, and the projections the batch changes must reduce; otherwise
-    nothing is written.
+    What is kept must be storable (the store's guard, ``ledger.storage_guard``:
+    no input or recorded flag may hold a local path, a secret, NaN, ...), and the
+    projections the batch changes must reduce; otherwise nothing is written.
     """
-    refuse_unsafe_for_storage(name, artifacts, options)
     try:
         return evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal_id)
     except ProjectionFault as exc:
         raise CheckFailed(f"nothing was stored: {exc}") from exc
-
-
-def refuse_unsafe_for_storage(name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]) -> None:
-    """A kept review's inputs and flags (recorded in the batch manifest) must hold no local path or secret."""
-    from benchledger.ledger.intake.artifacts import refuse_unsafe, unsafe_strings
-
-    for artifact in artifacts:
-        try:
-            refuse_unsafe(artifact)
-        except IntakeError as exc:
-            raise CheckFailed(f"--goal: {exc}") from exc
-    unsafe = unsafe_strings(recorded_options(name, options))
-    if unsafe:
-        flags = ", ".join(sorted({"--" + where.removeprefix("$.").split("[")[0].split(".")[0].replace("_", "-") for where in unsafe}))
-        raise CheckFailed(
-            f"--goal: {flags} looks like a local path or a secret; the ledger does not store those "
-            "(remove it, or run the review without --goal)"
-        )
 
 
 # benchledger keeps one ledger (shared through its database), so there is no
@@ -296,7 +278,6 @@ def execute_baseline_failure_gate(
         goal_id = validate_goal_id(gate.validated_goal_id(options["goal_id"]))
     except InvalidGoalId as exc:
         return gate.error_payload(str(exc), options)
-    refuse_unsafe_for_storage(gate.NAME, artifacts, options)
     ledger = open_ledger(database_url)
     try:
         payload, outcome = evaluate_review(gate.NAME, artifacts, options, ledger=ledger, goal_id=goal_id)

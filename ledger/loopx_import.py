@@ -16,10 +16,10 @@ Two LoopX stores are understood:
   an earlier record — LoopX sometimes appends a run's index line twice — are
   taken once and counted.
 
-Every row must pass the same public-safe guard as ingest: a row holding a local
-path or a secret-like string anywhere, free-text notes included, is refused
-with the JSON path of the offending field. Any refused row means nothing is
-written (like ingest), so the report lists every refusal at once. Importing the
+Every row must pass the store's guard, as every event does (``ledger.storage_guard``):
+a row holding a local path or a secret-like string anywhere, free-text notes
+included, is refused with the row and the JSON path of the offending field, and
+nothing is written. Rows of the wrong shape are refused before, all listed at once. Importing the
 same history again appends nothing: events are content-addressed. A newer run
 ledger that brings back an older version of a row (an un-archive) appends it
 again, so that it is the run's current version (``_older_versions_restated``).
@@ -35,7 +35,7 @@ from typing import Any
 
 from benchledger.ledger.application import append_projected, batch_events
 from benchledger.ledger.canonical import canonical_json, sha256_hex
-from benchledger.ledger.intake.artifacts import to_artifact, unsafe_strings
+from benchledger.ledger.intake.artifacts import to_artifact
 from benchledger.ledger.intake.files import (
     MAX_DOCUMENT_BYTES,
     MAX_NDJSON_BYTES,
@@ -46,6 +46,7 @@ from benchledger.ledger.intake.files import (
     read_documents,
     read_lines,
 )
+from benchledger.ledger.storage_guard import Storable, UnstorableContent, storage_problems
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend
 from benchledger.projections import runs
 from benchledger.projections.artifacts import IntakeError
@@ -104,11 +105,18 @@ def import_plan(ledger: Ledger, goal_id: str, plan: ImportPlan, *, dry_run: bool
     """Append a :func:`plan_import` plan to ``goal_id`` in one transaction, with the goal's projections.
 
     A plan with any refused row writes nothing: the report has ``ok`` false.
+    What the store's guard refuses (``ledger.storage_guard``) is reported the
+    same way.
     """
     if plan.refused:
         return ImportReport(goal_id, plan, [], dry_run)
     new_events = _older_versions_restated(ledger, goal_id, plan.events) if plan.source_format == RUN_LEDGER_SCHEMA else plan.events
-    (outcome,) = append_projected(ledger, [StreamAppend(goal_id, new_events)], source=IMPORT_SOURCE, dry_run=dry_run)
+    try:
+        (outcome,) = append_projected(ledger, [StreamAppend(goal_id, new_events)], source=IMPORT_SOURCE, dry_run=dry_run)
+    except UnstorableContent as refused:
+        for where, problem in refused.problems:
+            plan.refuse(where, problem)
+        return ImportReport(goal_id, plan, [], dry_run)
     return ImportReport(goal_id, plan, outcome, dry_run)
 
 
@@ -139,7 +147,18 @@ def plan_import(path: str, goal_id: str) -> ImportPlan:
     """Read ``path`` (a run-ledger file, a history folder or its ``index.jsonl``) into an :class:`ImportPlan`.
 
     Raises :class:`InputFileError` when ``path`` is neither, or cannot be read.
+    A plan that refuses any row lists, besides, what the store would refuse of
+    the others (``ledger.storage_guard``): every refusal is listed at once.
     """
+    plan = _plan(path, goal_id)
+    if plan.refused:
+        storables = (Storable(goal_id, e.kind, e.schema_version, IMPORT_SOURCE, e.payload, e.canonical[0], e.origin) for e in plan.events)
+        for where, problem in storage_problems(storables):
+            plan.refuse(where, problem)
+    return plan
+
+
+def _plan(path: str, goal_id: str) -> ImportPlan:
     location = Path(path).expanduser()
     if location.is_dir() or location.name == INDEX_NAME:
         return _plan_history(_find_index(location, goal_id), goal_id)
@@ -165,7 +184,7 @@ def _plan_run_ledger(document: SourceDocument) -> ImportPlan:
     benchmarks = document.value.get("benchmarks")
     if not isinstance(benchmarks, dict):
         raise InputFileError(document.source, "benchmarks is not an object")
-    accepted: list[tuple[Any, int, dict[str, Any]]] = []
+    accepted: list[tuple[Any, int, dict[str, Any], str]] = []
     seen: set[str] = set()
     for benchmark_id, benchmark in benchmarks.items():
         cases = benchmark.get("cases") if isinstance(benchmark, dict) else None
@@ -181,7 +200,7 @@ def _plan_run_ledger(document: SourceDocument) -> ImportPlan:
             for index, row in enumerate(rows):
                 plan.rows_read += 1
                 label = f"{where}.runs[{index}]"
-                problems = runs.row_problems(row) or _misfiled(row, benchmark_id, case_id) or _unsafe(row)
+                problems = runs.row_problems(row) or _misfiled(row, benchmark_id, case_id)
                 if problems:
                     plan.refuse(label, "; ".join(problems))
                     continue
@@ -190,10 +209,10 @@ def _plan_run_ledger(document: SourceDocument) -> ImportPlan:
                     plan.duplicate_rows += 1
                     continue
                 seen.add(body)
-                accepted.append((runs.utc_instant(row["recorded_at"]), len(accepted), row))
+                accepted.append((runs.utc_instant(row["recorded_at"]), len(accepted), row, label))
     # Sorting on (instant, file order) keeps rows recorded at the same second in file order.
     accepted.sort(key=lambda item: item[:2])
-    plan.events = [NewEvent(runs.ROW_KIND, row, None, document.sha256) for _, _, row in accepted]
+    plan.events = [NewEvent(runs.ROW_KIND, row, None, document.sha256, origin=label) for _, _, row, label in accepted]
     return plan
 
 
@@ -202,13 +221,6 @@ def _misfiled(row: dict[str, Any], benchmark_id: str, case_id: str) -> list[str]
     if (row["benchmark_id"], row["case_id"]) == (benchmark_id, case_id):
         return []
     return [f"the row names benchmark {row['benchmark_id']!r} case {row['case_id']!r} but is filed under {benchmark_id!r} / {case_id!r}"]
-
-
-def _unsafe(value: Any) -> list[str]:
-    unsafe = unsafe_strings(value)
-    if not unsafe:
-        return []
-    return [f"{', '.join(unsafe)} looks like a local path or a secret; the ledger does not store those (remove it from the row)"]
 
 
 # -- runtime history ------------------------------------------------------------------

@@ -12,6 +12,7 @@ and buys a gap-free, never-reordered global log.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -32,10 +33,8 @@ from benchledger.ledger.append import (
     Transaction,
     VersionConflict,
     append_locked,
-    refuse_non_finite,
     row_to_event,
     utc_timestamp,
-    validate_event_columns,
     validate_goal_id,
 )
 from benchledger.ledger.engine import (
@@ -47,12 +46,13 @@ from benchledger.ledger.engine import (
 )
 from benchledger.ledger.event_records import head_record
 from benchledger.ledger.schema import events, metadata, projection_rows, stream_heads
+from benchledger.ledger.storage_guard import Storable, refuse_unstorable
 
 # Re-exported: the store is where callers find the event types and the store's errors.
 __all__ = [
     "GOAL_ID_PATTERN", "Appended", "CorruptEvent", "InvalidEvent", "InvalidGoalId", "Ledger", "LedgerBusy", "LedgerError",
     "NewEvent", "StoredEvent", "open_ledger", "StreamAppend", "Transaction", "VersionConflict", "create_ledger_engine", "normalize_url",
-    "retry_sqlite_locked", "utc_timestamp", "validate_event_columns", "validate_goal_id",
+    "retry_sqlite_locked", "utc_timestamp", "validate_goal_id",
 ]
 
 # Any constant works; it only has to be the same for every benchledger writer.
@@ -142,11 +142,14 @@ class Ledger:
             events_of_goal = []
             for new in request.events:
                 body, digest = new.canonical
-                if self.persistent:  # (a stateless review reads what LoopX reads, whatever its size or numbers)
-                    validate_event_columns(new.kind, new.schema_version, source)
-                    refuse_non_finite(new, body)
                 events_of_goal.append(Prepared(new, body, digest, new.event_id(request.goal_id), new.earlier_id(request.goal_id)))
             prepared.append((request, events_of_goal))
+        if self.persistent:  # (a stateless review reads what LoopX reads: paths, NaN, surrogates and all)
+            refuse_unstorable(
+                Storable(request.goal_id, p.new.kind, p.new.schema_version, source, p.new.payload, p.body, p.new.origin)
+                for request, events_of_goal in prepared
+                for p in events_of_goal
+            )
 
         def attempt() -> list[list[Appended]]:
             with self.transaction(write=True) as tx:
@@ -177,11 +180,19 @@ class Ledger:
         The caller has verified the records; the ledger must be empty of them.
         They are inserted ``chunk`` at a time as the iterable yields them (an
         export may not fit in memory); heads are rebuilt from the inserted events.
+        Each chunk passes the same guard as an append (``ledger.storage_guard``)
+        before it is inserted: an export holding what the ledger refuses is
+        refused, whatever ledger wrote it, and the transaction rolls back.
         """
         with self.transaction(write=True) as tx:
             heads: dict[str, dict[str, Any]] = {}
             pending = iter(records)
             while batch := list(itertools.islice(pending, chunk)):
+                if self.persistent:
+                    refuse_unstorable(
+                        Storable(r["goal_id"], r["kind"], r["schema_version"], r["source"], json.loads(r["payload"]), r["payload"], f"event {r['event_id']}")
+                        for r in batch
+                    )
                 tx.connection.execute(insert(events), batch)
                 heads.update((record["goal_id"], head_record(record)) for record in batch)
             if heads:

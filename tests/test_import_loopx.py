@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.ledger.loopx_import import plan_import
+from benchledger.ledger.loopx_import import import_plan, plan_import
+from benchledger.ledger.storage_guard import rule_description as guard_what
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.runs import ROW_KIND, utc_instant
 from tests.conformance.cases import CORPUS
@@ -114,8 +115,9 @@ def test_refused_rows_are_all_listed_and_nothing_is_written(ledger, ledger_url, 
     assert report["ok"] is False and report["events_appended"] == 0 and report["rows_read"] == 6
     reasons = {r["source"].rsplit(".", 1)[-1]: r["reason"] for r in report["refused"]}
     assert set(reasons) == {"runs[1]", "runs[2]", "runs[3]", "runs[4]", "runs[5]"}
-    assert reasons["runs[1]"].startswith("$.notes looks like a local path or a secret")
-    assert reasons["runs[2]"].startswith("$.next_action looks like a local path or a secret")
+    # (the store's guard names the field and the rule, never the text)
+    assert reasons["runs[1]"] == f"$.notes of this {ROW_KIND} holds {guard_what('loopx-local-path')} [loopx-local-path]"
+    assert reasons["runs[2]"] == f"$.next_action of this {ROW_KIND} holds {guard_what('loopx-secret')} [loopx-secret]"
     assert "not an ISO-8601 time with a UTC offset" in reasons["runs[3]"]
     assert reasons["runs[4]"] == "run_id is missing or not a non-empty string"
     assert "filed under 'terminal-bench@2.0' / 'db-wal-recovery'" in reasons["runs[5]"]
@@ -275,14 +277,14 @@ def test_bad_history_rows_are_all_refused_and_nothing_is_written(ledger, ledger_
     assert row_counts(ledger_url)["events"] == 0
 
 
-def test_a_record_holding_a_local_path_that_compaction_keeps_is_refused(tmp_path):
-    # Lifecycle-free history: a claim review is stored as given, so the guard must catch the path.
-    review = {"schema_version": "benchmark_claim_review_v0", "decision": {"next_action": "open /Users/alice/notes.md"}}
-    write_history(tmp_path / "runtime", [("", review | {"classification": "benchmark_claim_review_v0"})])
-    plan = plan_import(str(tmp_path / "runtime"), "g")
-    assert [r["reason"] for r in plan.refused] == [
-        "$.decision.next_action of this claim-review looks like a local path or a secret; "
-        "the ledger does not store those (remove it, or run the review without --goal)"
+def test_a_record_holding_a_local_path_that_compaction_keeps_is_refused(ledger, tmp_path):
+    # Lifecycle-free history: a claim review is stored as given, so the store's guard must catch the path.
+    review = {"schema_version": "benchmark_claim_review_v0", "decision": {"next_action": "open /home/alice/notes.md"}}
+    index = write_history(tmp_path / "runtime", [("", review | {"classification": "benchmark_claim_review_v0"})])
+    report = import_plan(ledger, "g", plan_import(str(tmp_path / "runtime"), "g"))
+    assert report.ok is False and report.outcome == [] and ledger.event_count() == 0
+    assert report.plan.refused == [
+        {"source": f"{index}:1", "reason": f"$.decision.next_action of this claim-review holds {guard_what('posix-local-path')} [posix-local-path]"}
     ]
 
 

@@ -2,8 +2,10 @@
 
 * ``is_public_safe`` screens a text before running LOCAL_PATH_PATTERN and
   SECRET_PATTERN; it must answer exactly as the two patterns do.
-* ``unsafe_strings`` tests all strings of a payload at once, joined by a double
-  quote; the joined text must be public-safe exactly when every string is.
+* the store's guard (``ledger.storage_guard``) screens each rule with substrings
+  every match holds, and all texts of a payload at once, joined by a double
+  quote; neither screen may miss a text that breaks a rule, and the walk after
+  it must find exactly the strings, keys and ``key=value`` fields that do.
 * ``parse_document`` walks a value for nesting depth, NUL characters and
   unpaired surrogates only when its text could hold them; it must refuse
   exactly what the unconditional walks refuse, with the same reason.
@@ -19,8 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchledger.ledger import storage_guard
+from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.intake import files
-from benchledger.ledger.intake.artifacts import _STRING_SEPARATOR, _strings_and_keys, unsafe_strings
 from benchledger.ledger.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
 
@@ -90,13 +93,38 @@ def test_lowering_keeps_every_letter_the_screen_looks_for():
             assert character.lower() == letter, (letter, character)
 
 
-# --- unsafe_strings: the joined test -------------------------------------------------
+# --- the store's guard: the joined screen and the walk ----------------------------------
+
+
+def breaks_a_rule(text: str) -> bool:
+    """The definition of text the store refuses: LoopX's two patterns or one of the stricter rules, unscreened."""
+    return not matches_neither_pattern(text) or any(rule.pattern.search(text) for rule in storage_guard.PRIVACY_RULES)
+
+
+GUARD_FRAGMENTS = FRAGMENTS + (
+    "/home/", "/root", "/mnt/", "/media/", "/workspace", "/HOME/", "~/", "~alice/", "C:\\", "d:/", "\\\\srv\\",
+    "https://", "u:pw@", "password", "PassWord", "passwd", "api_key", "apikey", "secret", "authorization",
+    "ghp_", "github_pat_", "AKIA", "ABCDEFGHIJKLMNOP", "xoxb-", "eyJ", "abcdefgh.", "-----BEGIN ", "PRIVATE KEY-----",
+    "AIza", "glpat-", "***", "@", ",", ";", "db_", "max_", "tokens", "true", "12", "_key", "sk", "Token",
+)
+guard_texts = st.lists(st.sampled_from(GUARD_FRAGMENTS) | st.text(max_size=3), max_size=12).map("".join)
+
+
+@settings(max_examples=1500)
+@given(guard_texts)
+def test_each_rule_screen_misses_no_match(text):
+    lowered = text.lower()
+    for rule in storage_guard.PRIVACY_RULES:
+        assert rule.matches(text, lowered) == (rule.pattern.search(text) is not None), rule.name
+    assert (storage_guard.privacy_rule(text) is not None) == breaks_a_rule(text)
 
 
 @settings(max_examples=1000)
-@given(st.lists(texts, max_size=6))
-def test_joined_strings_are_public_safe_exactly_when_each_is(strings):
-    assert is_public_safe(_STRING_SEPARATOR.join(strings)) == all(map(matches_neither_pattern, strings))
+@given(st.lists(guard_texts, max_size=6))
+def test_a_text_that_breaks_a_rule_breaks_it_joined_with_others(strings):
+    """The joined screen may see a match across the separator (then the walk decides), never miss one."""
+    if any(map(breaks_a_rule, strings)):
+        assert storage_guard.privacy_rule(storage_guard._SEPARATOR.join(strings)) is not None
 
 
 @pytest.mark.parametrize(
@@ -110,54 +138,82 @@ def test_joined_strings_are_public_safe_exactly_when_each_is(strings):
         ["x", "ak-0123456789"],
         ["9", "bearer abcdefghijklmnopq"],
         ['a"b', "c"],  # a string holding the separator
+        ["x", "/home/a"], ["a", "ghp_abcdefghijklmnop1234"], ["password", "=x"], ["C", ":\\x"],
     ],
 )
 def test_joined_strings_next_to_the_separator(strings):
-    assert is_public_safe(_STRING_SEPARATOR.join(strings)) == all(map(matches_neither_pattern, strings))
+    joined_refused = storage_guard.privacy_rule(storage_guard._SEPARATOR.join(strings)) is not None
+    assert joined_refused or not any(map(breaks_a_rule, strings))
 
 
-def unsafe_paths_by_definition(node, where="$"):
-    """The JSON path of every string and key that is not public-safe, node by node."""
+CREDENTIAL_NAMES = {
+    "password", "passwd", "passphrase", "secret", "secrets", "token", "apikey", "api_key", "accesskey", "access_key",
+    "secretkey", "secret_key", "privatekey", "private_key", "client_secret", "credential", "credentials",
+    "authorization", "ak", "sk",
+}
+
+
+def names_a_credential(key: str, value) -> bool:
+    """A credential-named field with a value: its last ``_``/``.``/``-`` segment(s) name a credential."""
+    if not isinstance(value, str) or value.strip().lower() in ("", "true", "false", "none", "null"):
+        return False
+    if set(value.strip()) == {"*"} or re.fullmatch(r"\s*[-+]?[0-9]+(\.[0-9]+)?\s*", value):
+        return False
+    name = key.lower().replace("-", "_")
+    if not re.fullmatch(r"[a-z0-9_.]+", name) or name.startswith(("_", ".")) or "__" in name or ".." in name:
+        return False
+    parts = re.split(r"[_.]", name)
+    return any("_".join(parts[i:]) in CREDENTIAL_NAMES or "".join(parts[i:]) in CREDENTIAL_NAMES for i in range(len(parts)))
+
+
+def refused_places_by_definition(node, where="$"):
+    """Where the guard must find a privacy problem: every string and key that breaks a rule, every credential field."""
     if isinstance(node, str):
-        return [] if matches_neither_pattern(node) else [where]
-    found = []
+        return {where} if breaks_a_rule(node) else set()
+    found = set()
     if isinstance(node, dict):
         for key, value in node.items():
-            if not matches_neither_pattern(str(key)):
-                found.append(f"{where} (a key)")
-            found += unsafe_paths_by_definition(value, f"{where}.{key}")
+            key = str(key)
+            if breaks_a_rule(key):
+                found.add(f"a key of {where}")
+            key_refused = breaks_a_rule(key) or "\x00" in key  # (a NUL is not spelled either)
+            child = f"{where}.{'<refused key>' if key_refused else key}"
+            if names_a_credential(key, value):
+                found.add(f"{child} (credential)")
+            found |= refused_places_by_definition(value, child)
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            found += unsafe_paths_by_definition(value, f"{where}[{index}]")
+            found |= refused_places_by_definition(value, f"{where}[{index}]")
     return found
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(texts, children, max_size=4),
+guard_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | guard_texts,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(guard_texts, children, max_size=4),
     max_leaves=20,
 )
 
 
 @settings(max_examples=500)
-@given(json_values)
-def test_unsafe_strings_finds_what_a_walk_over_every_string_finds(payload):
-    assert unsafe_strings(payload) == sorted(unsafe_paths_by_definition(payload))
+@given(guard_values)
+def test_the_guard_finds_what_a_walk_over_every_text_finds(payload):
+    body = canonical_json(payload)
+    problems = storage_guard.payload_problems(payload, body)
+    places = {place for place, problem in problems if problem.startswith("holds ")}
+    places |= {f"{place} (credential)" for place, problem in problems if problem.endswith("[credential-field]")}
+    assert places == refused_places_by_definition(payload)
+    # and its paths never spell a key it refuses
+    refused_keys = {key for key in keys_of(payload) if breaks_a_rule(key)}
+    for place, _ in storage_guard.payload_problems(payload, body):
+        assert not any(f".{key}." in f"{place}." or f".{key}[" in place for key in refused_keys), place
 
 
-def strings_and_keys_by_definition(node):
-    if isinstance(node, str):
-        return [node]
+def keys_of(node):
     if isinstance(node, dict):
-        return [*map(str, node), *(s for value in node.values() for s in strings_and_keys_by_definition(value))]
+        return {str(k) for k in node} | {k for v in node.values() for k in keys_of(v)}
     if isinstance(node, list):
-        return [s for value in node for s in strings_and_keys_by_definition(value)]
-    return []
-
-
-@given(json_values)
-def test_strings_and_keys_are_every_string_and_key(payload):
-    assert sorted(_strings_and_keys(payload)) == sorted(strings_and_keys_by_definition(payload))
+        return {k for v in node for k in keys_of(v)}
+    return set()
 
 
 # --- parse_document: walks only when the text calls for them ---------------------------
@@ -170,7 +226,7 @@ SURROGATE = "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)"
 def refusal_by_walks(data: bytes) -> str | None:
     """What the unconditional walks over the parsed value refuse (``data`` is valid JSON)."""
     value = json.loads(data)
-    if files._depth(value) > MAX_NESTING_DEPTH:
+    if storage_guard.nesting_depth(value) > MAX_NESTING_DEPTH:
         return TOO_DEEP
     if files._has_nul(value):
         return NUL

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import benchledger.ledger as api
-from benchledger.errors import BenchledgerError, CheckFailed, UnknownGoal
+from benchledger.errors import BenchledgerError, UnknownGoal
 from benchledger.ledger.intake.artifacts import collect_artifacts
 
 DEMO = Path(__file__).parents[1] / "examples" / "demo"
@@ -39,10 +39,10 @@ def test_a_library_caller_gets_the_commands_rules(migrated_url, tmp_path):
         assert len(api.select_runs(ledger, goal_id="goal-1")) == 1
         with pytest.raises(UnknownGoal, match="no goal 'nope'"):
             api.history(ledger, "nope")
-        # The --goal storage guard holds for library callers too: an input holding a local path is not kept.
+        # The store's guard holds for library callers too: an input holding a local path is not kept.
         comparison = next(a for a in artifacts if a.kind == "comparison")
         leaking = dataclasses.replace(comparison, payload={**comparison.payload, "comparison_id": "/Users/me/notes.txt"})
-        with pytest.raises(CheckFailed, match="^--goal: .*local path") as refused_keep:
+        with pytest.raises(BenchledgerError, match=r"06-comparison.json: \$\.comparison_id of this comparison holds a local path") as refused_keep:
             api.evaluate_and_keep(ledger, "goal-2", "review-claim", [leaking], {})
         assert isinstance(refused_keep.value, BenchledgerError) and refused_keep.value.exit_code == 1
         assert ledger.head("goal-2") is None

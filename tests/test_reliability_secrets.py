@@ -1,10 +1,15 @@
-"""Secrets never leak into the ledger, on every backend.
+"""Secrets never leak into the ledger, on every backend (docs/privacy.md).
 
-Artifacts of every kind are filled with local paths and secret-like tokens
-(each pattern of common-inputs.md §2.2) in every text field, in keys, in
-identifiers and in review flags, and pushed through ``benchledger ingest`` and
-``benchledger benchmark <review> --goal``. Some are stored (compacted), some
-are refused; none of the planted strings may be stored anywhere:
+Artifacts of every kind are filled with local paths and secret-like tokens —
+each pattern of common-inputs.md §2.2 (LoopX's filter) and each of the store's
+stricter at-rest rules (POSIX home/root/mount/workspace paths, ``~/``, Windows
+drive and UNC paths, credentials in URLs, ``password=``/``api_key=``
+assignments, GitHub/AWS/Slack tokens, JWTs, PEM keys) — in every text field, in
+keys, in credential-named fields, in identifiers and in review flags, and pushed
+through every way in: ``benchledger ingest`` (files and NDJSON),
+``benchledger benchmark <review> --goal``, ``import-loopx`` of a run ledger and
+``import-ndjson`` of an export. Some are stored (compacted), some are refused;
+none of the planted strings may be stored anywhere:
 
 * SQLite: the raw bytes of the database file, its ``-wal`` (scanned while a
   reader keeps it from being checkpointed away) and ``-shm``, then the file
@@ -21,12 +26,20 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
 from benchledger.cli.main import cli
-from benchledger.ledger.store import normalize_url
-from tests.conformance.cases import CORPUS
+from benchledger.ledger.application import ingest
+from benchledger.ledger.exchange import export_lines
+from benchledger.ledger.intake.artifacts import collect_artifacts
+from benchledger.ledger.storage_guard import UnstorableContent
+from benchledger.ledger.store import Ledger, normalize_url
+from benchledger.projections.artifacts import Artifact
+from benchledger.projections.artifacts.kinds import normalize
+from tests.conformance.cases import CORPUS, load_cases, strip_volatile, typed
+from tests.helpers import invoke, row_counts
 
 CASES = CORPUS / "cases"
 
@@ -41,8 +54,17 @@ SECRET_LIKE = re.compile(
     re.IGNORECASE,
 )
 
+# The store's stricter rules (docs/privacy.md), written out here too.
+AT_REST = re.compile(
+    r"(?<![\w.~-])/(?:home|root|mnt|media|workspaces?)(?:/|$)"
+    r"|(?<![\w/])~/|(?<![\w])[A-Za-z]:\\|\\\\\w+\\"
+    r"|://[^\s/@:]*:[^\s/@*]+@"
+    r"|(?i:password|passwd|api_key|secret)\s*[=:]"
+    r"|\bgh[po]_|github_pat_|\bAKIA[0-9A-Z]{16}|\bxox[bpars]-|\beyJ\w+\.eyJ|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+)
+
 # One planted string per pattern (and per path root); the MARK part is what the scans look for.
-SECRETS = {
+LOOPX_SECRETS = {
     "LEAKMARKA1": "/Users/LEAKMARKA1/private/run-7/log.txt",
     "LEAKMARKA2": "/Volumes/LEAKMARKA2/jobs/x",
     "LEAKMARKA3": "/var/folders/LEAKMARKA3/T/tmp.x",
@@ -56,9 +78,35 @@ SECRETS = {
     "LEAKMARKB6": "AK_LEAKMARKB6xyz",
     "LEAKMARKB7": "token=LEAKMARKB7abcdefgh",
 }
-for mark, planted in SECRETS.items():
+AT_REST_SECRETS = {
+    "LEAKMARKC1": "/home/LEAKMARKC1/jobs/tb2",
+    "LEAKMARKC2": "/root/LEAKMARKC2/.ssh/id_rsa",
+    "LEAKMARKC3": "/mnt/LEAKMARKC3/data",
+    "LEAKMARKC4": "/media/LEAKMARKC4/usb",
+    "LEAKMARKC5": "/workspace/LEAKMARKC5/repo",
+    "LEAKMARKC6": "~/LEAKMARKC6/notes.md",
+    "LEAKMARKC7": "C:\\Users\\LEAKMARKC7\\run",
+    "LEAKMARKC8": "\\\\fileserver\\LEAKMARKC8\\share",
+    "LEAKMARKD1": "postgresql://admin:LEAKMARKD1@db.internal/prod",
+    "LEAKMARKD2": "password=LEAKMARKD2",
+    "LEAKMARKD3": "api_key=LEAKMARKD3abc",
+    "LEAKMARKD4": "ghp_LEAKMARKD4abcdefghijklmnop",
+    "LEAKMARKD5": "gho_LEAKMARKD5abcdefghijklmnop",
+    "LEAKMARKD6": "github_pat_LEAKMARKD6abcdefghijklm",
+    "LEAKMARKD7": "AKIALEAKMARKD7ABCDEF",
+    "LEAKMARKD8": "xoxb-LEAKMARKD8-123456",
+    "LEAKMARKD9": "eyJhbGciOiJIUzI1NiJ9.eyJLEAKMARKD9abcdef.c2lnbmF0dXJl",
+    "LEAKMARKE1": "-----BEGIN RSA PRIVATE KEY----- LEAKMARKE1",
+}
+SECRETS = {**LOOPX_SECRETS, **AT_REST_SECRETS}
+for mark, planted in LOOPX_SECRETS.items():
     assert mark in planted and (LOCAL_PATH.search(planted) or SECRET_LIKE.search(planted)), planted
-MARKS = [m.encode() for m in SECRETS] + [m.lower().encode() for m in SECRETS]
+for mark, planted in AT_REST_SECRETS.items():
+    assert mark in planted and AT_REST.search(planted) and not (LOCAL_PATH.search(planted) or SECRET_LIKE.search(planted)), planted
+# Credential-named fields: neither name nor value is a secret alone, the pair is.
+CREDENTIAL_FIELDS = {"password": "LEAKMARKF1", "api_key": "LEAKMARKF2abcdef", "db_secret": "LEAKMARKF3"}
+MARKS = [m.encode() for m in [*SECRETS, *CREDENTIAL_FIELDS.values()]]
+MARKS += [m.lower() for m in MARKS]
 IDENTIFIERS = ("schema_version", "task_id", "comparison_id", "goal_id")
 
 
@@ -66,9 +114,9 @@ IDENTIFIERS = ("schema_version", "task_id", "comparison_id", "goal_id")
 _PLANT_COUNTER = itertools.count()
 
 
-def plant(value, counter=_PLANT_COUNTER, *, keep=IDENTIFIERS, replace=False):
+def plant(value, counter=_PLANT_COUNTER, *, keep=IDENTIFIERS, replace=False, secrets=None):
     """Every string (but ``keep``'s) gets a planted secret appended (or is replaced by one); objects get a secret key."""
-    secrets = list(SECRETS.values())
+    secrets = list(SECRETS.values() if secrets is None else secrets)
 
     def walk(node, key=None):
         if isinstance(node, str) and key not in keep:
@@ -120,9 +168,13 @@ def run_everything(url: str, folder: Path) -> list[tuple[list[str], int, str]]:
             "appended": plant(original),
             "replaced": plant(original, replace=True),
             "identifiers": plant(original, keep=("schema_version",)),
+            # LoopX's patterns only: compaction drops them, so these are mostly stored
+            "loopx-appended": plant(original, secrets=LOOPX_SECRETS.values()),
+            "loopx-replaced": plant(original, replace=True, secrets=LOOPX_SECRETS.values()),
         }
         if isinstance(original, dict):
             variants["keys"] = {**original, **{secret: 1 for secret in SECRETS.values()}}
+            variants["credential-fields"] = {**original, **CREDENTIAL_FIELDS}
         for variant, value in variants.items():
             path = _write(folder / variant, f"{name}.json", value)
             calls.append(["ingest", "--goal", f"ingest-{variant}", *(["--kind", kind] if kind else []), path])
@@ -153,12 +205,33 @@ def run_everything(url: str, folder: Path) -> list[tuple[list[str], int, str]]:
          *[arg for s in SECRETS.values() for arg in ("--agent-kwarg", f"loopx_scan_path={s}")]],
         ["benchmark", "review-adapter-kwargs", "--goal", "review", "--adapter-label", secret,
          "--agent-kwarg", "loopx_mode=codex_loopx"],
+        *(["benchmark", "review-runner-invariants", "--goal", "review", "--benchmark-run-json", planted["run-2"],
+           "--runner-label", s] for s in AT_REST_SECRETS.values()),
+        *(["benchmark", "review-adapter-kwargs", "--goal", "review", "--adapter-label", s] for s in AT_REST_SECRETS.values()),
     ]
+    # a LoopX run ledger: one import per secret (in a row's notes), then all of them at once
+    rows = [_ledger_row(f"r{n}", notes=f"rerun {secret}") for n, secret in enumerate(SECRETS.values())]
+    rows.append(_ledger_row("credentials", **CREDENTIAL_FIELDS))
+    for n, one in enumerate(rows):
+        calls.append(["import-loopx", "--goal", "loopx", _write(folder / "loopx", f"row-{n}.json", _run_ledger([_ledger_row("ok"), one]))])
+    calls.append(["import-loopx", "--goal", "loopx", _write(folder / "loopx", "all.json", _run_ledger(rows))])
     outcomes = []
     for args in calls:
         result = CliRunner().invoke(cli, ["--database-url", url, *args])
         outcomes.append((args, result.exit_code, result.output))
     return outcomes
+
+
+def _ledger_row(run_id: str, **fields) -> dict:
+    return {"run_id": run_id, "benchmark_id": "terminal-bench@2.0", "case_id": "db-wal-recovery",
+            "recorded_at": "2026-06-20T12:00:00+08:00", "arm_id": "codex_goal_mode_baseline", "status": "completed",
+            "score_status": "failed", **fields}
+
+
+def _run_ledger(rows: list[dict]) -> dict:
+    case = {"case_id": "db-wal-recovery", "runs": rows}
+    return {"schema_version": "benchmark_run_ledger_v0",
+            "benchmarks": {"terminal-bench@2.0": {"benchmark_id": "terminal-bench@2.0", "cases": {"db-wal-recovery": case}}}}
 
 
 def _strings_of_all_tables(url: str) -> list[str]:
@@ -196,13 +269,16 @@ def test_planted_paths_and_tokens_are_never_stored(ledger, ledger_url, tmp_path)
         assert code in (0, 1), (args, code, output)
         assert "Traceback" not in output
     stored_ok = [a for a, c, _ in outcomes if c == 0]
-    refused = [a for a, c, _ in outcomes if c == 1]
-    assert len(stored_ok) >= 15 and len(refused) >= 5  # both paths exercised
+    refused = [(a, out) for a, c, out in outcomes if c == 1]
+    assert len(stored_ok) >= 15 and len(refused) >= 40  # both paths exercised
     assert ledger.event_count() > 20
+    for args, output in refused:  # each refusal names the rule, never the secret
+        assert re.search(r"\[[a-z-]+\]|NaN|not a compactable|empty after", output), (args, output)
+        assert _leaks_in(output.encode()) == [], (args, output)
 
-    # every stored string, against the spec's patterns
+    # every stored string, against the spec's patterns and the store's own
     strings = _strings_of_all_tables(ledger_url)
-    offending = [s for s in strings if LOCAL_PATH.search(s) or SECRET_LIKE.search(s) or _leaks_in(s.encode())]
+    offending = [s for s in strings if LOCAL_PATH.search(s) or SECRET_LIKE.search(s) or AT_REST.search(s) or _leaks_in(s.encode())]
     assert offending == []
 
     if sqlite_path is not None:
@@ -215,3 +291,153 @@ def test_planted_paths_and_tokens_are_never_stored(ledger, ledger_url, tmp_path)
         with sqlite3.connect(sqlite_path) as connection:
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         assert _leaks_in(sqlite_path.read_bytes()) == []
+
+
+# -- scenarios: each way in, as a user types it ----------------------------------------
+
+
+def _stored_text(url: str) -> str:
+    """Everything the ledger holds: every table as text, and on SQLite the raw bytes of the file, its WAL and SHM."""
+    text = "\n".join(_strings_of_all_tables(url))
+    if url.startswith("sqlite"):
+        database = Path(url.removeprefix("sqlite:///"))
+        for path in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
+            if path.exists():
+                text += path.read_bytes().decode("latin-1")
+    return text
+
+
+def _run(tmp_path: Path, name: str, **fields) -> str:
+    return _write(tmp_path, name, {**_load(SOURCES["run-1"][0]), **fields})
+
+
+@pytest.mark.parametrize(
+    ("job_name", "rule"),
+    [
+        ("/home/alice/jobs/tb2", "posix-local-path"),
+        ("/root/alice/jobs", "posix-local-path"),
+        ("/mnt/alice/jobs", "posix-local-path"),
+        ("/workspace/alice", "posix-local-path"),
+        ("~/alice/jobs", "home-relative-path"),
+        ("C:\\Users\\alice\\jobs", "windows-drive-path"),
+        ("\\\\server\\alice\\jobs", "unc-path"),
+        ("sync https://bob:alice@example.org/x", "url-credentials"),
+        ("tb2 password=alice", "password-assignment"),
+    ],
+)
+def test_a_run_whose_job_name_is_a_local_path_is_refused_and_never_stored(ledger_url, tmp_path, job_name, rule):
+    path = _run(tmp_path, "run.json", job_name=job_name)
+    for dry_run in (["--dry-run"], []):
+        refused = invoke(ledger_url, "ingest", "--goal", "tb2", *dry_run, path)
+        assert refused.exit_code == 1, refused.output
+        assert f"error: {path}: $.job_name of this run holds" in refused.stderr and f"[{rule}]" in refused.stderr
+        assert "alice" not in refused.output
+    assert row_counts(ledger_url)["events"] == 0
+    listed = invoke(ledger_url, "runs")
+    assert listed.exit_code == 0 and "alice" not in listed.output
+    # the same file through review --goal: refused alike; without --goal: LoopX's answer, kept nowhere
+    kept = invoke(ledger_url, "benchmark", "review-runner-invariants", "--goal", "tb2", "--benchmark-run-json", path)
+    assert kept.exit_code == 1 and f"[{rule}]" in kept.stderr and "alice" not in kept.stderr
+    stateless = invoke(ledger_url, "benchmark", "review-runner-invariants", "--benchmark-run-json", path, "--format", "json")
+    assert stateless.exit_code == 0 and json.loads(stateless.stdout)["ok"] is True
+    assert row_counts(ledger_url)["events"] == 0
+    assert "alice" not in _stored_text(ledger_url)
+    # a clean run still goes in
+    assert invoke(ledger_url, "ingest", "--goal", "tb2", _run(tmp_path, "clean.json", job_name="tb2-db-wal")).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ('"x\\ud800y"', "$.job_name of this run contains an unpaired UTF-16 surrogate"),
+        ('"x\\u0000y"', "$.job_name of this run contains a NUL character"),
+    ],
+)
+def test_review_goal_refuses_what_ingest_refuses_and_runs_keeps_printing(ledger_url, tmp_path, text, refusal):
+    source = json.dumps({**_load(SOURCES["run-1"][0]), "job_name": "PLACEHOLDER"})
+    path = tmp_path / "run.json"
+    path.write_text(source.replace('"PLACEHOLDER"', text), encoding="utf-8")
+    assert invoke(ledger_url, "ingest", "--goal", "g", _run(tmp_path, "clean.json")).exit_code == 0
+    before = row_counts(ledger_url)
+    for review in ("review-runner-invariants", "review-verifier-attribution"):
+        kept = invoke(ledger_url, "benchmark", review, "--goal", "g", "--benchmark-run-json", str(path))
+        assert kept.exit_code == 1 and f"{path}: {refusal}" in kept.stderr, kept.output
+        assert invoke(ledger_url, "benchmark", review, "--benchmark-run-json", str(path)).exit_code in (0, 1)
+    assert row_counts(ledger_url) == before
+    for command in (["runs"], ["runs", "--format", "json"], ["history", "g"], ["export"], ["audit"]):
+        result = invoke(ledger_url, *command)
+        assert result.exit_code == 0, (command, result.output)
+
+
+def test_a_nan_score_kept_through_review_goal_is_refused(ledger_url, tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({**_load(SOURCES["run-1"][0]), "official_score": float("nan")}), encoding="utf-8")
+    kept = invoke(ledger_url, "benchmark", "review-runner-invariants", "--goal", "g", "--benchmark-run-json", str(path))
+    assert kept.exit_code == 1 and "is NaN or infinite" in kept.stderr
+    assert row_counts(ledger_url)["events"] == 0
+
+
+def test_goal_ids_and_source_labels_are_held_to_the_policy(ledger_url, tmp_path):
+    path = _run(tmp_path, "run.json")
+    token_goal = invoke(ledger_url, "ingest", "--goal", "AKIAABCDEFGHIJKLMNOP", path)
+    assert token_goal.exit_code == 1 and "goal_id holds an AWS access key id" in token_goal.stderr
+    ledger = Ledger.open(ledger_url)
+    try:
+        artifacts, _, _ = collect_artifacts([path], None)
+        with pytest.raises(UnstorableContent, match=r"the write: source holds a GitHub token .*\[github-token\]") as refused:
+            ingest(ledger, "g", artifacts, source="ghp_abcdefghijklmnop1234")
+        assert refused.value.exit_code == 1 and "abcdefghijklmnop" not in str(refused.value)
+    finally:
+        ledger.close()
+    assert row_counts(ledger_url)["events"] == 0
+
+
+def test_an_export_holding_what_the_ledger_refuses_is_not_restored(ledger_url, tmp_path):
+    # An unguarded ledger (the throwaway one of a stateless review) stands in for a ledger written before the guard.
+    old = Ledger.in_memory()
+    try:
+        run = normalize("run", {**_load(SOURCES["run-1"][0]), "job_name": "/home/alice/jobs/tb2"})
+        ingest(old, "g", [Artifact("run", run)], source="old benchledger")
+        export = tmp_path / "old.ndjson"
+        export.write_text("".join(line + "\n" for line in export_lines(old)), encoding="utf-8")
+        run_event = next(e for e in old.read_all() if e.kind == "run")
+    finally:
+        old.close()
+    restored = invoke(ledger_url, "import-ndjson", str(export))
+    assert restored.exit_code == 1
+    assert f"event {run_event.event_id}: $.job_name of this run holds" in restored.stderr and "alice" not in restored.stderr
+    assert row_counts(ledger_url)["events"] == 0 and "alice" not in _stored_text(ledger_url)
+
+
+def test_a_loopx_run_ledger_row_with_a_home_path_is_refused_with_the_row_named(ledger_url, tmp_path):
+    path = _write(tmp_path, "ledger.json", _run_ledger([_ledger_row("ok"), _ledger_row("bad", notes="see /home/alice/notes")]))
+    result = invoke(ledger_url, "import-loopx", "--goal", "lx", "--format", "json", path)
+    assert result.exit_code == 1
+    (refusal,) = json.loads(result.stdout)["refused"]
+    assert refusal["source"] == f"{path}: benchmarks[terminal-bench@2.0].cases[db-wal-recovery].runs[1]"
+    assert refusal["reason"].startswith("$.notes of this benchmark_run_ledger_row_v0 holds a local path")
+    assert row_counts(ledger_url)["events"] == 0 and "alice" not in _stored_text(ledger_url)
+
+
+def test_the_corpus_is_kept_except_what_loopx_itself_flags(tmp_path, monkeypatch):
+    """Every conformance case through review --goal into a real ledger: LoopX's payload, or refused by LoopX's own pattern.
+
+    The stricter rules must not refuse benchmark data; what is refused is a
+    value LoopX keeps and prints although its own filter calls it a local path
+    (lifecycle records and review flags are not compacted).
+    """
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    refused = []
+    for number, case in enumerate(load_cases()):
+        if case.command == "baseline-failure-gate":  # its --goal-id/--execute path is tested in test_baseline_gate_execute.py
+            continue
+        monkeypatch.chdir(case.directory)
+        result = invoke(url, "benchmark", case.command, *case.args, "--format", "json", "--goal", f"case-{number}")
+        if result.exit_code == 1 and not result.stdout:
+            assert re.search(r"\[loopx-(local-path|secret)\]", result.stderr), (case.id, result.stderr)
+            assert not re.search(r"\[(?!loopx-)[a-z-]+\]", result.stderr), (case.id, result.stderr)
+            refused.append(case.id)
+            continue
+        assert typed(strip_volatile(json.loads(result.stdout), case.volatile)) == typed(strip_volatile(case.expected, case.volatile)), case.id
+        assert result.exit_code == case.expected_exit, case.id
+    assert len(refused) <= 10, refused

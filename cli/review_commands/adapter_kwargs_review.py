@@ -19,7 +19,7 @@ def command_json_invocation(path: str) -> Artifact:
     document = read_json(path)
     if not isinstance(document.value, list):
         raise IntakeError(NOT_AN_ARGV_LIST)
-    return Artifact(KIND, normalize(KIND, document.value), document.sha256, "command-json")
+    return Artifact(KIND, normalize(KIND, document.value), document.sha256, "command-json", origin=path)
 
 
 @click.command(NAME)
@@ -90,7 +90,7 @@ def command(
         if command_json:  # an empty path means "not given"
             artifacts.append(command_json_invocation(command_json))
         if agent_kwarg:
-            artifacts.append(Artifact(KIND, normalize(KIND, flag_argv(agent_kwarg)), None, "agent-kwarg"))
+            artifacts.append(Artifact(KIND, normalize(KIND, flag_argv(agent_kwarg)), None, "agent-kwarg", origin="--agent-kwarg"))
         return artifacts
 
     run_review(ctx, NAME, fmt, options, collect)

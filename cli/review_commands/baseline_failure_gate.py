@@ -34,7 +34,7 @@ def collect_baseline(options: dict[str, Any]) -> list[Artifact]:
             payload = normalize(kind, document.value)
         except NotCompactable:
             continue
-        return [Artifact(kind, payload, document.sha256, "baseline")]
+        return [Artifact(kind, payload, document.sha256, "baseline", origin=options["baseline_result_json"])]
     raise IntakeError(review.NOT_COMPACTABLE_ERROR)
 
 

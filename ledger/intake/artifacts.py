@@ -1,70 +1,14 @@
-"""From documents to artifacts: kind detection, normalization and ingest's extra guards."""
+"""From documents to artifacts: kind detection and normalization (what may be stored, the store decides: ledger.storage_guard)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from benchledger.errors import capped
 from benchledger.ledger.intake.files import SourceDocument, read_documents
-from benchledger.ledger.json_paths import nodes
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import DECLARED_KINDS, detect_kind, normalize
-from benchledger.projections.artifacts.safe import is_public_safe
 from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA
-
-# Joins the strings of a payload so that one public-safe test covers them all.
-# The joined text is public-safe exactly when each string is: no part of
-# LOCAL_PATH_PATTERN or SECRET_PATTERN matches a double quote (their character
-# classes exclude it, it is not whitespace, it has no case), so no match spans
-# two strings; just before a match it passes the tests the start of a string
-# passes (it is no word character for \b, neither "<" nor in [a-z0-9_] for the
-# look-behinds); and neither pattern tests what follows a match.
-_STRING_SEPARATOR = '"'
-
-
-def _strings_and_keys(payload: Any) -> list[str]:
-    """Every string of ``payload``, dictionary keys included (as ``str``), in no particular order."""
-    texts: list[str] = []
-    containers: list[Any] = [[payload]]
-    while containers:
-        node = containers.pop()
-        if isinstance(node, dict):
-            texts.extend(map(str, node))
-            node = node.values()
-        for child in node:
-            if isinstance(child, str):
-                texts.append(child)
-            elif isinstance(child, (dict, list)):
-                containers.append(child)
-    return texts
-
-
-def unsafe_strings(payload: Any, path: str = "") -> list[str]:
-    """JSON paths of strings (keys included) that look like a local path or a secret.
-
-    Compaction already drops such text; lifecycle inputs are kept as LoopX reads
-    them, so a persisted ledger checks every payload before storing it: the
-    ledger never keeps a local path or a secret, whatever the kind.
-    """
-    # Nearly every payload is safe, which one test of its joined strings shows
-    # without building a path for each node.
-    if is_public_safe(_STRING_SEPARATOR.join(_strings_and_keys(payload))):
-        return []
-    return sorted(
-        f"{where} (a key)" if is_key else where
-        for where, node, is_key in nodes(payload, path or "$")
-        if isinstance(node, str) and not is_public_safe(node)
-    )
-
-
-def refuse_unsafe(artifact: Artifact) -> None:
-    unsafe = unsafe_strings(artifact.payload)
-    if unsafe:
-        raise IntakeError(
-            f"{', '.join(unsafe)} of this {artifact.kind} looks like a local path or a secret; "
-            "the ledger does not store those (remove it, or run the review without --goal)"
-        )
 
 
 class KindContradicted(IntakeError):
@@ -107,9 +51,8 @@ def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
         raise
     except Exception as exc:  # the front door never answers with a traceback
         raise IntakeError(f"the {kind} normalizer could not read it ({type(exc).__name__}: {exc})") from exc
-    artifact = Artifact(kind, payload, document.sha256)
-    refuse_unsafe(artifact)
-    return artifact
+    # What may be stored (no local path or secret, finite numbers, ...) the store itself decides: ledger.storage_guard.
+    return Artifact(kind, payload, document.sha256, origin=document.source)
 
 
 def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Artifact], list[str], list[tuple[str, str]]]:

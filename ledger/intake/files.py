@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from benchledger.ledger.storage_guard import MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nesting_depth
 from benchledger.projections.artifacts import IntakeError
 
-MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
-MAX_NESTING_DEPTH = 64
+# A document as large and as deep as the store keeps a payload (ledger.storage_guard).
+MAX_DOCUMENT_BYTES = MAX_PAYLOAD_BYTES
 MAX_NDJSON_BYTES = 64 * 1024 * 1024
 NDJSON_SUFFIXES = (".ndjson", ".jsonl")
 # The JSON escape of a UTF-16 surrogate, \ud800 to \udfff, in any case.
@@ -79,24 +80,6 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
-def _depth(value: Any) -> int:
-    """Nesting depth of a parsed document, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_NESTING_DEPTH:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
 def parse_document(data: bytes, source: str) -> SourceDocument:
     """Parse one document strictly; any refusal names ``source`` and the reason."""
     if len(data) > MAX_DOCUMENT_BYTES:
@@ -122,7 +105,7 @@ def parse_document(data: bytes, source: str) -> SourceDocument:
     # Each check below walks the value only when the text could hold what it looks for.
     # Every container of the value opens with a bracket of the text, so a text with
     # no more brackets than the limit (those inside strings included) cannot nest deeper.
-    if text.count("{") + text.count("[") > MAX_NESTING_DEPTH and _depth(value) > MAX_NESTING_DEPTH:
+    if text.count("{") + text.count("[") > MAX_NESTING_DEPTH and nesting_depth(value) > MAX_NESTING_DEPTH:
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit")
     # A NUL reaches a string only through a \u0000 escape (a raw one is refused above)
     # and a surrogate only through a \ud800-\udfff one (UTF-8 text cannot hold it).

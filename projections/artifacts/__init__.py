@@ -32,13 +32,15 @@ class Artifact:
     ``kind`` is one of :data:`KINDS`; ``payload`` is the normalized document the
     reviews read; ``source_sha256`` is the SHA-256 of the original bytes (kept as
     provenance instead of the bytes themselves); ``role`` names the slot the
-    artifact filled in a review command (e.g. ``baseline``), when it matters.
+    artifact filled in a review command (e.g. ``baseline``), when it matters;
+    ``origin`` says where it was read from (a file, ``file:line``), for messages.
     """
 
     kind: str
     payload: Any
     source_sha256: str | None = None
     role: str | None = None
+    origin: str | None = None
 
 
 # Kind names as users type them (``--kind``) and as events record them.

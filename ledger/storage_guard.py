@@ -1,0 +1,372 @@
+"""What a persistent ledger agrees to store: the one guard on every way in.
+
+:meth:`Ledger.append_streams` (ingest, ``ingest_many``, ``import-loopx``, a review
+with ``--goal``) and :meth:`Ledger.insert_verbatim` (``import-ndjson``) call
+:func:`refuse_unstorable` before they take the write lock, so a new way into the
+store cannot skip it. It refuses the whole call — nothing is written — when any
+event, or the metadata stored beside it, breaks a rule:
+
+* **storable text**: no NUL character and no unpaired UTF-16 surrogate (which has
+  no UTF-8 form: it could be hashed and stored as an escape, but no command could
+  print it) in any string or key;
+* **JSON**: every number finite; a payload at most :data:`MAX_PAYLOAD_BYTES` of
+  canonical JSON, nested at most :data:`MAX_NESTING_DEPTH` levels; ``kind``,
+  ``schema_version`` and ``source`` within their column widths;
+* **privacy at rest** (docs/privacy.md has the table): no string or key of a
+  payload, and no goal id, kind, schema version or source label, may match a
+  rule of :data:`PRIVACY_RULES`, and no credential-named field (``password``,
+  ``api_key``, ``token`` ...) may hold a value — LoopX's own
+  public-safe patterns plus stricter ones (POSIX home/root/mount/workspace paths,
+  ``~/``, Windows drive and UNC paths, credentials in URLs, ``password=``-style
+  assignments, GitHub/AWS/Slack/Google/GitLab tokens, JWTs, PEM private keys).
+
+Compaction runs first and is LoopX's: a LoopX pattern in a compacted text field
+is *dropped* there, exactly as LoopX drops it; whatever still matches a rule here
+is *refused*. The guard never rewrites a payload, so what a stored review reduces
+is what LoopX would reduce.
+
+Messages name where the problem is (the input, the JSON path) and which rule
+fired, never the offending text: a key that itself matches a rule is shown as
+``<refused key>``.
+
+The throwaway in-memory ledger of a stateless review is not guarded: it reads
+what LoopX reads (NaN, surrogates, paths and all) and stores nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchledger.ledger.append import InvalidEvent
+from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, is_public_safe
+
+MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+MAX_NESTING_DEPTH = 64
+# Column widths of ``events`` (ledger.schema); checked before writing so that
+# SQLite, which ignores them, and PostgreSQL, which enforces them, agree.
+COLUMN_LIMITS = {"kind": 64, "schema_version": 128, "source": 64}
+# How many problems one refusal names before it counts the rest.
+PROBLEMS_SHOWN = 5
+
+# Characters that end a path or a secret value (LoopX's set, with commas and semicolons for prose).
+_VALUE = r"""[^\s`'"<>,;]"""
+# A redaction such as ``***`` is not a secret, nor is a flag's ``true``/``false``/``none``/``null``.
+_NOT_REDACTED = r"(?!\*+(?:[\s`'\"<>,;@]|$))"
+_NOT_A_FLAG = r"(?!(?:true|false|none|null)(?:[\s`'\"<>,;]|$))"
+
+
+@dataclass(frozen=True)
+class PrivacyRule:
+    """One at-rest rule: a text matching ``pattern`` is refused.
+
+    ``screen`` lists lower-case fragments of which every match holds one: a
+    text holding none of them is not searched (nearly all text holds none).
+    """
+
+    name: str
+    what: str
+    screen: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+    def matches(self, text: str, lowered: str) -> bool:
+        return any(fragment in lowered for fragment in self.screen) and self.pattern.search(text) is not None
+
+
+_NAME_PREFIX = r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*"
+_ASSIGN = r"""["']?\s*[=:]\s*["']?"""
+
+PRIVACY_RULES: tuple[PrivacyRule, ...] = (
+    PrivacyRule(
+        "posix-local-path",
+        "a local path (/home/, /root/, /mnt/, /media/, /workspace, /Users/, /Volumes/, /private/, temp dirs)",
+        ("/home", "/root", "/mnt", "/media", "/workspace", "/users", "/volumes", "/private", "/tmp", "/var/", "/run/user"),
+        re.compile(
+            r"(?<![\w.~-])/(?:home|root|mnt|media|workspaces?|Users|Volumes|private|tmp|var/tmp|var/folders|run/user)"
+            r"(?=[/\\\s`'\"<>,;]|$)",
+            re.IGNORECASE | re.ASCII,
+        ),
+    ),
+    PrivacyRule("home-relative-path", "a home-relative path (~/…)", ("~",), re.compile(r"(?<![\w.~/-])~[\w.-]*/")),
+    PrivacyRule("windows-drive-path", "a Windows drive path (C:\\…)", (":\\", ":/"), re.compile(r"(?<![\w+.-])[A-Za-z]:[\\/]")),
+    PrivacyRule("unc-path", "a Windows UNC path (\\\\server\\…)", ("\\\\",), re.compile(r"\\\\[\w.$-]+\\")),
+    PrivacyRule(
+        "url-credentials",
+        "a URL with credentials (scheme://user:password@host)",
+        ("://",),
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:`'\"<>]*:" + _NOT_REDACTED + r"[^\s/@`'\"<>]+@"),
+    ),
+    PrivacyRule(
+        "password-assignment",
+        "a password or secret assignment (password=…, secret: …)",
+        ("passw", "passphrase", "secret", "authorization"),
+        re.compile(
+            _NAME_PREFIX + r"(?:password|passwd|passphrase|secret|authorization)s?" + _ASSIGN + _NOT_REDACTED + _NOT_A_FLAG + _VALUE + "+",
+            re.IGNORECASE | re.ASCII,
+        ),
+    ),
+    PrivacyRule(
+        "credential-assignment",
+        "a token or key assignment (api_key=…, token=…)",
+        ("token", "key", "credential"),
+        re.compile(
+            _NAME_PREFIX
+            + r"(?:token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?key|credentials?)"
+            + _ASSIGN
+            + _NOT_REDACTED
+            + r"(?=" + _VALUE + r"*[A-Za-z])" + _VALUE + "{8,}",
+            re.IGNORECASE | re.ASCII,
+        ),
+    ),
+    PrivacyRule(
+        "github-token",
+        "a GitHub token (ghp_…, gho_…, github_pat_…)",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,})"),
+    ),
+    PrivacyRule("aws-access-key", "an AWS access key id (AKIA…)", ("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    PrivacyRule("slack-token", "a Slack token (xoxb-…)", ("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    PrivacyRule("google-api-key", "a Google API key (AIza…)", ("aiza",), re.compile(r"\bAIza[0-9A-Za-z_-]{30,}")),
+    PrivacyRule("gitlab-token", "a GitLab token (glpat-…)", ("glpat-",), re.compile(r"\bglpat-[0-9A-Za-z_-]{16,}")),
+    PrivacyRule("jwt", "a JSON Web Token (eyJ….eyJ….…)", ("eyj",), re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.")),
+    PrivacyRule(
+        "pem-private-key",
+        "a PEM private key (-----BEGIN … PRIVATE KEY-----)",
+        ("-----begin",),
+        re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
+    ),
+)
+# LoopX's own patterns (common-inputs.md §2.2), named like the rules above.
+LOOPX_LOCAL_PATH = "loopx-local-path"
+LOOPX_SECRET = "loopx-secret"
+_LOOPX_WHAT = {
+    LOOPX_LOCAL_PATH: "a local path of LoopX's filter (/Users/, /Volumes/, /var/folders/, /tmp/, /private/tmp/)",
+    LOOPX_SECRET: "a secret of LoopX's filter (bearer …, access_key=…, sk-…, token=…)",
+}
+
+
+def privacy_rule(text: str) -> str | None:
+    """The name of the first privacy rule ``text`` breaks, or ``None`` when the ledger may keep it."""
+    if not is_public_safe(text):
+        return LOOPX_LOCAL_PATH if LOCAL_PATH_PATTERN.search(text) else LOOPX_SECRET
+    lowered = text.lower()
+    for rule in PRIVACY_RULES:
+        if rule.matches(text, lowered):
+            return rule.name
+    return None
+
+
+def rule_description(rule_name: str) -> str:
+    """What a rule refuses, as messages name it."""
+    return _LOOPX_WHAT.get(rule_name) or next(rule.what for rule in PRIVACY_RULES if rule.name == rule_name)
+
+
+# -- credential fields ---------------------------------------------------------------
+
+CREDENTIAL_FIELD = "credential-field"
+# A key that names a credential (matched on the key in lower case, "-" read as "_"):
+# ``password``, ``db_password``, ``api_key``, ``github_token``, ``sk`` ... but not
+# ``task`` or ``max_tokens``.
+_CREDENTIAL_KEY = re.compile(
+    r"(?:[a-z0-9]+[_.])*(?:password|passwd|passphrase|secrets?|token|api_?key|access_?key|secret_?key|private_?key"
+    r"|client_secret|credentials?|authorization|ak|sk)",
+    re.ASCII,
+)
+# Fragments one of which every credential key holds (the cheap test before the pattern).
+_CREDENTIAL_KEY_SCREEN = ("pass", "secret", "token", "key", "credential", "authorization", "ak", "sk")
+# Values that say nothing secret: empty, a flag word, a redaction, a number.
+_HARMLESS_VALUE = re.compile(r"\s*(?:|true|false|none|null|\*+|[-+]?[0-9]+(?:\.[0-9]+)?)\s*", re.IGNORECASE | re.ASCII)
+
+
+def is_credential_field(key: str, value: Any) -> bool:
+    """Whether ``key: value`` is a credential-named field holding a string value (``{"password": "hunter2"}``)."""
+    if not isinstance(value, str):
+        return False
+    lowered = key.lower()
+    return (
+        any(fragment in lowered for fragment in _CREDENTIAL_KEY_SCREEN)
+        and _CREDENTIAL_KEY.fullmatch(lowered.replace("-", "_")) is not None
+        and _HARMLESS_VALUE.fullmatch(value) is None
+    )
+
+
+# -- walking a payload -----------------------------------------------------------------
+
+_KEY, _VALUE_TEXT = "key", "value"
+
+
+def _texts(payload: Any) -> tuple[list[str], bool]:
+    """Every string and key of a payload (the fast screen joins them), and whether it holds a credential field."""
+    texts: list[str] = []
+    credential = False
+    stack = [payload]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            texts.append(node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                key = str(key)
+                texts.append(key)
+                if isinstance(value, str):
+                    texts.append(value)
+                    credential = credential or is_credential_field(key, value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(item for item in node if isinstance(item, (str, dict, list)))
+    return texts, credential
+
+
+def _located(payload: Any) -> Iterator[tuple[str, Any, str]]:
+    """``(where, node, role)`` for every value (role value) and key of a payload, and each credential field (role ``credential-field``).
+
+    A key that breaks a rule (or holds a NUL or surrogate) is not spelled in
+    the paths below it: messages never repeat what they refuse.
+    """
+    stack: list[tuple[Any, str]] = [(payload, "$")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                key = str(key)
+                yield where, key, _KEY
+                child = f"{where}.{key if _printable(key) and privacy_rule(key) is None else '<refused key>'}"
+                if is_credential_field(key, value):
+                    yield child, value, CREDENTIAL_FIELD
+                stack.append((value, child))
+        elif isinstance(node, list):
+            stack.extend((item, f"{where}[{index}]") for index, item in enumerate(node))
+        else:
+            yield where, node, _VALUE_TEXT
+
+
+def _printable(text: str) -> bool:
+    return "\x00" not in text and _LONE_SURROGATE.search(text) is None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# A lone surrogate in canonical JSON is written as its \\uXXXX escape (ledger.canonical).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# Separates the texts of a payload for one screen of them all. A double quote ends
+# every path or secret value the rules match, is no word character, and no rule's
+# screen fragment holds it: a match inside one text is a match in the joined text.
+_SEPARATOR = '"'
+
+
+def nesting_depth(value: Any) -> int:
+    """Nesting depth of a decoded JSON value, without recursion (stops counting past the limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def payload_problems(payload: Any, body: str) -> list[tuple[str, str]]:
+    """Why ``payload`` (whose canonical JSON is ``body``) may not be stored, as ``(place, problem)``; empty when it may.
+
+    Each test is screened on ``body`` or on the joined texts first, so a
+    storable payload costs a few substring searches and one privacy screen.
+    """
+    problems: list[tuple[str, str]] = []
+    if len(body) > MAX_PAYLOAD_BYTES // 4 and len(body.encode("utf-8", "surrogatepass")) > MAX_PAYLOAD_BYTES:
+        problems.append(("the payload", f"is larger than the {MAX_PAYLOAD_BYTES}-byte limit as canonical JSON"))
+    if body.count("{") + body.count("[") > MAX_NESTING_DEPTH and nesting_depth(payload) > MAX_NESTING_DEPTH:
+        problems.append(("the payload", f"is nested deeper than the {MAX_NESTING_DEPTH}-level limit"))
+    non_finite = "NaN" in body or "Infinity" in body
+    unprintable = "\\u0000" in body or _SURROGATE_ESCAPE.search(body) is not None
+    texts, credential = _texts(payload)
+    if not (non_finite or unprintable or credential) and privacy_rule(_SEPARATOR.join(texts)) is None:
+        return problems
+    found: set[tuple[str, str]] = set()
+    for where, node, role in _located(payload):
+        if role == CREDENTIAL_FIELD:
+            found.add((where, f"is a credential-named field with a value [{CREDENTIAL_FIELD}]"))
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                found.add((where, "is NaN or infinite; the ledger stores only finite numbers"))
+        elif isinstance(node, str):
+            place = f"a key of {where}" if role == _KEY else where
+            if not _printable(node):
+                found.add((place, "contains a NUL character" if "\x00" in node else "contains an unpaired UTF-16 surrogate"))
+            rule = privacy_rule(node)
+            if rule is not None:
+                found.add((place, f"holds {rule_description(rule)} [{rule}]"))
+    return problems + sorted(found)
+
+
+def metadata_problems(name: str, value: str | None) -> list[str]:
+    """Why a stored column of an event (``goal_id``, ``kind``, ``schema_version``, ``source``) may not be stored."""
+    if value is None:
+        return []
+    limit = COLUMN_LIMITS.get(name)
+    if limit is not None and len(value) > limit:
+        return [f"{name} is {len(value)} characters, longer than the {limit} the ledger stores"]
+    if "\x00" in value:
+        return [f"{name} contains a NUL character"]
+    if _LONE_SURROGATE.search(value):
+        return [f"{name} contains an unpaired UTF-16 surrogate"]
+    rule = privacy_rule(value)
+    return [f"{name} holds {rule_description(rule)} [{rule}]"] if rule else []
+
+
+@dataclass(frozen=True)
+class Storable:
+    """One event as the guard sees it: its stored columns, its payload and where it came from (for messages)."""
+
+    goal_id: str
+    kind: str
+    schema_version: str | None
+    source: str
+    payload: Any
+    body: str
+    origin: str | None = None
+
+
+def storage_problems(items: Iterable[Storable]) -> list[tuple[str, str]]:
+    """Every problem of ``items`` (module docstring) as ``(where, problem)``: the input, then what is wrong in it."""
+    problems: list[tuple[str, str]] = []
+    checked: set[tuple[str, str]] = set()  # goal ids and sources, each tested once
+    for item in items:
+        where = item.origin or f"this {item.kind}"
+        for name, value in (("goal_id", item.goal_id), ("source", item.source)):
+            if (name, value) not in checked:
+                checked.add((name, value))
+                problems += [("the write", p) for p in metadata_problems(name, value)]
+        for name, value in (("kind", item.kind), ("schema_version", item.schema_version)):
+            problems += [(where, p) for p in metadata_problems(name, value)]
+        problems += [(where, f"{place} of this {item.kind} {p}") for place, p in payload_problems(item.payload, item.body)]
+    return problems
+
+
+def refuse_unstorable(items: Iterable[Storable]) -> None:
+    """Raise :class:`UnstorableContent` when any of ``items`` may not be stored; the store calls it on every write."""
+    problems = storage_problems(items)
+    if problems:
+        raise UnstorableContent(problems)
+
+
+class UnstorableContent(InvalidEvent):
+    """The ledger refused to store what a write held (exit 1, as for any input the ledger refuses); nothing was written.
+
+    ``problems`` lists every one as ``(where, problem)``; ``str()`` names the first few on one line.
+    """
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{where}: {problem}" for where, problem in problems[:PROBLEMS_SHOWN])
+        more = f"; and {len(problems) - PROBLEMS_SHOWN} more" if len(problems) > PROBLEMS_SHOWN else ""
+        super().__init__(f"{shown}{more}; nothing was written (what the ledger refuses: docs/privacy.md)")
+        self.problems = list(problems)
