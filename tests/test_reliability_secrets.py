@@ -325,25 +325,25 @@ def _run(tmp_path: Path, name: str, **fields) -> str:
         ("tb2 password=alice", "password-assignment"),
     ],
 )
-def test_a_run_whose_job_name_is_a_local_path_is_refused_and_never_stored(ledger_url, tmp_path, job_name, rule):
+def test_a_run_whose_job_name_is_a_local_path_is_refused_and_never_stored(migrated_url, tmp_path, job_name, rule):
     path = _run(tmp_path, "run.json", job_name=job_name)
     for dry_run in (["--dry-run"], []):
-        refused = invoke(ledger_url, "ingest", "--goal", "tb2", *dry_run, path)
+        refused = invoke(migrated_url, "ingest", "--goal", "tb2", *dry_run, path)
         assert refused.exit_code == 1, refused.output
         assert f"error: {path}: $.job_name of this run holds" in refused.stderr and f"[{rule}]" in refused.stderr
         assert "alice" not in refused.output
-    assert row_counts(ledger_url)["events"] == 0
-    listed = invoke(ledger_url, "runs")
+    assert row_counts(migrated_url)["events"] == 0
+    listed = invoke(migrated_url, "runs")
     assert listed.exit_code == 0 and "alice" not in listed.output
     # the same file through review --goal: refused alike; without --goal: LoopX's answer, kept nowhere
-    kept = invoke(ledger_url, "benchmark", "review-runner-invariants", "--goal", "tb2", "--benchmark-run-json", path)
+    kept = invoke(migrated_url, "benchmark", "review-runner-invariants", "--goal", "tb2", "--benchmark-run-json", path)
     assert kept.exit_code == 1 and f"[{rule}]" in kept.stderr and "alice" not in kept.stderr
-    stateless = invoke(ledger_url, "benchmark", "review-runner-invariants", "--benchmark-run-json", path, "--format", "json")
+    stateless = invoke(migrated_url, "benchmark", "review-runner-invariants", "--benchmark-run-json", path, "--format", "json")
     assert stateless.exit_code == 0 and json.loads(stateless.stdout)["ok"] is True
-    assert row_counts(ledger_url)["events"] == 0
-    assert "alice" not in _stored_text(ledger_url)
+    assert row_counts(migrated_url)["events"] == 0
+    assert "alice" not in _stored_text(migrated_url)
     # a clean run still goes in
-    assert invoke(ledger_url, "ingest", "--goal", "tb2", _run(tmp_path, "clean.json", job_name="tb2-db-wal")).exit_code == 0
+    assert invoke(migrated_url, "ingest", "--goal", "tb2", _run(tmp_path, "clean.json", job_name="tb2-db-wal")).exit_code == 0
 
 
 @pytest.mark.parametrize(
@@ -353,35 +353,35 @@ def test_a_run_whose_job_name_is_a_local_path_is_refused_and_never_stored(ledger
         ('"x\\u0000y"', "$.job_name of this run contains a NUL character"),
     ],
 )
-def test_review_goal_refuses_what_ingest_refuses_and_runs_keeps_printing(ledger_url, tmp_path, text, refusal):
+def test_review_goal_refuses_what_ingest_refuses_and_runs_keeps_printing(migrated_url, tmp_path, text, refusal):
     source = json.dumps({**_load(SOURCES["run-1"][0]), "job_name": "PLACEHOLDER"})
     path = tmp_path / "run.json"
     path.write_text(source.replace('"PLACEHOLDER"', text), encoding="utf-8")
-    assert invoke(ledger_url, "ingest", "--goal", "g", _run(tmp_path, "clean.json")).exit_code == 0
-    before = row_counts(ledger_url)
+    assert invoke(migrated_url, "ingest", "--goal", "g", _run(tmp_path, "clean.json")).exit_code == 0
+    before = row_counts(migrated_url)
     for review in ("review-runner-invariants", "review-verifier-attribution"):
-        kept = invoke(ledger_url, "benchmark", review, "--goal", "g", "--benchmark-run-json", str(path))
+        kept = invoke(migrated_url, "benchmark", review, "--goal", "g", "--benchmark-run-json", str(path))
         assert kept.exit_code == 1 and f"{path}: {refusal}" in kept.stderr, kept.output
-        assert invoke(ledger_url, "benchmark", review, "--benchmark-run-json", str(path)).exit_code in (0, 1)
-    assert row_counts(ledger_url) == before
+        assert invoke(migrated_url, "benchmark", review, "--benchmark-run-json", str(path)).exit_code in (0, 1)
+    assert row_counts(migrated_url) == before
     for command in (["runs"], ["runs", "--format", "json"], ["history", "g"], ["export"], ["audit"]):
-        result = invoke(ledger_url, *command)
+        result = invoke(migrated_url, *command)
         assert result.exit_code == 0, (command, result.output)
 
 
-def test_a_nan_score_kept_through_review_goal_is_refused(ledger_url, tmp_path):
+def test_a_nan_score_kept_through_review_goal_is_refused(migrated_url, tmp_path):
     path = tmp_path / "run.json"
     path.write_text(json.dumps({**_load(SOURCES["run-1"][0]), "official_score": float("nan")}), encoding="utf-8")
-    kept = invoke(ledger_url, "benchmark", "review-runner-invariants", "--goal", "g", "--benchmark-run-json", str(path))
+    kept = invoke(migrated_url, "benchmark", "review-runner-invariants", "--goal", "g", "--benchmark-run-json", str(path))
     assert kept.exit_code == 1 and "is NaN or infinite" in kept.stderr
-    assert row_counts(ledger_url)["events"] == 0
+    assert row_counts(migrated_url)["events"] == 0
 
 
-def test_goal_ids_and_source_labels_are_held_to_the_policy(ledger_url, tmp_path):
+def test_goal_ids_and_source_labels_are_held_to_the_policy(migrated_url, tmp_path):
     path = _run(tmp_path, "run.json")
-    token_goal = invoke(ledger_url, "ingest", "--goal", "AKIAABCDEFGHIJKLMNOP", path)
+    token_goal = invoke(migrated_url, "ingest", "--goal", "AKIAABCDEFGHIJKLMNOP", path)
     assert token_goal.exit_code == 1 and "goal_id holds an AWS access key id" in token_goal.stderr
-    ledger = Ledger.open(ledger_url)
+    ledger = Ledger.open(migrated_url)
     try:
         artifacts, _, _ = collect_artifacts([path], None)
         with pytest.raises(UnstorableContent, match=r"the write: source holds a GitHub token .*\[github-token\]") as refused:
@@ -389,10 +389,10 @@ def test_goal_ids_and_source_labels_are_held_to_the_policy(ledger_url, tmp_path)
         assert refused.value.exit_code == 1 and "abcdefghijklmnop" not in str(refused.value)
     finally:
         ledger.close()
-    assert row_counts(ledger_url)["events"] == 0
+    assert row_counts(migrated_url)["events"] == 0
 
 
-def test_an_export_holding_what_the_ledger_refuses_is_not_restored(ledger_url, tmp_path):
+def test_an_export_holding_what_the_ledger_refuses_is_not_restored(migrated_url, tmp_path):
     # An unguarded ledger (the throwaway one of a stateless review) stands in for a ledger written before the guard.
     old = Ledger.in_memory()
     try:
@@ -403,20 +403,20 @@ def test_an_export_holding_what_the_ledger_refuses_is_not_restored(ledger_url, t
         run_event = next(e for e in old.read_all() if e.kind == "run")
     finally:
         old.close()
-    restored = invoke(ledger_url, "import-ndjson", str(export))
+    restored = invoke(migrated_url, "import-ndjson", str(export))
     assert restored.exit_code == 1
     assert f"event {run_event.event_id}: $.job_name of this run holds" in restored.stderr and "alice" not in restored.stderr
-    assert row_counts(ledger_url)["events"] == 0 and "alice" not in _stored_text(ledger_url)
+    assert row_counts(migrated_url)["events"] == 0 and "alice" not in _stored_text(migrated_url)
 
 
-def test_a_loopx_run_ledger_row_with_a_home_path_is_refused_with_the_row_named(ledger_url, tmp_path):
+def test_a_loopx_run_ledger_row_with_a_home_path_is_refused_with_the_row_named(migrated_url, tmp_path):
     path = _write(tmp_path, "ledger.json", _run_ledger([_ledger_row("ok"), _ledger_row("bad", notes="see /home/alice/notes")]))
-    result = invoke(ledger_url, "import-loopx", "--goal", "lx", "--format", "json", path)
+    result = invoke(migrated_url, "import-loopx", "--goal", "lx", "--format", "json", path)
     assert result.exit_code == 1
     (refusal,) = json.loads(result.stdout)["refused"]
     assert refusal["source"] == f"{path}: benchmarks[terminal-bench@2.0].cases[db-wal-recovery].runs[1]"
     assert refusal["reason"].startswith("$.notes of this benchmark_run_ledger_row_v0 holds a local path")
-    assert row_counts(ledger_url)["events"] == 0 and "alice" not in _stored_text(ledger_url)
+    assert row_counts(migrated_url)["events"] == 0 and "alice" not in _stored_text(migrated_url)
 
 
 def test_the_corpus_is_kept_except_what_loopx_itself_flags(tmp_path, monkeypatch):
