@@ -90,8 +90,10 @@ def _load(path: Path) -> Any:
 
 def load_templates() -> Templates:
     """Every well-formed input document of the corpus, by kind (deduplicated, in a stable order)."""
+    from benchledger.ledger.canonical import canonical_json
     from benchledger.ledger.intake.artifacts import to_artifact
     from benchledger.ledger.intake.files import parse_document
+    from benchledger.ledger.storage_guard import payload_problems
     from benchledger.projections.artifacts import IntakeError
     from benchledger.projections.artifacts.kinds import detect_kind
 
@@ -110,9 +112,11 @@ def load_templates() -> Templates:
                 continue
             if kind not in LIFECYCLE_KINDS and detect_kind(doc) != kind:
                 continue
-            try:  # only documents ingest accepts (lifecycle records with local paths are refused)
-                to_artifact(parse_document(_bytes(doc), value), None if kind not in LIFECYCLE_KINDS else kind)
+            try:  # only documents ingest accepts and the store keeps (lifecycle records with local paths are refused)
+                artifact = to_artifact(parse_document(_bytes(doc), value), None if kind not in LIFECYCLE_KINDS else kind)
             except IntakeError:
+                continue
+            if payload_problems(artifact.payload, canonical_json(artifact.payload)):
                 continue
             found[kind].setdefault(json.dumps(doc, sort_keys=True), doc)
     pick = lambda k: list(found[k].values())  # noqa: E731
