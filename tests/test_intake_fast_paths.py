@@ -163,6 +163,8 @@ def names_a_credential(key: str, value) -> bool:
     if not re.fullmatch(r"[a-z0-9_.]+", name) or name.startswith(("_", ".")) or "__" in name or ".." in name:
         return False
     parts = re.split(r"[_.]", name)
+    if "" in parts:  # a name that ends with a separator names nothing
+        return False
     return any("_".join(parts[i:]) in CREDENTIAL_NAMES or "".join(parts[i:]) in CREDENTIAL_NAMES for i in range(len(parts)))
 
 
