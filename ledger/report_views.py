@@ -27,6 +27,7 @@ from benchledger.errors import UnknownGoal
 from benchledger.ledger.json_sql import Path, decode_values, json_scalar, json_values
 from benchledger.ledger.schema import events, projection_rows, stream_heads
 from benchledger.ledger.store import Ledger
+from benchledger.ledger.views import goal_listing_row
 from benchledger.projections import linking, runs
 
 INDEX_PAGE_SIZE = 100
@@ -113,15 +114,7 @@ def goal_index(
         summary = current.get((goal, linking.SUMMARY), (None, {}))[1]
         listing.append(
             {
-                "goal_id": goal,
-                "event_count": head["last_version"],
-                "last_position": head["last_position"],
-                "last_activity": head["last_recorded_at"],
-                "current_phase": lifecycle.get("current_phase"),
-                "first_blocker": lifecycle.get("first_blocker"),
-                "claim_strength": summary.get("claim_strength"),
-                "learning_status": summary.get("learning_status"),
-                "faulted": lifecycle_status == "faulted",
+                **goal_listing_row(head, lifecycle, summary, lifecycle_status == "faulted"),
                 "attempts": attempts.get(goal, 0),
                 "pass_rates": rates.get(goal, []),
             }

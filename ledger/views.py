@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -78,20 +79,23 @@ def goals(ledger: Ledger) -> list[dict[str, Any]]:
         lifecycle = (_payload(lifecycle_row) if lifecycle_row else None) or {}
         summary_row = current.get((goal, linking.SUMMARY))
         summary = (_payload(summary_row) if summary_row else None) or {}
-        listing.append(
-            {
-                "goal_id": goal,
-                "event_count": head["last_version"],
-                "last_position": head["last_position"],
-                "last_activity": head["last_recorded_at"],
-                "current_phase": lifecycle.get("current_phase"),
-                "first_blocker": lifecycle.get("first_blocker"),
-                "claim_strength": summary.get("claim_strength"),
-                "learning_status": summary.get("learning_status"),
-                "faulted": lifecycle_row is not None and lifecycle_row["status"] == "faulted",
-            }
-        )
+        listing.append(goal_listing_row(head, lifecycle, summary, lifecycle_row is not None and lifecycle_row["status"] == "faulted"))
     return listing
+
+
+def goal_listing_row(head: Mapping[str, Any], lifecycle: Mapping[str, Any], summary: Mapping[str, Any], faulted: bool) -> dict[str, Any]:
+    """One goal as ``goals`` and the report's index list it: its stream head plus its current lifecycle and verdicts."""
+    return {
+        "goal_id": head["goal_id"],
+        "event_count": head["last_version"],
+        "last_position": head["last_position"],
+        "last_activity": head["last_recorded_at"],
+        "current_phase": lifecycle.get("current_phase"),
+        "first_blocker": lifecycle.get("first_blocker"),
+        "claim_strength": summary.get("claim_strength"),
+        "learning_status": summary.get("learning_status"),
+        "faulted": faulted,
+    }
 
 
 def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
