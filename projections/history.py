@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchledger.projections import lifecycle, runs
+from benchledger.projections import adapter_kwargs_review, lifecycle, runs
 
 SUMMARY_FIELDS = ("current_phase", "first_blocker", "next_required_transition", "gates")
 # Where an artifact states its own time (a LoopX run-ledger row's recorded_at); compact runs keep none.
@@ -91,6 +91,7 @@ def event_summary(kind: str, payload: Any) -> str:
         value = _first(payload, name)
         if value is not None and not isinstance(value, (dict, list)):
             parts.append(f"{name}={value}")
-    if kind == "adapter-invocation" and isinstance(payload, (list, dict)):
-        parts.append(f"{len(payload)} {'arguments' if isinstance(payload, list) else 'kwargs'}")
+    if kind == adapter_kwargs_review.KIND:
+        # The count the review reports (generated loopx_* kwargs), not the payload's own keys.
+        parts.append(f"{len(adapter_kwargs_review.generated_keys([payload]))} generated loopx kwargs")
     return " ".join(parts) if parts else kind

@@ -184,3 +184,18 @@ def test_1_a_ledger_written_before_source_identity_stays_valid_and_idempotent(mi
     assert new["appended_count"] == 1 and new["events"][0]["event_id"] != old["events"][0]["event_id"]
     audit = _json(invoke(migrated_url, "audit", "--expect-digest", digest, "--format", "json"))
     assert audit["ok"] is True, audit["problems"]
+
+
+# -- 11. history's summary of an adapter invocation counts what the review counts ----
+
+
+def test_11_history_counts_an_adapter_invocations_kwargs_as_its_review_does(migrated_url, tmp_path):
+    kwargs = {"loopx_mode": "m", "loopx_goal_id": "g", "loopx_benchmark_run_schema_version": "v0", "model": "x", "temperature": 0}
+    invocation = _write(tmp_path / "kwargs.json", kwargs)
+    assert invoke(migrated_url, "ingest", "--goal", "adapter", "--kind", "adapter-invocation", str(invocation)).exit_code == 0
+    view = _json(invoke(migrated_url, "show", "adapter", "--format", "json"))
+    (review,) = view["projections"]["review-adapter-kwargs"]
+    assert review["payload"]["generated_loopx_kwarg_count"] == 3
+    steps = _json(invoke(migrated_url, "history", "adapter", "--format", "json"))
+    summaries = [step["summary"] for step in steps["entries"] if step["kind"] == "adapter-invocation"]
+    assert summaries and all("3 generated loopx kwargs" in summary for summary in summaries), summaries
