@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from benchledger import __version__
 from benchledger.cli.db import db
 from benchledger.cli.ingest import ingest_command
 from benchledger.cli.interop import INTEROP_COMMANDS
@@ -136,6 +137,7 @@ def _report_output_failure(ctx: click.Context, exc: OSError) -> None:
     default=None,
     help="Output format of the command that follows, where it offers that format (a command's own --format wins).",
 )
+@click.version_option(__version__, "--version", prog_name="benchledger", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context, database_url: str | None, global_format: str | None) -> None:
     """benchledger: the durable, auditable ledger of agent-benchmark evidence."""

@@ -199,3 +199,15 @@ def test_11_history_counts_an_adapter_invocations_kwargs_as_its_review_does(migr
     steps = _json(invoke(migrated_url, "history", "adapter", "--format", "json"))
     summaries = [step["summary"] for step in steps["entries"] if step["kind"] == "adapter-invocation"]
     assert summaries and all("3 generated loopx kwargs" in summary for summary in summaries), summaries
+
+
+def test_11_version_names_the_installed_distribution():
+    from importlib.metadata import version
+
+    from click.testing import CliRunner
+
+    from benchledger.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"benchledger {version('benchledger')}\n"
