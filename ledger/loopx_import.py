@@ -34,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.application import append_projected, batch_events
-from benchledger.ledger.canonical import canonical_json, sha256_hex
+from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.intake.artifacts import to_artifact
 from benchledger.ledger.intake.files import (
     MAX_DOCUMENT_BYTES,
     MAX_NDJSON_BYTES,
     InputFileError,
     SourceDocument,
+    embedded_document,
     open_regular_file,
     parse_document,
     read_documents,
@@ -289,7 +290,7 @@ def _artifacts(record: SourceDocument) -> list[Any]:
         # An embedded artifact's source is its own object, not the record around it: LoopX writes
         # a run into its run's record and again into the comparison's, and that is one observation.
         return [
-            to_artifact(SourceDocument(record.source, value, sha256_hex(canonical_json(value))), kind)
+            to_artifact(embedded_document(record.source, value), kind)
             for kind, value in embedded
         ]
     # A record that is itself an artifact (top-level schema_version) is taken as one.
