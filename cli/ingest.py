@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import sys
+import textwrap
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -34,11 +36,13 @@ def _progress(total: int):
 _WOULD = {"appended": "would append", "duplicate": "duplicate"}
 
 
-def _markdown(report: dict[str, Any]) -> str:
+def _markdown(report: dict[str, Any]) -> Iterator[str]:
+    """The markdown report, a line at a time (``events`` may be an iterator: an ingest may report 10^5 of them)."""
     if not report["ok"]:
         lines = [f"# Ingest refused: nothing written to `{report['goal_id']}`", ""]
         lines += [f"- {line}" for line in capped([f"{e['source']}: {e['error']}" for e in report["errors"]])]
-        return "\n".join(lines) + "\n"
+        yield from (line + "\n" for line in lines)
+        return
     dry_run = report["dry_run"]
     status = (lambda s: _WOULD[s]) if dry_run else (lambda s: s)  # noqa: E731
     lines = [
@@ -46,9 +50,10 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         f"- {'would append' if dry_run else 'appended'}: {report['appended_count']} event(s); "
         f"{'already in the goal' if dry_run else 'duplicates'}: {report['duplicate_count']}",
-        f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})",
-        "",
     ]
+    if "batch_event_id" in report:
+        lines.append(f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})")
+    lines.append("")
     for batch in report.get("batches", []):
         lines.append(
             f"- batch `{batch['batch_event_id']}` ({status(batch['batch_status'])}): {batch['directory']} "
@@ -56,10 +61,21 @@ def _markdown(report: dict[str, Any]) -> str:
         )
     if "batches" in report:
         lines.append("")
+    yield from (line + "\n" for line in lines)
     for e in report["events"]:
         where = f"#{e['position']} v{e['stream_version']}"
-        lines.append(f"- {status(e['status']):12} {e['kind']:20} {where:12} {e['source']}")
-    return "\n".join(lines) + "\n"
+        yield f"- {status(e['status']):12} {e['kind']:20} {where:12} {e['source']}\n"
+
+
+def streamed_json(report: dict[str, Any], events: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """``json.dumps({**report, "events": list(events)}, indent=2)`` plus a newline, an event at a time (never all in memory)."""
+    head = json.dumps({**report, "events": []}, indent=2, ensure_ascii=False)
+    yield head[: -len("[]\n}")]
+    first = True
+    for event in events:
+        yield ("[\n" if first else ",\n") + textwrap.indent(json.dumps(event, indent=2, ensure_ascii=False), "    ")
+        first = False
+    yield "[]\n}\n" if first else "\n  ]\n}\n"
 
 
 def _event(member: Any) -> dict[str, Any]:
@@ -103,7 +119,7 @@ def _ingest_report(goal: str, outcome: Any, per_directory: bool) -> dict[str, An
         report.update(batch_event_id=batch.batch.event_id, batch_status=batch.batch.status)
     report["appended_count"] = sum(b.appended_count for b in batches)
     report["duplicate_count"] = sum(b.duplicate_count for b in batches)
-    report["events"] = [_event(m) for b in batches for m in b.members]
+    report["events"] = (_event(m) for b in batches for m in b.members)  # (streamed to the output)
     return report
 
 
@@ -143,7 +159,12 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     with open_ledger(ctx) as ledger, bar:
         outcome = ingest_files(ledger, batches, kind=kind, source="cli ingest", dry_run=dry_run, progress=progress, inputs=inputs)
     report = _ingest_report(goal, outcome, per_directory=bool(root))
-    click.echo(json.dumps(report, indent=2, ensure_ascii=False) if fmt == "json" else _markdown(report), nl=fmt == "json")
+    if fmt == "json":
+        pieces = streamed_json(report, report.pop("events")) if report["ok"] else iter([json.dumps(report, indent=2, ensure_ascii=False) + "\n"])
+    else:
+        pieces = _markdown(report)
+    while text := "".join(itertools.islice(pieces, 1000)):  # (a write per thousand events, not per event)
+        click.echo(text, nl=False)
     ctx.exit(0 if report["ok"] else 1)
 
 
