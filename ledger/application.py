@@ -108,12 +108,12 @@ def append_projected(
             materialize_goals(tx, first_new)
 
     try:
-        return ledger.append_streams(_members_as_stored(ledger, appends), source=source, within=finish)
+        return ledger.append_streams(members_as_stored(ledger, appends), source=source, within=finish)
     except _DryRun as stop:
         return stop.outcome
 
 
-def _members_as_stored(ledger: Ledger, appends: Sequence[StreamAppend]) -> Sequence[StreamAppend]:
+def members_as_stored(ledger: Ledger, appends: Sequence[StreamAppend]) -> Sequence[StreamAppend]:
     """The appends with each batch manifest naming its members by the ids they are stored under.
 
     A member already stored under its content-only id (ingested before source

@@ -41,6 +41,7 @@ from benchledger.ledger.application import (
     manifest_member,
     materialize_goals,
     member_event,
+    members_as_stored,
 )
 from benchledger.ledger.intake.artifacts import Refused, read_artifacts, refuse_contradicted, to_artifact
 from benchledger.ledger.intake.files import (
@@ -168,17 +169,9 @@ class _ChunkWriter:
         pending, self._pending = self._pending, []
         if not pending:
             return
-        appends = _runs_by_batch(pending)
-        if not self.errors:
-            try:
-                outcomes = self.session.append(appends, source=self.source)
-            except UnstorableContent as refused:  # reported like the files intake refused
-                self.errors.extend(refused.problems)
-            else:
-                self._record([a for outcome in outcomes for a in outcome], pending)
-                return
-        else:
-            self.errors.extend(unstorable_problems(appends, source=self.source))
+        outcomes = _append_or_check(self.session, _runs_by_batch(pending), self.source, self.errors)
+        if outcomes is not None:
+            self._record([a for outcome in outcomes for a in outcome], pending)
 
     def _record(self, appended: list[Appended], pending: list[tuple[BatchOutcome, NewEvent, Artifact | None]]) -> None:
         for outcome, (batch, _new, artifact) in zip(appended, pending):
@@ -189,6 +182,54 @@ class _ChunkWriter:
                 batch.batch = MemberOutcome.of(outcome, None)
             else:
                 batch.members.append(MemberOutcome.of(outcome, artifact.origin, artifact.role))
+
+
+def _append_or_check(
+    session: ChunkedAppend, appends: Sequence[StreamAppend], source: str, errors: list[tuple[str, str]]
+) -> list[list[Appended]] | None:
+    """Append a chunk unless an earlier one was refused; a refused chunk (or any after it) only adds its problems to ``errors``."""
+    if errors:
+        errors.extend(unstorable_problems(appends, source=source))
+        return None
+    try:
+        return session.append(appends, source=source)
+    except UnstorableContent as refused:
+        errors.extend(refused.problems)
+        return None
+
+
+def append_in_chunks(ledger: Ledger, goal_id: str, new_events: Sequence[NewEvent], *, source: str, dry_run: bool = False) -> dict[str, int]:
+    """:func:`append_projected` for one goal's many events: :data:`CHUNK_ARTIFACTS` at a time, in one transaction.
+
+    Returns how many were ``appended`` and how many were ``duplicate``; what
+    the store's guard refuses raises :class:`UnstorableContent` listing every
+    problem of every chunk, nothing written (``import-loopx``).
+    """
+    (request,) = members_as_stored(ledger, [StreamAppend(goal_id, new_events)])
+    counts = {"appended": 0, "duplicate": 0}
+
+    def work(session: ChunkedAppend) -> None:
+        counts.update(appended=0, duplicate=0)
+        errors: list[tuple[str, str]] = []
+        first_new: dict[str, int] = {}
+        for start in range(0, len(request.events), CHUNK_ARTIFACTS):
+            chunk = [StreamAppend(goal_id, request.events[start : start + CHUNK_ARTIFACTS])]
+            for outcome in _append_or_check(session, chunk, source, errors) or []:
+                for appended in outcome:
+                    counts[appended.status] += 1
+                    if appended.status == "appended":
+                        first_new.setdefault(goal_id, appended.event.position)
+        if errors:
+            raise UnstorableContent(errors)
+        if dry_run:
+            raise _RollBack
+        materialize_goals(session.tx, first_new)
+
+    try:
+        ledger.writing(work)
+    except _RollBack:
+        pass
+    return counts
 
 
 def _runs_by_batch(pending: list[tuple[BatchOutcome, NewEvent, Artifact | None]]) -> list[StreamAppend]:

@@ -227,3 +227,19 @@ def test_the_streamed_ingest_report_is_the_json_of_the_whole_report():
     for listed in ([], events[:1], events):
         expected = json.dumps({**report, "events": listed}, indent=2, ensure_ascii=False) + "\n"
         assert "".join(streamed_json(report, iter(listed))) == expected
+
+
+def test_a_manifest_may_list_more_members_than_a_document_may_hold():
+    """An ingest of a 64 MiB NDJSON of small documents has a manifest over the 4 MiB a document may have; it is storable."""
+    from benchledger.ledger.application import manifest_event, manifest_member
+    from benchledger.ledger.canonical import canonical_json
+    from benchledger.ledger.storage_guard import MAX_PAYLOAD_BYTES, Storable, storage_problems
+
+    members = [manifest_member(f"{n:064x}", "result", None) for n in range(MAX_PAYLOAD_BYTES // 90 + 1)]
+    manifest = manifest_event(members)
+    body = manifest.canonical[0]
+    assert len(body) > MAX_PAYLOAD_BYTES
+    assert storage_problems([Storable("g", manifest.kind, manifest.schema_version, "cli ingest", manifest.payload, body)]) == []
+    document = {"schema_version": "benchmark_result_v0", "notes": ["x" * 1000] * (MAX_PAYLOAD_BYTES // 1000)}
+    (problem,) = storage_problems([Storable("g", "result", "benchmark_result_v0", "cli ingest", document, canonical_json(document))])
+    assert "larger than the 4194304-byte limit" in problem[1]
