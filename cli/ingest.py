@@ -53,14 +53,12 @@ def _markdown(report: dict[str, Any]) -> Iterator[str]:
     ]
     if "batch_event_id" in report:
         lines.append(f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})")
-    lines.append("")
     for batch in report.get("batches", []):
         lines.append(
             f"- batch `{batch['batch_event_id']}` ({status(batch['batch_status'])}): {batch['directory']} "
             f"({batch['appended_count']} {'to append' if dry_run else 'appended'}, {batch['duplicate_count']} duplicate)"
         )
-    if "batches" in report:
-        lines.append("")
+    lines.append("")
     yield from (line + "\n" for line in lines)
     for e in report["events"]:
         where = f"#{e['position']} v{e['stream_version']}"
@@ -152,7 +150,8 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     if bool(root) == bool(paths):
         raise click.UsageError("give PATH... or --batch-per-directory ROOT (one of them)")
     if root:
-        batches, inputs = directory_batches(goal, root), root
+        # (a tree without input files is an empty batch of the goal: refused as "no artifact", naming the goal)
+        batches, inputs = directory_batches(goal, root) or [DocumentBatch(goal, [], root)], root
     else:
         batches, inputs = [DocumentBatch(goal, expand_paths(list(paths)))], ", ".join(paths)
     bar, progress = _progress(sum(len(b.files) for b in batches))

@@ -169,6 +169,9 @@ def test_batch_per_directory_is_all_or_nothing_across_the_tree(migrated_url, tmp
     assert result.exit_code == 1 and "nested/job-c/1.json: invalid JSON" in result.output
     assert row_counts(migrated_url)["events"] == 0
     assert invoke(migrated_url, "ingest", "--goal", "tree", "--batch-per-directory", str(root), str(root)).exit_code == 2
+    (tmp_path / "empty" / "job").mkdir(parents=True)
+    empty = invoke(migrated_url, "ingest", "--goal", "tree", "--batch-per-directory", str(tmp_path / "empty"))
+    assert empty.exit_code == 2 and "no artifact to ingest" in empty.output and "goal 'tree' was not created" in empty.output
 
 
 def test_an_ingest_larger_than_a_chunk_is_one_transaction(migrated_url, tmp_path, monkeypatch):
