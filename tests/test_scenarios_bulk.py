@@ -246,3 +246,30 @@ def test_a_manifest_may_list_more_members_than_a_document_may_hold():
     document = {"schema_version": "benchmark_result_v0", "notes": ["x" * 1000] * (MAX_PAYLOAD_BYTES // 1000)}
     (problem,) = storage_problems([Storable("g", "result", "benchmark_result_v0", "cli ingest", document, canonical_json(document))])
     assert "larger than the 4194304-byte limit" in problem[1]
+
+
+def test_a_line_changed_after_validation_is_not_written(migrated_url, tmp_path, monkeypatch):
+    """The second read appends only bytes the first one validated (16 bytes kept per line, not the line)."""
+    from benchledger.ledger import bulk
+
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 3)  # a transaction per batch
+    lines = _batches(4)
+    path = _batch_file(tmp_path / "batches.ndjson", lines)
+    validate = bulk._validate
+
+    def validated_then_edited(*args):
+        digests = validate(*args)
+        assert len(digests) == 4 * bulk.LINE_DIGEST_BYTES
+        _batch_file(path, [*lines[:2], {**lines[2], "goal_id": "elsewhere"}, lines[3]])
+        return digests
+
+    monkeypatch.setattr(bulk, "_validate", validated_then_edited)
+    result = invoke(migrated_url, "ingest-batches", str(path), "--format", "json")
+
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["errors"] == [{"line": 3, "error": "the line changed after the file was validated; this line and those after it were not written"}]
+    assert (report["batches_appended"], report["transactions"]) == (2, 2)
+    assert {g["goal_id"] for g in _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]} == {"goal-0", "goal-1"}
+    _batch_file(path, lines)  # as it was: edited again after validation, in markdown
+    assert "stopped: `" + str(path) + "` after 2 committed transaction(s)" in invoke(migrated_url, "ingest-batches", str(path)).stdout
