@@ -1,8 +1,9 @@
 """Peak memory of the intake commands at the documented limits, against bounds stated in the README.
 
-    .venv/bin/python -m benchmarks.memory                      # 64 MiB NDJSON ingest, 10^6-event import-ndjson (SQLite)
+    .venv/bin/python -m benchmarks.memory                      # 64 MiB ingest and ingest-batches, 3x10^5-event import-ndjson (SQLite)
+    .venv/bin/python -m benchmarks.memory --full               # ... and import-ndjson of 10^6 events too (about an hour more)
     .venv/bin/python -m benchmarks.memory --quick              # 8 MiB and 10^5 events, a few minutes
-    .venv/bin/python -m benchmarks.memory --ndjson-mib 64 --export-events 300000
+    .venv/bin/python -m benchmarks.memory --ndjson-mib 64 --export-events 300000 1000000
 
 Each command runs as its own process (the console script, as a user runs it);
 its peak resident set size is the kernel's ``ru_maxrss`` of that child
@@ -14,6 +15,8 @@ prints each figure, its bound and whether it held, and exits 1 if one did not.
 
 Inputs: the ingest NDJSON holds distinct ``benchmark_result_v0`` documents
 (the conformance corpus's, one task id each) up to the size asked; the
+``ingest-batches`` file holds the same documents, :data:`DOCUMENTS_PER_BATCH`
+a line and :data:`BATCHES_PER_GOAL` lines a goal (a backlog of many goals); the
 export is built from real goals ingested once and cloned by the store's own
 record builder (``synthetic_ledger.clone_goal``), so it verifies like any
 export, trailer included.
@@ -42,7 +45,10 @@ MIB = 1024 * 1024
 # The README's bounds (section "Memory"), over the baseline process.
 IMPORT_FIXED_BUDGET = 256 * MIB
 INGEST_FIXED_BUDGET = 128 * MIB
-INGEST_PER_DOCUMENT = 12 * 1024
+INGEST_PER_DOCUMENT = 6 * 1024
+BATCHES_FIXED_BUDGET = 128 * MIB
+DOCUMENTS_PER_BATCH = 50
+BATCHES_PER_GOAL = 10
 RESULT = Path(__file__).resolve().parents[1] / "tests" / "hostile" / "valid" / "result.json"
 
 
@@ -90,6 +96,18 @@ def write_ndjson(path: Path, size: int) -> tuple[int, int]:
             largest = max(largest, len(line))
 
 
+def write_batches(source: Path, path: Path) -> tuple[int, int]:
+    """The NDJSON's documents as ``ingest-batches`` lines; returns (batches, largest line)."""
+    batches = largest = 0
+    with source.open(encoding="utf-8") as documents, path.open("w", encoding="utf-8") as out:
+        while chunk := [json.loads(line) for _, line in zip(range(DOCUMENTS_PER_BATCH), documents)]:
+            line = json.dumps({"goal_id": f"goal-{batches // BATCHES_PER_GOAL:06d}", "kind": None, "artifacts": chunk}, separators=(",", ":")) + "\n"
+            out.write(line)
+            batches += 1
+            largest = max(largest, len(line))
+    return batches, largest
+
+
 def write_export(path: Path, target_events: int, seed: int) -> tuple[int, int]:
     """An export of about ``target_events`` events (cloned real goals, contiguous positions), trailer last."""
     templates = build_templates(wl.load_templates(), 12, seed)
@@ -116,13 +134,14 @@ def write_export(path: Path, target_events: int, seed: int) -> tuple[int, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="8 MiB NDJSON and 10^5 events")
+    parser.add_argument("--full", action="store_true", help="import-ndjson of 3x10^5 and 10^6 events")
     parser.add_argument("--ndjson-mib", type=float, default=None, help="size of the ingested NDJSON (default 64, the limit)")
-    parser.add_argument("--export-events", type=int, default=None, help="events in the imported export (default 10^6)")
+    parser.add_argument("--export-events", type=int, nargs="+", default=None, help="events in each imported export (default 3x10^5)")
     parser.add_argument("--seed", type=int, default=20260101)
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
     ndjson_mib = args.ndjson_mib or (8 if args.quick else 64)
-    export_events = args.export_events or (10**5 if args.quick else 10**6)
+    export_sizes = args.export_events or ([10**5] if args.quick else [3 * 10**5, 10**6] if args.full else [3 * 10**5])
     benchledger = find_benchledger()
     with tempfile.TemporaryDirectory(dir=args.workdir) as scratch:
         work = Path(scratch)
@@ -137,13 +156,26 @@ def main(argv: list[str] | None = None) -> int:
                                   "--format", "json", str(ndjson)])
         bound = baseline + INGEST_FIXED_BUDGET + 10 * largest + INGEST_PER_DOCUMENT * documents
         results.append(Measured("ingest", ndjson.stat().st_size, documents, largest, seconds, peak, bound))
-        ndjson.unlink()
 
-        export = work / "export.ndjson"
-        events, largest = write_export(export, export_events, args.seed)
-        log(f"import-ndjson of {export.stat().st_size / MIB:.0f} MiB, {events} events ...")
-        peak, seconds = peak_rss([*benchledger, "--database-url", f"sqlite:///{work / 'import.sqlite'}", "import-ndjson", str(export)])
-        results.append(Measured("import-ndjson", export.stat().st_size, events, largest, seconds, peak, baseline + IMPORT_FIXED_BUDGET + 10 * largest))
+        batches_file = work / "batches.ndjson"
+        batches, largest = write_batches(ndjson, batches_file)
+        ndjson.unlink()
+        log(f"ingest-batches of {batches_file.stat().st_size / MIB:.1f} MiB, {batches} batches of {DOCUMENTS_PER_BATCH} ...")
+        peak, seconds = peak_rss([*benchledger, "--database-url", f"sqlite:///{work / 'batches.sqlite'}", "ingest-batches",
+                                  "--format", "json", str(batches_file)])
+        bound = baseline + BATCHES_FIXED_BUDGET + 10 * largest
+        results.append(Measured("ingest-batches", batches_file.stat().st_size, documents, largest, seconds, peak, bound))
+        batches_file.unlink()
+
+        for export_events in export_sizes:
+            export = work / "export.ndjson"
+            events, largest = write_export(export, export_events, args.seed)
+            log(f"import-ndjson of {export.stat().st_size / MIB:.0f} MiB, {events} events ...")
+            target = work / f"import-{events}.sqlite"
+            peak, seconds = peak_rss([*benchledger, "--database-url", f"sqlite:///{target}", "import-ndjson", str(export)])
+            results.append(Measured("import-ndjson", export.stat().st_size, events, largest, seconds, peak, baseline + IMPORT_FIXED_BUDGET + 10 * largest))
+            export.unlink()
+            target.unlink()
 
     print("| command | input | documents / events | largest line | time | peak RSS | over baseline | bound | held |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import sys
+import textwrap
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import click
@@ -14,33 +18,31 @@ from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
 
 
-def _progress(files: list[str]):
-    """A progress bar on a terminal for large batches; silent otherwise."""
-    if len(files) > 200 and sys.stderr.isatty():
-        return click.progressbar(files, label="reading", file=sys.stderr)
-    return _Quiet(files)
+def _progress(total: int):
+    """Wraps each batch's files in one progress bar on a terminal for large ingests; passes them through otherwise."""
+    if total > 200 and sys.stderr.isatty():
+        bar = click.progressbar(length=total, label="reading", file=sys.stderr)
 
+        def advancing(files: Iterable[str]) -> Iterator[str]:
+            for file in files:
+                yield file
+                bar.update(1)
 
-class _Quiet:
-    def __init__(self, items: list[str]) -> None:
-        self.items = items
-
-    def __enter__(self) -> list[str]:
-        return self.items
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
+        return bar, advancing
+    return contextlib.nullcontext(), lambda files: files
 
 
 # What a dry run says instead of an outcome: nothing it reports has happened.
 _WOULD = {"appended": "would append", "duplicate": "duplicate"}
 
 
-def _markdown(report: dict[str, Any]) -> str:
+def _markdown(report: dict[str, Any]) -> Iterator[str]:
+    """The markdown report, a line at a time (``events`` may be an iterator: an ingest may report 10^5 of them)."""
     if not report["ok"]:
         lines = [f"# Ingest refused: nothing written to `{report['goal_id']}`", ""]
         lines += [f"- {line}" for line in capped([f"{e['source']}: {e['error']}" for e in report["errors"]])]
-        return "\n".join(lines) + "\n"
+        yield from (line + "\n" for line in lines)
+        return
     dry_run = report["dry_run"]
     status = (lambda s: _WOULD[s]) if dry_run else (lambda s: s)  # noqa: E731
     lines = [
@@ -48,82 +50,183 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         f"- {'would append' if dry_run else 'appended'}: {report['appended_count']} event(s); "
         f"{'already in the goal' if dry_run else 'duplicates'}: {report['duplicate_count']}",
-        f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})",
-        "",
     ]
+    if "batch_event_id" in report:
+        lines.append(f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})")
+    for batch in report.get("batches", []):
+        lines.append(
+            f"- batch `{batch['batch_event_id']}` ({status(batch['batch_status'])}): {batch['directory']} "
+            f"({batch['appended_count']} {'to append' if dry_run else 'appended'}, {batch['duplicate_count']} duplicate)"
+        )
+    lines.append("")
+    yield from (line + "\n" for line in lines)
     for e in report["events"]:
         where = f"#{e['position']} v{e['stream_version']}"
-        lines.append(f"- {status(e['status']):12} {e['kind']:20} {where:12} {e['source']}")
-    return "\n".join(lines) + "\n"
+        yield f"- {status(e['status']):12} {e['kind']:20} {where:12} {e['source']}\n"
+
+
+def streamed_json(report: dict[str, Any], events: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """``json.dumps({**report, "events": list(events)}, indent=2)`` plus a newline, an event at a time (never all in memory)."""
+    head = json.dumps({**report, "events": []}, indent=2, ensure_ascii=False)
+    yield head[: -len("[]\n}")]
+    first = True
+    for event in events:
+        yield ("[\n" if first else ",\n") + textwrap.indent(json.dumps(event, indent=2, ensure_ascii=False), "    ")
+        first = False
+    yield "[]\n}\n" if first else "\n  ]\n}\n"
+
+
+def _event(member: Any) -> dict[str, Any]:
+    return {
+        "event_id": member.event_id,
+        "position": member.position,
+        "stream_version": member.stream_version,
+        "kind": member.kind,
+        "schema_version": member.schema_version,
+        "status": member.status,
+        "source": member.source,
+    }
+
+
+def _ingest_report(goal: str, outcome: Any, per_directory: bool) -> dict[str, Any]:
+    if not outcome.ok:
+        errors = outcome.errors
+        for line in capped([f"{source}: {error}" for source, error in errors]):
+            click.echo(f"error: {line}", err=True)
+        return {
+            "ok": False,
+            "goal_id": goal,
+            "error_count": len(errors),
+            "errors": [{"source": s, "error": e} for s, e in errors[:SHOWN_PROBLEMS]],
+        }
+    batches = outcome.batches
+    report: dict[str, Any] = {"ok": True, "dry_run": outcome.dry_run, "goal_id": goal}
+    if per_directory:
+        report["batches"] = [
+            {
+                "directory": b.label,
+                "batch_event_id": b.batch.event_id,
+                "batch_status": b.batch.status,
+                "appended_count": b.appended_count,
+                "duplicate_count": b.duplicate_count,
+            }
+            for b in batches
+        ]
+    else:
+        (batch,) = batches
+        report.update(batch_event_id=batch.batch.event_id, batch_status=batch.batch.status)
+    report["appended_count"] = sum(b.appended_count for b in batches)
+    report["duplicate_count"] = sum(b.duplicate_count for b in batches)
+    report["events"] = (_event(m) for b in batches for m in b.members)  # (streamed to the output)
+    return report
 
 
 @click.command("ingest")
 @click.option("--kind", type=click.Choice(KINDS), help="Kind of every document (needed for lifecycle inputs and adapter invocations, which carry no reliable schema).")
 @click.option("--dry-run", is_flag=True, help="Validate and report what would be appended, without writing.")
+@click.option(
+    "--batch-per-directory",
+    "root",
+    metavar="ROOT",
+    help="A job tree instead of PATHs: each directory below ROOT that directly holds input files is one batch (sorted); all or none.",
+)
 @format_option("markdown", "json")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, metavar="PATH...")
 @click.pass_context
-def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: bool, fmt: str, paths: tuple[str, ...]) -> None:
+def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: bool, root: str | None, fmt: str, paths: tuple[str, ...]) -> None:
     """Append compact artifacts to GOAL as one batch: all of them or none.
 
     PATH is a JSON file, a directory (its *.json, *.ndjson and *.jsonl files,
     recursively, sorted), an NDJSON file (one artifact a line) or - for
     standard input. The kind of each document is detected from its
     schema_version (run, comparison, result, learning-ledger, claim-review);
-    --kind names it otherwise (see the choices above).
+    --kind names it otherwise (see the choices above). With
+    --batch-per-directory ROOT each directory of the tree is a batch of its
+    own, and the whole tree is still one transaction.
     """
-    from benchledger.ledger.application import NothingToIngest, ingest
-    from benchledger.ledger.intake.artifacts import collect_artifacts
+    from benchledger.ledger.bulk import DocumentBatch, directory_batches, ingest_files
     from benchledger.ledger.intake.files import expand_paths
-    from benchledger.ledger.storage_guard import UnstorableContent
 
-    files = expand_paths(list(paths))
-    with _progress(files) as progress:
-        artifacts, sources, errors = collect_artifacts(progress, kind)
-    if not artifacts and not errors:
-        raise NothingToIngest(
-            f"{', '.join(paths)}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl); "
-            f"nothing was written, goal {goal!r} was not created"
-        )
-    if not errors:
-        with open_ledger(ctx) as ledger:
-            try:
-                outcome = ingest(ledger, goal, artifacts, source="cli ingest", dry_run=dry_run)
-            except UnstorableContent as refused:  # reported like the files intake refused
-                errors = refused.problems
-    if errors:
-        report = {
-            "ok": False,
-            "goal_id": goal,
-            "error_count": len(errors),
-            "errors": [{"source": s, "error": e} for s, e in errors[:SHOWN_PROBLEMS]],
-        }
-        for line in capped([f"{source}: {error}" for source, error in errors]):
-            click.echo(f"error: {line}", err=True)
+    if bool(root) == bool(paths):
+        raise click.UsageError("give PATH... or --batch-per-directory ROOT (one of them)")
+    if root:
+        # (a tree without input files is an empty batch of the goal: refused as "no artifact", naming the goal)
+        batches, inputs = directory_batches(goal, root) or [DocumentBatch(goal, [], root)], root
     else:
-        report = {
-            "ok": True,
-            "dry_run": dry_run,
-            "goal_id": goal,
-            "batch_event_id": outcome.batch.event.event_id,
-            "batch_status": outcome.batch.status,
-            "appended_count": outcome.appended_count,
-            "duplicate_count": outcome.duplicate_count,
-            "events": [
-                {
-                    "event_id": m.event.event_id,
-                    "position": m.event.position,
-                    "stream_version": m.event.stream_version,
-                    "kind": m.event.kind,
-                    "schema_version": m.event.schema_version,
-                    "status": m.status,
-                    "source": source,
-                }
-                for m, source in zip(outcome.members, sources)
-            ],
-        }
-    click.echo(json.dumps(report, indent=2, ensure_ascii=False) if fmt == "json" else _markdown(report), nl=fmt == "json")
+        batches, inputs = [DocumentBatch(goal, expand_paths(list(paths)))], ", ".join(paths)
+    bar, progress = _progress(sum(len(b.files) for b in batches))
+    with open_ledger(ctx) as ledger, bar:
+        outcome = ingest_files(ledger, batches, kind=kind, source="cli ingest", dry_run=dry_run, progress=progress, inputs=inputs)
+    report = _ingest_report(goal, outcome, per_directory=bool(root))
+    if fmt == "json":
+        pieces = streamed_json(report, report.pop("events")) if report["ok"] else iter([json.dumps(report, indent=2, ensure_ascii=False) + "\n"])
+    else:
+        pieces = _markdown(report)
+    while text := "".join(itertools.islice(pieces, 1000)):  # (a write per thousand events, not per event)
+        click.echo(text, nl=False)
     ctx.exit(0 if report["ok"] else 1)
 
 
 ingest_command.params.insert(0, goal_option(required=True, help="The goal (stream) the batch is appended to."))
+
+
+def _batches_markdown(report: dict[str, Any]) -> str:
+    if not report["ok"]:
+        if report["transactions"]:  # (only a file that changed between the two reads stops after commits)
+            lines = [f"# ingest-batches stopped: `{report['file']}` after {report['transactions']} committed transaction(s)", ""]
+        else:
+            lines = [f"# ingest-batches refused: nothing written from `{report['file']}`", ""]
+        shown = [f"line {e['line']}: {e['error']}" if e["line"] is not None else e["error"] for e in report["errors"]]
+        more = report["error_count"] - len(shown)
+        lines += [f"- {line}" for line in shown] + ([f"- ... and {more} more"] if more else [])
+        return "\n".join(lines) + "\n"
+    return (
+        f"# ingest-batches from `{report['file']}`\n\n"
+        f"- batches: {report['batches']} ({report['batches_appended']} new), artifacts: {report['artifacts']}\n"
+        f"- appended: {report['appended']} event(s); duplicates: {report['duplicates']}; transactions: {report['transactions']}\n"
+    )
+
+
+@click.command("ingest-batches")
+@format_option("markdown", "json")
+@click.argument("file", metavar="FILE|-")
+@click.pass_context
+def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
+    """Append many batches from an NDJSON file (or - for standard input), one batch a line.
+
+    Each line is {"goal_id": "...", "kind": null or a kind, "artifacts": [...]}
+    with an optional "source" label. Every line is validated first: any invalid
+    line writes nothing (the lines are named). The batches are then appended in
+    transactions of a few hundred artifacts; running the same file again after
+    an interruption appends only what is missing.
+    """
+    from benchledger.ledger.bulk import ingest_batch_file, spooled_stdin
+
+    with contextlib.ExitStack() as stack:
+        path = stack.enter_context(spooled_stdin()) if file == "-" else file
+        ledger = stack.enter_context(open_ledger(ctx))
+        bar = None
+        if sys.stderr.isatty():
+            bar = stack.enter_context(click.progressbar(length=1, label="appending artifacts", file=sys.stderr))
+        outcome = ingest_batch_file(
+            ledger, path, name="<stdin>" if file == "-" else file, started=_sized(bar), progress=bar.update if bar else None
+        )
+    report = outcome.as_dict()
+    if not outcome.ok:
+        for e in report["errors"]:
+            click.echo(f"error: {report['file']}:{e['line']}: {e['error']}" if e["line"] is not None else f"error: {e['error']}", err=True)
+        if outcome.error_count > len(report["errors"]):
+            click.echo(f"error: ... and {outcome.error_count - len(report['errors'])} more", err=True)
+    click.echo(json.dumps(report, indent=2, ensure_ascii=False) if fmt == "json" else _batches_markdown(report), nl=fmt == "json")
+    ctx.exit(0 if outcome.ok else 1)
+
+
+def _sized(bar: Any):
+    """Sets the bar's length once the validation pass has counted the artifacts."""
+    if bar is None:
+        return None
+
+    def start(total: int) -> None:
+        bar.length = total
+
+    return start

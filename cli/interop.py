@@ -62,7 +62,7 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
 
     plan = plan_import(path, goal)
     if plan.refused:
-        report = ImportReport(goal, plan, [], dry_run).as_dict()
+        report = ImportReport(goal, plan, 0, 0, dry_run).as_dict()
         for refusal in plan.refused:
             click.echo(f"error: {refusal['source']}: {refusal['reason']}", err=True)
     else:

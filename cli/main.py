@@ -17,7 +17,7 @@ import click
 
 from benchledger import __version__
 from benchledger.cli.db import db
-from benchledger.cli.ingest import ingest_command
+from benchledger.cli.ingest import ingest_batches_command, ingest_command
 from benchledger.cli.interop import INTEROP_COMMANDS
 from benchledger.cli.output import FORMATS
 from benchledger.cli.queries import (
@@ -148,6 +148,7 @@ def cli(ctx: click.Context, database_url: str | None, global_format: str | None)
 
 for command in (
     ingest_command,
+    ingest_batches_command,
     goals_command,
     show_command,
     history_command,

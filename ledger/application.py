@@ -54,7 +54,7 @@ class _DryRun(Exception):
         self.outcome = outcome
 
 
-def _member_event(artifact: Artifact) -> NewEvent:
+def member_event(artifact: Artifact) -> NewEvent:
     """An artifact's event: one source document is one observation (keyed on its source hash, docs/hash-chain.md)."""
     schema = artifact.payload.get("schema_version") if isinstance(artifact.payload, dict) else None
     return NewEvent(
@@ -64,16 +64,20 @@ def _member_event(artifact: Artifact) -> NewEvent:
 
 def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[str, Any] | None = None) -> list[NewEvent]:
     """The events one batch appends: its members, then its ``ingest_batch`` manifest."""
-    members = [_member_event(a) for a in artifacts]
-    manifest_members = []
-    for artifact, new in zip(artifacts, members):
-        member = {"event_id": new.event_id(goal_id), "kind": new.kind}
-        if artifact.role:
-            member["role"] = artifact.role
-        manifest_members.append(member)
-    manifest = linking.batch_manifest(manifest_members, review)
+    members = [member_event(a) for a in artifacts]
+    manifest = [manifest_member(new.event_id(goal_id), new.kind, a.role) for a, new in zip(artifacts, members)]
+    return [*members, manifest_event(manifest, review)]
+
+
+def manifest_member(event_id: str, kind: str, role: str | None) -> dict[str, Any]:
+    """How a batch manifest names one member."""
+    return {"event_id": event_id, "kind": kind, **({"role": role} if role else {})}
+
+
+def manifest_event(members: list[dict[str, Any]], review: Mapping[str, Any] | None = None) -> NewEvent:
+    """A batch's ``ingest_batch`` event, listing ``members`` (:func:`manifest_member`) in order."""
     origin = "the batch manifest" + (" (the review's flags are its $.review.options)" if review else "")
-    return [*members, NewEvent(linking.BATCH_KIND, manifest, linking.BATCH_SCHEMA, origin=origin)]
+    return NewEvent(linking.BATCH_KIND, linking.batch_manifest(members, review), linking.BATCH_SCHEMA, origin=origin)
 
 
 def append_projected(
@@ -104,12 +108,12 @@ def append_projected(
             materialize_goals(tx, first_new)
 
     try:
-        return ledger.append_streams(_members_as_stored(ledger, appends), source=source, within=finish)
+        return ledger.append_streams(members_as_stored(ledger, appends), source=source, within=finish)
     except _DryRun as stop:
         return stop.outcome
 
 
-def _members_as_stored(ledger: Ledger, appends: Sequence[StreamAppend]) -> Sequence[StreamAppend]:
+def members_as_stored(ledger: Ledger, appends: Sequence[StreamAppend]) -> Sequence[StreamAppend]:
     """The appends with each batch manifest naming its members by the ids they are stored under.
 
     A member already stored under its content-only id (ingested before source

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.application import append_projected, batch_events
+from benchledger.ledger.application import batch_events
+from benchledger.ledger.bulk import append_in_chunks
 from benchledger.ledger.canonical import canonical_json, sha256_hex
 from benchledger.ledger.intake.artifacts import to_artifact
 from benchledger.ledger.intake.files import (
@@ -41,13 +42,14 @@ from benchledger.ledger.intake.files import (
     MAX_NDJSON_BYTES,
     InputFileError,
     SourceDocument,
+    embedded_document,
     open_regular_file,
     parse_document,
     read_documents,
     read_lines,
 )
 from benchledger.ledger.storage_guard import Storable, UnstorableContent, storage_problems
-from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend
+from benchledger.ledger.store import Ledger, NewEvent
 from benchledger.projections import runs
 from benchledger.projections.artifacts import IntakeError
 from benchledger.projections.artifacts.kinds import KIND_SPECS, detect_kind
@@ -77,7 +79,9 @@ class ImportPlan:
 class ImportReport:
     goal_id: str
     plan: ImportPlan
-    outcome: list[Appended]
+    # events appended / already in the goal (counts: a large import holds no list of its events)
+    appended: int
+    already_present: int
     dry_run: bool
 
     @property
@@ -95,29 +99,29 @@ class ImportReport:
             "rows_read": plan.rows_read,
             "duplicate_rows": plan.duplicate_rows,
             "rows_without_artifacts": plan.rows_without_artifacts,
-            "events_appended": sum(1 for a in self.outcome if a.status == "appended"),
-            "events_already_present": sum(1 for a in self.outcome if a.status == "duplicate"),
+            "events_appended": self.appended,
+            "events_already_present": self.already_present,
             "refused": list(plan.refused),
         }
 
 
 def import_plan(ledger: Ledger, goal_id: str, plan: ImportPlan, *, dry_run: bool = False) -> ImportReport:
-    """Append a :func:`plan_import` plan to ``goal_id`` in one transaction, with the goal's projections.
+    """Append a :func:`plan_import` plan to ``goal_id`` in one transaction (in chunks), with the goal's projections.
 
     A plan with any refused row writes nothing: the report has ``ok`` false.
     What the store's guard refuses (``ledger.storage_guard``) is reported the
     same way.
     """
     if plan.refused:
-        return ImportReport(goal_id, plan, [], dry_run)
+        return ImportReport(goal_id, plan, 0, 0, dry_run)
     new_events = _older_versions_restated(ledger, goal_id, plan.events) if plan.source_format == RUN_LEDGER_SCHEMA else plan.events
     try:
-        (outcome,) = append_projected(ledger, [StreamAppend(goal_id, new_events)], source=IMPORT_SOURCE, dry_run=dry_run)
+        counts = append_in_chunks(ledger, goal_id, new_events, source=IMPORT_SOURCE, dry_run=dry_run)
     except UnstorableContent as refused:
         for where, problem in refused.problems:
             plan.refuse(where, problem)
-        return ImportReport(goal_id, plan, [], dry_run)
-    return ImportReport(goal_id, plan, outcome, dry_run)
+        return ImportReport(goal_id, plan, 0, 0, dry_run)
+    return ImportReport(goal_id, plan, counts["appended"], counts["duplicate"], dry_run)
 
 
 def _older_versions_restated(ledger: Ledger, goal_id: str, new_events: list[NewEvent]) -> list[NewEvent]:
@@ -204,11 +208,11 @@ def _plan_run_ledger(document: SourceDocument) -> ImportPlan:
                 if problems:
                     plan.refuse(label, "; ".join(problems))
                     continue
-                body = canonical_json(row)
-                if body in seen:
+                digest = sha256_hex(canonical_json(row))
+                if digest in seen:
                     plan.duplicate_rows += 1
                     continue
-                seen.add(body)
+                seen.add(digest)
                 accepted.append((runs.utc_instant(row["recorded_at"]), len(accepted), row, label))
     # Sorting on (instant, file order) keeps rows recorded at the same second in file order.
     accepted.sort(key=lambda item: item[:2])
@@ -289,7 +293,7 @@ def _artifacts(record: SourceDocument) -> list[Any]:
         # An embedded artifact's source is its own object, not the record around it: LoopX writes
         # a run into its run's record and again into the comparison's, and that is one observation.
         return [
-            to_artifact(SourceDocument(record.source, value, sha256_hex(canonical_json(value))), kind)
+            to_artifact(embedded_document(record.source, value), kind)
             for kind, value in embedded
         ]
     # A record that is itself an artifact (top-level schema_version) is taken as one.
@@ -306,11 +310,11 @@ def _plan_history(index: Path, goal_id: str) -> ImportPlan:
             continue
         try:
             record = _record(row, index.parent)
-            body = canonical_json(record.value)
-            if body in seen:
+            digest = sha256_hex(canonical_json(record.value))  # (a hash: records may be megabytes each)
+            if digest in seen:
                 plan.duplicate_rows += 1
                 continue
-            seen.add(body)
+            seen.add(digest)
             artifacts = _artifacts(record)
         except IntakeError as exc:
             plan.refuse(row.source, str(exc))

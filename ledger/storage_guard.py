@@ -10,7 +10,8 @@ event, or the metadata stored beside it, breaks a rule:
   no UTF-8 form: it could be hashed and stored as an escape, but no command could
   print it) in any string or key;
 * **JSON**: every number finite; a payload at most :data:`MAX_PAYLOAD_BYTES` of
-  canonical JSON, nested at most :data:`MAX_NESTING_DEPTH` levels; ``kind``,
+  canonical JSON (a batch manifest, benchledger's own list of a batch's members,
+  :data:`MAX_MANIFEST_BYTES`), nested at most :data:`MAX_NESTING_DEPTH` levels; ``kind``,
   ``schema_version`` and ``source`` within their column widths;
 * **privacy at rest** (docs/privacy.md has the table): no string or key of a
   payload, and no goal id, kind, schema version or source label, may match a
@@ -43,8 +44,13 @@ from typing import Any
 
 from benchledger.ledger.append import InvalidEvent
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, is_public_safe
+from benchledger.projections.linking import BATCH_KIND
 
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+# A batch manifest is benchledger's own list of its members (an id and a kind each):
+# one ingest of a 64 MiB NDJSON of small documents lists ~10^5-10^6 of them. It is held
+# to this limit instead, which an export line (exchange.MAX_EXPORT_LINE_BYTES) can carry.
+MAX_MANIFEST_BYTES = 128 * 1024 * 1024
 MAX_NESTING_DEPTH = 64
 # Column widths of ``events`` (ledger.schema); checked before writing so that
 # SQLite, which ignores them, and PostgreSQL, which enforces them, agree.
@@ -278,15 +284,15 @@ def nesting_depth(value: Any) -> int:
     return deepest
 
 
-def payload_problems(payload: Any, body: str) -> list[tuple[str, str]]:
+def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES) -> list[tuple[str, str]]:
     """Why ``payload`` (whose canonical JSON is ``body``) may not be stored, as ``(place, problem)``; empty when it may.
 
     Each test is screened on ``body`` or on the joined texts first, so a
     storable payload costs a few substring searches and one privacy screen.
     """
     problems: list[tuple[str, str]] = []
-    if len(body) > MAX_PAYLOAD_BYTES // 4 and len(body.encode("utf-8", "surrogatepass")) > MAX_PAYLOAD_BYTES:
-        problems.append(("the payload", f"is larger than the {MAX_PAYLOAD_BYTES}-byte limit as canonical JSON"))
+    if len(body) > limit // 4 and len(body.encode("utf-8", "surrogatepass")) > limit:
+        problems.append(("the payload", f"is larger than the {limit}-byte limit as canonical JSON"))
     if body.count("{") + body.count("[") > MAX_NESTING_DEPTH and nesting_depth(payload) > MAX_NESTING_DEPTH:
         problems.append(("the payload", f"is nested deeper than the {MAX_NESTING_DEPTH}-level limit"))
     non_finite = "NaN" in body or "Infinity" in body
@@ -351,8 +357,12 @@ def storage_problems(items: Iterable[Storable]) -> list[tuple[str, str]]:
                 problems += [("the write", p) for p in metadata_problems(name, value)]
         for name, value in (("kind", item.kind), ("schema_version", item.schema_version)):
             problems += [(where, p) for p in metadata_problems(name, value)]
-        problems += [(where, f"{place} of this {item.kind} {p}") for place, p in payload_problems(item.payload, item.body)]
+        problems += [(where, f"{place} of this {item.kind} {p}") for place, p in payload_problems(item.payload, item.body, limit=_payload_limit(item.kind))]
     return problems
+
+
+def _payload_limit(kind: str) -> int:
+    return MAX_MANIFEST_BYTES if kind == BATCH_KIND else MAX_PAYLOAD_BYTES
 
 
 def refuse_unstorable(items: Iterable[Storable]) -> None:

@@ -46,11 +46,11 @@ from benchledger.ledger.engine import (
 )
 from benchledger.ledger.event_records import head_record
 from benchledger.ledger.schema import events, metadata, projection_rows, stream_heads
-from benchledger.ledger.storage_guard import Storable, refuse_unstorable
+from benchledger.ledger.storage_guard import Storable, refuse_unstorable, storage_problems
 
 # Re-exported: the store is where callers find the event types and the store's errors.
 __all__ = [
-    "GOAL_ID_PATTERN", "Appended", "CorruptEvent", "InvalidEvent", "InvalidGoalId", "Ledger", "LedgerBusy", "LedgerError",
+    "GOAL_ID_PATTERN", "Appended", "ChunkedAppend", "CorruptEvent", "InvalidEvent", "InvalidGoalId", "Ledger", "LedgerBusy", "LedgerError",
     "NewEvent", "StoredEvent", "open_ledger", "StreamAppend", "Transaction", "VersionConflict", "create_ledger_engine", "normalize_url",
     "retry_sqlite_locked", "utc_timestamp", "validate_goal_id",
 ]
@@ -136,20 +136,7 @@ class Ledger:
         given; the whole call costs a handful of statements, however many events
         and goals it holds (a bulk ingest). Returns one outcome list per append.
         """
-        prepared: list[tuple[StreamAppend, list[Prepared]]] = []
-        for request in appends:
-            validate_goal_id(request.goal_id)
-            events_of_goal = []
-            for new in request.events:
-                body, digest = new.canonical
-                events_of_goal.append(Prepared(new, body, digest, new.event_id(request.goal_id), new.earlier_id(request.goal_id)))
-            prepared.append((request, events_of_goal))
-        if self.persistent:  # (a stateless review reads what LoopX reads: paths, NaN, surrogates and all)
-            refuse_unstorable(
-                Storable(request.goal_id, p.new.kind, p.new.schema_version, source, p.new.payload, p.body, p.new.origin)
-                for request, events_of_goal in prepared
-                for p in events_of_goal
-            )
+        prepared = self._guarded(appends, source)
 
         def attempt() -> list[list[Appended]]:
             with self.transaction(write=True) as tx:
@@ -157,6 +144,29 @@ class Ledger:
                 if within is not None:
                     within(tx, outcomes)
             return outcomes
+
+        return self.retrying_when_locked(attempt)
+
+    def _guarded(self, appends: Sequence[StreamAppend], source: str) -> list[tuple[StreamAppend, list[Prepared]]]:
+        """``appends`` prepared for :func:`append_locked`, once the store's guard let them through (before any lock)."""
+        prepared = _prepared(appends)
+        if self.persistent:  # (a stateless review reads what LoopX reads: paths, NaN, surrogates and all)
+            refuse_unstorable(_storables(prepared, source))
+        return prepared
+
+    def writing(self, work: Callable[[ChunkedAppend], Any]) -> Any:
+        """Run ``work`` in one write transaction in which it may append any number of times: all or nothing.
+
+        An input too large to hold at once (a bulk ingest) is appended chunk by
+        chunk (:meth:`ChunkedAppend.append`, each chunk guarded like
+        :meth:`append_streams`) and commits when ``work`` returns; if it raises,
+        nothing is written. Retried as a whole while another SQLite writer holds
+        the lock, so ``work`` must be able to start over (read its input again).
+        """
+
+        def attempt() -> Any:
+            with self.transaction(write=True) as tx:
+                return work(ChunkedAppend(self, tx))
 
         return self.retrying_when_locked(attempt)
 
@@ -261,6 +271,45 @@ class Ledger:
         order = (projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.key)
         with self.engine.connect() as connection:
             return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
+
+
+class ChunkedAppend:
+    """The appends of one :meth:`Ledger.writing` transaction."""
+
+    def __init__(self, ledger: Ledger, tx: Transaction) -> None:
+        self.ledger, self.tx = ledger, tx
+
+    def append(self, appends: Sequence[StreamAppend], *, source: str) -> list[list[Appended]]:
+        """Append as :meth:`Ledger.append_streams` does, inside the open transaction (later chunks see earlier ones)."""
+        return append_locked(self.tx, self.ledger._guarded(appends, source), source)
+
+
+def unstorable_problems(appends: Sequence[StreamAppend], *, source: str) -> list[tuple[str, str]]:
+    """What the store's guard would refuse in ``appends``, as ``(where, problem)``, without writing or locking.
+
+    For a validation pass that must name every problem of an input before
+    anything is appended (``ingest-batches``, and the chunks of an ingest after
+    its first refusal); the append itself runs the same guard again.
+    """
+    return storage_problems(_storables(_prepared(appends), source))
+
+
+def _prepared(appends: Sequence[StreamAppend]) -> list[tuple[StreamAppend, list[Prepared]]]:
+    prepared: list[tuple[StreamAppend, list[Prepared]]] = []
+    for request in appends:
+        validate_goal_id(request.goal_id)
+        events_of_goal = []
+        for new in request.events:
+            body, digest = new.canonical
+            events_of_goal.append(Prepared(new, body, digest, new.event_id(request.goal_id), new.earlier_id(request.goal_id)))
+        prepared.append((request, events_of_goal))
+    return prepared
+
+
+def _storables(prepared: list[tuple[StreamAppend, list[Prepared]]], source: str) -> Iterator[Storable]:
+    for request, events_of_goal in prepared:
+        for p in events_of_goal:
+            yield Storable(request.goal_id, p.new.kind, p.new.schema_version, source, p.new.payload, p.body, p.new.origin)
 
 
 def open_ledger(url: str | None = None, *, migrate: bool = True) -> Ledger:

@@ -28,6 +28,7 @@ ARGUMENTS = {
     "history": ["g"],
     "import-loopx": ["--goal", "g", "{run_ledger}"],
     "import-ndjson": ["{file}"],
+    "ingest-batches": ["{file}"],
     "report": ["--output", "{file}.site"],
 }
 

@@ -282,7 +282,7 @@ def test_a_record_holding_a_local_path_that_compaction_keeps_is_refused(ledger, 
     review = {"schema_version": "benchmark_claim_review_v0", "decision": {"next_action": "open /home/alice/notes.md"}}
     index = write_history(tmp_path / "runtime", [("", review | {"classification": "benchmark_claim_review_v0"})])
     report = import_plan(ledger, "g", plan_import(str(tmp_path / "runtime"), "g"))
-    assert report.ok is False and report.outcome == [] and ledger.event_count() == 0
+    assert report.ok is False and report.appended == 0 and ledger.event_count() == 0
     assert report.plan.refused == [
         {"source": f"{index}:1", "reason": f"$.decision.next_action of this claim-review holds {guard_what('posix-local-path')} [posix-local-path]"}
     ]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from benchledger.errors import capped
 from benchledger.ledger.intake.files import SourceDocument, read_documents
@@ -55,8 +56,42 @@ def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
     return Artifact(kind, payload, document.sha256, origin=document.source)
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A document (or a file) intake refused: where (``path`` or ``path:line``) and why."""
+
+    source: str
+    reason: str
+
+
+def read_artifacts(files: Iterable[str], kind: str | None, contradicted: list[str]) -> Iterator[Artifact | Refused]:
+    """Each document of ``files`` normalized, one at a time as it is read, or why it was refused.
+
+    A document whose schema contradicts ``kind`` is not yielded but added to
+    ``contradicted`` (``source: reason``): the caller raises
+    :func:`refuse_contradicted` once everything is read, as that is a usage error.
+    """
+    for file in files:
+        try:
+            for document in read_documents(file):
+                try:
+                    yield to_artifact(document, kind)
+                except KindContradicted as exc:
+                    contradicted.append(f"{document.source}: {exc}")
+                except IntakeError as exc:
+                    yield Refused(document.source, str(exc))
+        except IntakeError as exc:
+            yield Refused(getattr(exc, "source", file), getattr(exc, "reason", str(exc)))
+
+
+def refuse_contradicted(contradicted: list[str]) -> None:
+    """Raise :class:`KindContradicted` naming the documents :func:`read_artifacts` found contradicting ``--kind``."""
+    if contradicted:
+        raise KindContradicted("; ".join(capped(contradicted)) + "; nothing was written")
+
+
 def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Artifact], list[str], list[tuple[str, str]]]:
-    """Read and normalize every document of ``files``.
+    """Read and normalize every document of ``files`` (:func:`read_artifacts`, all held in memory).
 
     Returns the artifacts, the source (``path`` or ``path:line``) of each, and
     every refusal as ``(source, reason)``: ingest writes nothing when there is one.
@@ -64,22 +99,12 @@ def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Arti
     :class:`KindContradicted` (naming them) once every document is read.
     """
     artifacts: list[Artifact] = []
-    sources: list[str] = []
     errors: list[tuple[str, str]] = []
     contradicted: list[str] = []
-    for file in files:
-        try:
-            for document in read_documents(file):
-                try:
-                    artifacts.append(to_artifact(document, kind))
-                    sources.append(document.source)
-                except KindContradicted as exc:
-                    contradicted.append(f"{document.source}: {exc}")
-                except IntakeError as exc:
-                    errors.append((document.source, str(exc)))
-        except IntakeError as exc:
-            source, reason = getattr(exc, "source", file), getattr(exc, "reason", str(exc))
-            errors.append((source, reason))
-    if contradicted:
-        raise KindContradicted("; ".join(capped(contradicted)) + "; nothing was written")
-    return artifacts, sources, errors
+    for item in read_artifacts(files, kind, contradicted):
+        if isinstance(item, Refused):
+            errors.append((item.source, item.reason))
+        else:
+            artifacts.append(item)
+    refuse_contradicted(contradicted)
+    return artifacts, [a.origin for a in artifacts], errors

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from benchledger.ledger.canonical import canonical_json, sha256_hex
 from benchledger.ledger.storage_guard import MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nesting_depth
 from benchledger.projections.artifacts import IntakeError
 
@@ -80,10 +81,14 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
-def parse_document(data: bytes, source: str) -> SourceDocument:
-    """Parse one document strictly; any refusal names ``source`` and the reason."""
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise InputFileError(source, f"document is {len(data)} bytes, larger than the {MAX_DOCUMENT_BYTES}-byte limit")
+def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES) -> SourceDocument:
+    """Parse one document strictly; any refusal names ``source`` and the reason.
+
+    ``limit`` is larger only for a line that holds many documents (an
+    ``ingest-batches`` batch), each of which is held to :data:`MAX_DOCUMENT_BYTES`.
+    """
+    if len(data) > limit:
+        raise InputFileError(source, f"document is {len(data)} bytes, larger than the {limit}-byte limit")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -120,6 +125,16 @@ def parse_document(data: bytes, source: str) -> SourceDocument:
             except UnicodeEncodeError as exc:
                 raise InputFileError(source, "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)") from exc
     return SourceDocument(source, value, hashlib.sha256(data).hexdigest())
+
+
+def embedded_document(source: str, value: Any) -> SourceDocument:
+    """A document that came inside another one (a run record's artifact, a batch line's), not from a file of its own.
+
+    It has no bytes of its own, so its source hash is that of its canonical
+    JSON: the same object, wherever it is embedded and however it is spaced,
+    is the same observation (and re-reading the same input finds it again).
+    """
+    return SourceDocument(source, value, sha256_hex(canonical_json(value)))
 
 
 @contextmanager
@@ -202,7 +217,7 @@ def _ndjson(handle: BinaryIO, source: str, limit: int) -> Iterator[SourceDocumen
         yield parse_document(line, f"{source}:{number}")
 
 
-def _directory_files(directory: Path) -> list[Path]:
+def directory_files(directory: Path) -> list[Path]:
     """Every ``*.json``/NDJSON file below ``directory``, sorted; symlinked folders are not followed (no loops)."""
     found = []
     for root, dirs, files in os.walk(directory, followlinks=False):
@@ -217,7 +232,7 @@ def expand_paths(paths: list[str]) -> list[str]:
     for raw in paths:
         path = Path(os.path.expanduser(raw))
         if raw != "-" and path.is_dir():
-            files.extend(str(p) for p in _directory_files(path))
+            files.extend(str(p) for p in directory_files(path))
         else:
             files.append(raw)
     return files

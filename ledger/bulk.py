@@ -1,0 +1,500 @@
+"""Intake whose memory does not grow with its input's bytes: streamed ``ingest`` and ``ingest-batches``.
+
+Two promises, two shapes (README "Memory" states the bounds):
+
+* :func:`ingest_files` (``ingest``, ``ingest --batch-per-directory``) is all or
+  nothing: one write transaction into which the documents are read, normalized
+  and appended :data:`CHUNK_ARTIFACTS` at a time, each chunk through the store's
+  guard; nothing commits until every document is read and valid. What is held
+  is one chunk, plus a small :class:`MemberOutcome` per document for the report
+  and the batch manifest (and the projection fold of the goal at the end,
+  ``materialize_goals``).
+* :func:`ingest_batch_file` (``ingest-batches``) validates every line first,
+  keeping a 16-byte digest per line, then reads the file again and appends it
+  in transactions of about :data:`TRANSACTION_ARTIFACTS` artifacts
+  (:func:`ingest_many`), each committed as it goes: an interrupted run leaves
+  whole batches, and running it again appends only what is missing, because an
+  artifact's identity is its source hash within its goal
+  (:func:`embedded_document`) and a manifest's is its members.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from benchledger.errors import SHOWN_PROBLEMS, InvalidGoalId
+from benchledger.ledger.application import (
+    BatchRequest,
+    NothingToIngest,
+    batch_events,
+    ingest_many,
+    manifest_event,
+    manifest_member,
+    materialize_goals,
+    member_event,
+    members_as_stored,
+)
+from benchledger.ledger.intake.artifacts import Refused, read_artifacts, refuse_contradicted, to_artifact
+from benchledger.ledger.intake.files import (
+    MAX_DOCUMENT_BYTES,
+    MAX_NDJSON_BYTES,
+    InputFileError,
+    directory_files,
+    embedded_document,
+    open_regular_file,
+    parse_document,
+    read_lines,
+)
+from benchledger.ledger.storage_guard import UnstorableContent
+from benchledger.ledger.store import (
+    Appended,
+    ChunkedAppend,
+    Ledger,
+    NewEvent,
+    StreamAppend,
+    unstorable_problems,
+    validate_goal_id,
+)
+from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
+
+# Artifacts read before they are appended (ingest) or per transaction (ingest-batches):
+# large enough that a statement carries many rows, small enough that a chunk of 4 MiB
+# documents stays well under the memory bound.
+CHUNK_ARTIFACTS = 500
+TRANSACTION_ARTIFACTS = 500
+# One ingest-batches line is a batch as large as one NDJSON ingest may be.
+MAX_BATCH_LINE_BYTES = MAX_NDJSON_BYTES
+BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source"}
+BATCHES_SOURCE = "cli ingest-batches"
+LINE_DIGEST_BYTES = 16
+
+
+@dataclass(frozen=True, slots=True)
+class MemberOutcome:
+    """What an ingest reports of one event (no payload: held per document, it must stay small)."""
+
+    event_id: str
+    position: int
+    stream_version: int
+    kind: str
+    schema_version: str | None
+    status: str
+    source: str | None
+    role: str | None = None
+
+    @classmethod
+    def of(cls, appended: Appended, source: str | None, role: str | None = None) -> MemberOutcome:
+        e = appended.event
+        return cls(e.event_id, e.position, e.stream_version, e.kind, e.schema_version, appended.status, source, role)
+
+
+@dataclass(frozen=True)
+class DocumentBatch:
+    """One batch to read: the goal, the files holding its documents (in order), and what to call it in a report."""
+
+    goal_id: str
+    files: Sequence[str]
+    label: str | None = None
+
+
+@dataclass
+class BatchOutcome:
+    goal_id: str
+    label: str | None
+    members: list[MemberOutcome] = field(default_factory=list)
+    batch: MemberOutcome | None = None
+
+    @property
+    def appended_count(self) -> int:
+        return sum(1 for m in self.members if m.status == "appended")
+
+    @property
+    def duplicate_count(self) -> int:
+        return sum(1 for m in self.members if m.status == "duplicate")
+
+
+@dataclass
+class FilesIngest:
+    """The outcome of :func:`ingest_files`: the batches written (or that would be), or every refusal."""
+
+    batches: list[BatchOutcome]
+    errors: list[tuple[str, str]]
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class _RollBack(Exception):
+    """Raised inside the write transaction to roll it back (refused input, dry run) with what was found."""
+
+
+class _ChunkWriter:
+    """Appends the members of the batches being read, a chunk at a time, inside one transaction.
+
+    After the first refusal nothing more is appended (the transaction will roll
+    back), but every later chunk is still checked by the store's guard, so the
+    report names every problem, as an ingest that held everything would.
+    """
+
+    def __init__(self, session: ChunkedAppend, source: str) -> None:
+        self.session, self.source = session, source
+        self.errors: list[tuple[str, str]] = []
+        self.first_new: dict[str, int] = {}
+        self._pending: list[tuple[BatchOutcome, NewEvent, Artifact | None]] = []
+
+    def add_member(self, batch: BatchOutcome, artifact: Artifact) -> None:
+        self._pending.append((batch, member_event(artifact), artifact))
+        if len(self._pending) >= CHUNK_ARTIFACTS:
+            self.flush()
+
+    def end_batch(self, batch: BatchOutcome) -> None:
+        """Queue the batch's manifest, naming each member by the id it is stored under (an older ledger's, for a duplicate)."""
+        self.flush()
+        if batch.members and not self.errors:
+            members = [manifest_member(m.event_id, m.kind, m.role) for m in batch.members]
+            self._pending.append((batch, manifest_event(members), None))
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        outcomes = _append_or_check(self.session, _runs_by_batch(pending), self.source, self.errors)
+        if outcomes is not None:
+            self._record([a for outcome in outcomes for a in outcome], pending)
+
+    def _record(self, appended: list[Appended], pending: list[tuple[BatchOutcome, NewEvent, Artifact | None]]) -> None:
+        for outcome, (batch, _new, artifact) in zip(appended, pending):
+            if outcome.status == "appended":
+                goal = batch.goal_id
+                self.first_new[goal] = min(self.first_new.get(goal, outcome.event.position), outcome.event.position)
+            if artifact is None:
+                batch.batch = MemberOutcome.of(outcome, None)
+            else:
+                batch.members.append(MemberOutcome.of(outcome, artifact.origin, artifact.role))
+
+
+def _append_or_check(
+    session: ChunkedAppend, appends: Sequence[StreamAppend], source: str, errors: list[tuple[str, str]]
+) -> list[list[Appended]] | None:
+    """Append a chunk unless an earlier one was refused; a refused chunk (or any after it) only adds its problems to ``errors``."""
+    if errors:
+        errors.extend(unstorable_problems(appends, source=source))
+        return None
+    try:
+        return session.append(appends, source=source)
+    except UnstorableContent as refused:
+        errors.extend(refused.problems)
+        return None
+
+
+def append_in_chunks(ledger: Ledger, goal_id: str, new_events: Sequence[NewEvent], *, source: str, dry_run: bool = False) -> dict[str, int]:
+    """:func:`append_projected` for one goal's many events: :data:`CHUNK_ARTIFACTS` at a time, in one transaction.
+
+    Returns how many were ``appended`` and how many were ``duplicate``; what
+    the store's guard refuses raises :class:`UnstorableContent` listing every
+    problem of every chunk, nothing written (``import-loopx``).
+    """
+    (request,) = members_as_stored(ledger, [StreamAppend(goal_id, new_events)])
+    counts = {"appended": 0, "duplicate": 0}
+
+    def work(session: ChunkedAppend) -> None:
+        counts.update(appended=0, duplicate=0)
+        errors: list[tuple[str, str]] = []
+        first_new: dict[str, int] = {}
+        for start in range(0, len(request.events), CHUNK_ARTIFACTS):
+            chunk = [StreamAppend(goal_id, request.events[start : start + CHUNK_ARTIFACTS])]
+            for outcome in _append_or_check(session, chunk, source, errors) or []:
+                for appended in outcome:
+                    counts[appended.status] += 1
+                    if appended.status == "appended":
+                        first_new.setdefault(goal_id, appended.event.position)
+        if errors:
+            raise UnstorableContent(errors)
+        if dry_run:
+            raise _RollBack
+        materialize_goals(session.tx, first_new)
+
+    try:
+        ledger.writing(work)
+    except _RollBack:
+        pass
+    return counts
+
+
+def _runs_by_batch(pending: list[tuple[BatchOutcome, NewEvent, Artifact | None]]) -> list[StreamAppend]:
+    """The pending events as appends, one per run of consecutive events of the same batch (stream order kept)."""
+    appends: list[StreamAppend] = []
+    run: list[NewEvent] = []
+    for index, (batch, new, _artifact) in enumerate(pending):
+        run.append(new)
+        if index + 1 == len(pending) or pending[index + 1][0] is not batch:
+            appends.append(StreamAppend(batch.goal_id, run))
+            run = []
+    return appends
+
+
+def ingest_files(
+    ledger: Ledger,
+    batches: Sequence[DocumentBatch],
+    *,
+    kind: str | None,
+    source: str,
+    dry_run: bool = False,
+    progress: Callable[[Iterable[str]], Iterable[str]] = lambda files: files,
+    inputs: str | None = None,
+) -> FilesIngest:
+    """Read, normalize and append the documents of ``batches`` in one transaction: all of them or none.
+
+    Returns every refusal (as ``(source, reason)``) instead of writing when
+    there is one; a document whose schema contradicts ``kind`` raises
+    :class:`KindContradicted` once all are read, nothing written. The goals'
+    projections are brought up to date in the same transaction; inputs that
+    hold no artifact at all raise :class:`NothingToIngest` (``inputs`` names
+    them in its message). The files are
+    read as the transaction goes (``progress`` wraps each batch's list of files);
+    a SQLite retry while another writer holds the lock reads them again.
+    """
+    result = FilesIngest([], [], dry_run)
+
+    def work(session: ChunkedAppend) -> None:
+        writer = _ChunkWriter(session, source)
+        contradicted: list[str] = []
+        outcomes = []
+        for request in batches:
+            batch = BatchOutcome(request.goal_id, request.label)
+            for item in read_artifacts(progress(request.files), kind, contradicted):
+                if isinstance(item, Refused):
+                    writer.flush()  # (what was read before it is checked before it)
+                    writer.errors.append((item.source, item.reason))
+                else:
+                    writer.add_member(batch, item)
+            writer.end_batch(batch)
+            if batch.members:
+                outcomes.append(batch)
+        writer.flush()
+        refuse_contradicted(contradicted)
+        result.batches, result.errors = outcomes, writer.errors
+        if writer.errors or dry_run:
+            raise _RollBack
+        if not outcomes:
+            named = inputs or ", ".join(file for request in batches for file in request.files) or "the inputs"
+            goals = ", ".join(sorted({repr(request.goal_id) for request in batches})) or "no goal"
+            raise NothingToIngest(
+                f"{named}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl); "
+                f"nothing was written, goal {goals} was not created"
+            )
+        materialize_goals(session.tx, writer.first_new)
+
+    try:
+        ledger.writing(work)
+    except _RollBack:
+        pass
+    return result
+
+
+# -- ingest-batches ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchLine:
+    """One validated line of an ``ingest-batches`` file."""
+
+    number: int
+    goal_id: str
+    artifacts: list[Artifact]
+    source: str
+
+
+@dataclass
+class BatchFileIngest:
+    """What :func:`ingest_batch_file` did (``--format json`` of ``ingest-batches``); ``errors`` holds the first 20 refusals."""
+
+    path: str
+    batches: int = 0
+    artifacts: int = 0
+    appended: int = 0
+    duplicates: int = 0
+    batches_appended: int = 0
+    transactions: int = 0
+    error_count: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error_count
+
+    def refuse(self, line: int | None, error: str) -> None:
+        self.error_count += 1
+        if len(self.errors) < SHOWN_PROBLEMS:
+            self.errors.append({"line": line, "error": error})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "file": self.path,
+            "batches": self.batches,
+            "artifacts": self.artifacts,
+            "appended": self.appended,
+            "duplicates": self.duplicates,
+            "batches_appended": self.batches_appended,
+            "transactions": self.transactions,
+            "error_count": self.error_count,
+            "errors": self.errors,
+        }
+
+
+def _batch_line(number: int, line: bytes, where: str) -> BatchLine:
+    """Parse and normalize one line (a batch); :class:`IntakeError` says why it cannot be ingested."""
+    value = parse_document(line, where, limit=MAX_BATCH_LINE_BYTES).value
+    if not isinstance(value, dict):
+        raise IntakeError('a batch line must be a JSON object {"goal_id": ..., "kind": ..., "artifacts": [...]}')
+    unknown = sorted(set(value) - BATCH_LINE_KEYS)
+    if unknown:
+        raise IntakeError(f"unknown field(s) {', '.join(map(repr, unknown))}; a batch line holds {', '.join(sorted(BATCH_LINE_KEYS))}")
+    if "goal_id" not in value or "artifacts" not in value:
+        raise IntakeError("a batch line needs goal_id and artifacts")
+    try:
+        goal_id = validate_goal_id(value["goal_id"])
+    except InvalidGoalId as exc:
+        raise IntakeError(str(exc)) from exc
+    kind = value.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise IntakeError(f"kind {kind!r} is not a kind; one of: {', '.join(KINDS)} (or null: detected from schema_version)")
+    source = value.get("source", BATCHES_SOURCE)
+    if not isinstance(source, str) or not source:
+        raise IntakeError("source, when given, must be a non-empty string (the label stored with the batch's events)")
+    documents = value["artifacts"]
+    if not isinstance(documents, list) or not documents:
+        raise IntakeError("artifacts must be a non-empty list of artifact objects (an empty batch is not kept)")
+    artifacts = []
+    for index, document in enumerate(documents):
+        at = f"artifacts[{index}]"
+        size = len(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode())
+        if size > MAX_DOCUMENT_BYTES:
+            raise IntakeError(f"{at} is {size} bytes, larger than the {MAX_DOCUMENT_BYTES}-byte limit of one document")
+        try:
+            artifacts.append(to_artifact(embedded_document(f"{where} {at}", document), kind))
+        except IntakeError as exc:
+            raise IntakeError(f"{at}: {exc}") from exc
+    return BatchLine(number, goal_id, artifacts, source)
+
+
+def _line_digest(line: bytes) -> bytes:
+    return hashlib.sha256(line).digest()[:LINE_DIGEST_BYTES]
+
+
+def _lines(path: str, name: str) -> Iterator[tuple[int, bytes]]:
+    with open_regular_file(path, name) as handle:
+        yield from read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES)
+
+
+def _validate(path: str, name: str, report: BatchFileIngest) -> bytearray:
+    """Pass 1: every line parsed, normalized and guarded; returns the lines' digests (16 bytes each), nothing else held."""
+    digests = bytearray()
+    try:
+        for number, line in _lines(path, name):
+            digests += _line_digest(line)
+            try:
+                batch = _batch_line(number, line, f"{name}:{number}")
+            except InputFileError as exc:
+                report.refuse(number, exc.reason)
+                continue
+            except IntakeError as exc:
+                report.refuse(number, str(exc))
+                continue
+            appends = [StreamAppend(batch.goal_id, batch_events(batch.goal_id, batch.artifacts))]
+            for place, problem in unstorable_problems(appends, source=batch.source):
+                report.refuse(number, f"{place}: {problem}")
+            report.batches += 1
+            report.artifacts += len(batch.artifacts)
+    except InputFileError as exc:
+        report.refuse(None, str(exc))
+    return digests
+
+
+def ingest_batch_file(
+    ledger: Ledger,
+    path: str,
+    *,
+    name: str | None = None,
+    started: Callable[[int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> BatchFileIngest:
+    """``ingest-batches PATH``: validate every line, then append the batches in transactions of a few hundred artifacts.
+
+    Any invalid line writes nothing (the report lists the first 20 and counts
+    them all; messages call the file ``name``, by default ``path``). Lines are
+    appended in file order; ``started`` is called with the number of artifacts
+    once they are validated, ``progress`` with the number each committed
+    transaction held. A line changed
+    between the two reads stops the run there: what was committed before it
+    had validated, the rest is not written (the report says so).
+    """
+    name = name or path
+    report = BatchFileIngest(name)
+    digests = _validate(path, name, report)
+    if not report.ok:
+        return report
+    if not report.batches:
+        raise NothingToIngest(f"{name}: no batch to ingest (one JSON object a line); nothing was written")
+    if started is not None:
+        started(report.artifacts)
+    pending: list[BatchRequest] = []
+    pending_source = BATCHES_SOURCE
+
+    def commit() -> None:
+        outcomes = ingest_many(ledger, pending, source=pending_source)
+        report.transactions += 1
+        for outcome in outcomes:
+            report.appended += outcome.appended_count
+            report.duplicates += outcome.duplicate_count
+            report.batches_appended += outcome.batch.status == "appended"
+        if progress is not None:
+            progress(sum(len(b.artifacts) for b in pending))
+        pending.clear()
+
+    for index, (number, line) in enumerate(_lines(path, name)):
+        if digests[index * LINE_DIGEST_BYTES : (index + 1) * LINE_DIGEST_BYTES] != _line_digest(line):
+            if pending:
+                commit()  # (validated and unchanged)
+            report.refuse(number, "the line changed after the file was validated; this line and those after it were not written")
+            break
+        batch = _batch_line(number, line, f"{name}:{number}")
+        if pending and (batch.source != pending_source or sum(len(b.artifacts) for b in pending) + len(batch.artifacts) > TRANSACTION_ARTIFACTS):
+            commit()
+        pending_source = batch.source
+        pending.append(BatchRequest(batch.goal_id, batch.artifacts))
+    if pending and report.ok:
+        commit()
+    return report
+
+
+@contextmanager
+def spooled_stdin(stream: BinaryIO | None = None) -> Iterator[str]:
+    """Standard input copied to a temporary file (``ingest-batches -`` reads its input twice, a line at a time)."""
+    with tempfile.NamedTemporaryFile(prefix="benchledger-batches-", suffix=".ndjson") as spool:
+        shutil.copyfileobj(stream or sys.stdin.buffer, spool, 1024 * 1024)
+        spool.flush()
+        yield spool.name
+
+
+def directory_batches(goal_id: str, root: str) -> list[DocumentBatch]:
+    """``ingest --batch-per-directory ROOT``: each directory below ROOT that directly holds input files is one batch, sorted."""
+    base = Path(root).expanduser()
+    if not base.is_dir():
+        raise InputFileError(root, "not a directory (--batch-per-directory takes the root of a job tree)")
+    by_directory: dict[Path, list[str]] = {}
+    for file in directory_files(base):
+        by_directory.setdefault(file.parent, []).append(str(file))
+    return [DocumentBatch(goal_id, files, str(directory)) for directory, files in sorted(by_directory.items())]
