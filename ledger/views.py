@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.store import Ledger, StoredEvent, utc_timestamp
+from benchledger.ledger.store import Ledger, StoredEvent, one_snapshot, utc_timestamp
 from benchledger.projections import linking
 from benchledger.projections.history import artifact_time, changes, event_outcome, event_summary
 
@@ -66,6 +66,7 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
+@one_snapshot
 def goals(ledger: Ledger) -> list[dict[str, Any]]:
     """Every goal with its size, last activity, lifecycle and latest claim/learning verdicts."""
     current = {
@@ -110,6 +111,7 @@ def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, 
     return shown
 
 
+@one_snapshot
 def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str, Any]:
     """A goal's projections: the stored rows, or (``as_of``) a replay of the events up to then."""
     head = ledger.require_goal(goal_id)
@@ -130,6 +132,7 @@ def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str,
     }
 
 
+@one_snapshot
 def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str | None = None) -> dict[str, Any]:
     """Every event of the goal in order, with the lifecycle state after it and what changed."""
     ledger.require_goal(goal_id)
