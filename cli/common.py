@@ -140,10 +140,19 @@ def with_goal(*, help: str, positional_alias: bool = False) -> Any:
 
 @contextmanager
 def open_ledger(ctx: click.Context) -> Iterator[Any]:
-    """Open the ledger the root options name (its errors are reported by ``cli.main``)."""
-    from benchledger.ledger import open_ledger as open_at
+    """Open the ledger the root options name (its errors are reported by ``cli.main``).
 
-    ledger = open_at((ctx.find_root().obj or {}).get("database_url"))
+    Creating the embedded default is said on stderr: a mistyped
+    ``BENCHLEDGER_HOME`` would otherwise look like a ledger that lost its goals.
+    """
+    from benchledger.ledger import open_ledger as open_at
+    from benchledger.ledger.config import new_default_ledger
+
+    url = (ctx.find_root().obj or {}).get("database_url")
+    created = new_default_ledger(url)
+    ledger = open_at(url)
+    if created is not None and created.exists():
+        click.echo(f"benchledger: note: created a new, empty ledger at {created} (`benchledger info` names the ledger in use)", err=True)
     try:
         yield ledger
     finally:

@@ -24,6 +24,7 @@ from benchledger.cli.queries import (
     audit_command,
     goals_command,
     history_command,
+    info_command,
     replay_command,
     show_command,
     status_command,
@@ -147,6 +148,7 @@ def cli(ctx: click.Context, database_url: str | None, global_format: str | None)
 
 
 for command in (
+    info_command,
     ingest_command,
     ingest_batches_command,
     goals_command,

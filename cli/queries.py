@@ -1,4 +1,4 @@
-"""Commands that read the ledger or rebuild its projections: goals, show, history, status, replay, audit."""
+"""Commands that read the ledger or rebuild its projections: info, goals, show, history, status, replay, audit."""
 
 from __future__ import annotations
 
@@ -30,6 +30,34 @@ def _as_of_text(as_of: str | None, position: int | None) -> str | None:
 def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
     for f in faulted:
         click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
+
+
+@click.command("info")
+@format_option("table", "json")
+@click.pass_context
+def info_command(ctx: click.Context, fmt: str) -> None:
+    """Which ledger the commands use: its URL (password redacted), backend, schema revision, events, goals, file size."""
+    from benchledger.ledger.views import info
+
+    with open_ledger(ctx) as ledger:
+        facts = info(ledger)
+    if fmt == "json":
+        echo_json(facts)
+        return
+    revision = facts["schema_revision"] or "not initialized"
+    if facts["schema_revision"] != facts["schema_head"]:
+        revision += f" (this benchledger needs {facts['schema_head']})"
+    rows = [
+        ["ledger", facts["url"]],
+        ["backend", facts["backend"]],
+        ["schema revision", revision],
+        ["events", facts["events"]],
+        ["goals", facts["goals"]],
+    ]
+    if facts["file_bytes"] is not None:
+        rows.append(["file size", f"{facts['file_bytes']} bytes" + (f" (+ {facts['wal_bytes']} bytes of write-ahead log)" if facts["wal_bytes"] else "")])
+    rows.append(["benchledger", facts["benchledger_version"]])
+    echo_rows(["", "value"], rows, fmt)
 
 
 @click.command("goals")

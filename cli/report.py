@@ -41,9 +41,10 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> 
 
     from benchledger.ledger.application import audit
 
-    with open_ledger(ctx) as ledger:
-        site = pages.Site(ledger, list(goals), lambda: result)
-        result = {**audit(ledger), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
+    # One snapshot: every page, and the audit the index shows, describe the same moment.
+    with open_ledger(ctx) as ledger, ledger.snapshot() as view:
+        site = pages.Site(view, list(goals), lambda: result)
+        result = {**audit(view), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
         written = pages.write_site(site, output)
     click.echo(f"wrote {written} files into {output}; open {output / 'index.html'}")
 

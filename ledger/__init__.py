@@ -39,6 +39,7 @@ _API = {
     "status": "benchledger.ledger.application",
     "audit": "benchledger.ledger.application",
     "goals": "benchledger.ledger.views",
+    "info": "benchledger.ledger.views",
     "show": "benchledger.ledger.views",
     "history": "benchledger.ledger.views",
     "list_runs": "benchledger.ledger.runs",

@@ -178,6 +178,10 @@ class Transaction:
             query = query.where(events.c.position <= upto_position)
         return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version))]
 
+    def goal_ids(self) -> list[str]:
+        """Every goal of the ledger, by id."""
+        return list(self.connection.execute(select(stream_heads.c.goal_id).order_by(stream_heads.c.goal_id)).scalars())
+
     def read_goals(self, goal_ids: Sequence[str]) -> dict[str, list[StoredEvent]]:
         """Several goals' events (each in stream order) in a few queries."""
         found: dict[str, list[StoredEvent]] = {goal: [] for goal in goal_ids}

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchledger.errors import CheckFailed, InvalidInput
 from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction
+from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction, one_snapshot
 from benchledger.ledger.verification import Problem, verify_events
 from benchledger.projections import linking, review_module
 from benchledger.projections.artifacts import Artifact
@@ -376,12 +376,15 @@ def replay(
     if projection is not None and projection not in linking.projection_versions():
         known = ", ".join(sorted(linking.projection_versions()))
         raise InvalidInput(f"--projection {projection!r} is not a projection; known: {known}")
-    goals = [ledger.require_goal(goal_id)["goal_id"]] if goal_id else [h["goal_id"] for h in ledger.heads()]
+    if goal_id is not None:
+        ledger.require_goal(goal_id)
     report: dict[str, Any] = {}
 
     def rebuild() -> None:
         report.update(goals=0, events=0, rows=0, rows_changed=0, faulted=[])
         with ledger.transaction(write=True) as tx:
+            # (under the append lock: the goals and their events are what the rebuild writes over)
+            goals = [goal_id] if goal_id else tx.goal_ids()
             for projectors, changed in rebuild_projections(tx, goals, projection=projection):
                 report["rows_changed"] += changed
                 for goal, projector in projectors.items():
@@ -406,6 +409,7 @@ def _count_replayed(
         progress(folded)
 
 
+@one_snapshot
 def status(ledger: Ledger) -> dict[str, Any]:
     """Projections stored by older code, faulted rows, and goals whose projections lag their events."""
     code_versions = linking.projection_versions()
@@ -434,8 +438,13 @@ def status(ledger: Ledger) -> dict[str, Any]:
     }
 
 
+@one_snapshot
 def audit(ledger: Ledger, *, goal_id: str | None = None, expect_digest: str | None = None) -> dict[str, Any]:
-    """Prove the ledger: hashes, chains, versions, positions, digest, and every projection against a replay."""
+    """Prove the ledger: hashes, chains, versions, positions, digest, and every projection against a replay.
+
+    Everything is read in one snapshot: a ledger that writers change meanwhile
+    is proved as it was when the audit began, never a mix of two moments.
+    """
     if goal_id is not None:
         ledger.require_goal(goal_id)
     report = verify_events(

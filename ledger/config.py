@@ -32,6 +32,14 @@ def resolve_url(explicit: str | None = None) -> str:
     return f"sqlite:///{path}"
 
 
+def new_default_ledger(explicit: str | None = None) -> Path | None:
+    """The embedded default's path when ``explicit`` and the environment name no ledger and that file does not exist yet."""
+    if explicit or os.environ.get("BENCHLEDGER_DATABASE_URL"):
+        return None
+    path = default_ledger_path()
+    return None if path.exists() else path
+
+
 def existing_url(explicit: str | None = None) -> str | None:
     """:func:`resolve_url`, but ``None`` where that would create the embedded default (for shell completion)."""
     url = explicit or os.environ.get("BENCHLEDGER_DATABASE_URL")

@@ -107,6 +107,7 @@ def export_lines(ledger: Ledger, *, goal_id: str | None = None) -> Iterator[str]
 
 def _export_lines(ledger: Ledger, goal_id: str | None) -> Iterator[str]:
     running, count, last_position, covered = canonical.GENESIS_HASH, 0, 0, 0
+    # (one read_all is one snapshot: the trailer's digest is of exactly the lines above it)
     for event in ledger.read_all(goal_id=goal_id):
         yield _line(event.as_record())
         running = canonical.digest_step(running, event.chain_hash)

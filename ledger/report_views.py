@@ -53,7 +53,7 @@ VERIFIER_FIELDS: tuple[Path, ...] = (("baseline_run_index",), ("run_reviews",))
 
 
 def _require_goals(ledger: Ledger, goal_ids: Sequence[str]) -> None:
-    with ledger.engine.connect() as connection:
+    with ledger.reading() as connection:
         found = set(connection.execute(select(stream_heads.c.goal_id).where(stream_heads.c.goal_id.in_(goal_ids))).scalars())
     missing = [g for g in goal_ids if g not in found]
     if missing:
@@ -67,7 +67,7 @@ def _rows_of(projection: str, goal_id: str, *, alias: str) -> Any:
 
 def last_position(ledger: Ledger) -> int:
     """The ledger's last event position (0 when empty): what a reader compares to see whether anything new arrived."""
-    with ledger.engine.connect() as connection:
+    with ledger.reading() as connection:
         return connection.execute(select(func.coalesce(func.max(events.c.position), 0))).scalar_one()
 
 
@@ -86,7 +86,7 @@ def goal_index(
     if goal_ids:
         heads = heads.where(stream_heads.c.goal_id.in_(goal_ids))
         count = count.where(stream_heads.c.goal_id.in_(goal_ids))
-    with ledger.engine.connect() as connection:
+    with ledger.reading() as connection:
         total = connection.execute(count).scalar_one()
         page = [dict(r._mapping) for r in connection.execute(heads.order_by(stream_heads.c.goal_id).limit(limit).offset(offset))]
         ids = [h["goal_id"] for h in page]
@@ -155,9 +155,9 @@ def _pass_rates(connection: Any, goal_ids: Sequence[str], dialect: str) -> dict[
 
 
 def goal_overview(ledger: Ledger, goal_id: str) -> dict[str, Any]:
-    """The head of a goal's page: its index entry, current lifecycle state, and attempt count."""
-    (entry,) = goal_index(ledger, [goal_id], limit=1)["goals"]
-    with ledger.engine.connect() as connection:
+    """The head of a goal's page: its index entry, current lifecycle state, and attempt count (one snapshot)."""
+    with ledger.snapshot() as view, view.reading() as connection:
+        (entry,) = goal_index(view, [goal_id], limit=1)["goals"]
         row = connection.execute(
             select(projection_rows.c.status, projection_rows.c.payload, projection_rows.c.error).where(
                 projection_rows.c.projection == linking.LIFECYCLE,
@@ -202,7 +202,7 @@ def attempts(ledger: Ledger, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, o
     """One page of the goal's attempts, newest first: task, arm scores, delta, claim strength, blockers, budget gate."""
     _require_goals(ledger, [goal_id])
     claim, claim_on, query = _attempt_query(goal_id, ledger.dialect)
-    with ledger.engine.connect() as connection:
+    with ledger.reading() as connection:
         total = connection.execute(select(func.count()).select_from(claim).where(claim_on)).scalar_one()
         rows = connection.execute(query.order_by(claim.c.position.desc(), claim.c.key).limit(limit).offset(offset)).all()
     listing = []
@@ -260,7 +260,7 @@ def chart_series(ledger: Ledger, goal_id: str) -> dict[str, Any]:
     delta = json_values(claim.c.payload, (("official_task_score_delta",),), dialect)
     strength = json_scalar(claim.c.payload, ("decision", "claim_strength"), dialect)
     status = json_scalar(learning.c.payload, ("learning_status",), dialect)
-    with ledger.engine.connect() as connection:
+    with ledger.reading() as connection:
         deltas = connection.execute(
             select(events.c.recorded_at, delta).select_from(claim).join(events, events.c.event_id == claim.c.key).where(claim_on).order_by(claim.c.position)
         ).all()
@@ -354,7 +354,7 @@ def latest_reviews(ledger: Ledger, goal_id: str) -> list[dict[str, Any]]:
     _require_goals(ledger, [goal_id])
     table = projection_rows
     newest: ColumnElement = func.max(table.c.position)
-    with ledger.engine.connect() as connection:
+    with ledger.reading() as connection:
         latest = connection.execute(
             select(table.c.projection, newest).where(table.c.goal_id == goal_id).group_by(table.c.projection).order_by(table.c.projection)
         ).all()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.store import Ledger, StoredEvent
+from benchledger.ledger.store import Ledger, StoredEvent, one_snapshot
 from benchledger.projections import runs
 
 # filter -> the run field it matches
@@ -27,6 +27,7 @@ class UnknownFilterValue(InvalidInput, ValueError):
     """A ``runs`` filter whose value no run can have: the valid choices are in the message."""
 
 
+@one_snapshot
 def _run_events(ledger: Ledger, goal_id: str | None) -> list[StoredEvent]:
     if goal_id is not None:
         ledger.require_goal(goal_id)

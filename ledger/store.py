@@ -7,16 +7,24 @@ sequence-assigned positions, a transaction that took position 7 could commit
 after one that took 8, and a reader following positions would skip 7 forever.
 Appends of compact artifacts are small, so one writer at a time costs little
 and buys a gap-free, never-reordered global log.
+
+Reads are snapshots: every read method reads inside one read transaction
+(SQLite in WAL: one deferred transaction pinned by its first read;
+PostgreSQL: ``REPEATABLE READ READ ONLY``), and :meth:`Ledger.snapshot`
+holds one open across many reads, so a command that reads events, heads and
+projection rows reports what was true at one moment, whatever commits meanwhile.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, func, insert, select, text
+from sqlalchemy import Connection, Engine, func, insert, select, text
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidGoalId, UnknownGoal
@@ -51,9 +59,13 @@ from benchledger.ledger.storage_guard import Storable, refuse_unstorable, storag
 # Re-exported: the store is where callers find the event types and the store's errors.
 __all__ = [
     "GOAL_ID_PATTERN", "Appended", "ChunkedAppend", "CorruptEvent", "InvalidEvent", "InvalidGoalId", "Ledger", "LedgerBusy", "LedgerError",
-    "NewEvent", "StoredEvent", "open_ledger", "StreamAppend", "Transaction", "VersionConflict", "create_ledger_engine", "normalize_url",
+    "NewEvent", "StoredEvent", "one_snapshot", "open_ledger", "StreamAppend", "Transaction", "VersionConflict", "create_ledger_engine",
+    "normalize_url",
     "retry_sqlite_locked", "utc_timestamp", "validate_goal_id",
 ]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # Any constant works; it only has to be the same for every benchledger writer.
 APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
@@ -66,8 +78,10 @@ class Ledger:
     # a failure to print the report is no longer a failure of the command (cli/main.py).
     writes_committed = 0
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, snapshot_connection: Connection | None = None) -> None:
         self.engine = engine
+        # Set on the view :meth:`snapshot` yields: every read goes through this one read transaction.
+        self._snapshot_connection = snapshot_connection
 
     @property
     def persistent(self) -> bool:
@@ -212,38 +226,71 @@ class Ledger:
 
     def transaction(self, *, write: bool = False):
         """A context manager yielding a :class:`Transaction` (``write`` takes the SQLite write lock)."""
+        if self._snapshot_connection is not None:
+            raise LedgerError("a snapshot of the ledger is read-only")
         return _TransactionContext(self, write)
 
     # -- reading -----------------------------------------------------------
 
+    @contextmanager
+    def snapshot(self) -> Iterator[Ledger]:
+        """A read-only view of the ledger as it is now: its read methods all see this one moment.
+
+        Writes that commit while the view is open are not seen by it (nor do
+        they wait for it). Inside a snapshot, ``snapshot()`` yields the same view.
+        """
+        if self._snapshot_connection is not None:
+            yield self
+            return
+        with self.reading() as connection:
+            yield Ledger(self.engine, snapshot_connection=connection)
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection inside a read transaction: the snapshot's, or a new one for the length of the ``with``."""
+        if self._snapshot_connection is not None:
+            yield self._snapshot_connection
+            return
+        connection = self.engine.connect()
+        try:
+            if self.dialect == "postgresql":
+                connection.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+            connection.begin()
+            if self.dialect == "sqlite":
+                # A deferred SQLite transaction takes its snapshot at its first read: take it now.
+                connection.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar_one()
+            yield connection
+        finally:
+            connection.close()  # (rolls the read transaction back: it wrote nothing)
+
     def read_goal(self, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
-        with self.engine.connect() as connection:
+        with self.reading() as connection:
             return Transaction(connection).read_goal(goal_id, upto_position=upto_position)
 
     def read_all(self, *, after_position: int = 0, goal_id: str | None = None, batch_size: int = 2000) -> Iterator[StoredEvent]:
-        """Every event in global order (optionally one goal's), fetched in pages."""
-        while True:
-            query = select(events).where(events.c.position > after_position)
-            if goal_id is not None:
-                query = query.where(events.c.goal_id == goal_id)
-            with self.engine.connect() as connection:
+        """Every event in global order (optionally one goal's), fetched in pages of one snapshot."""
+        with self.reading() as connection:
+            while True:
+                query = select(events).where(events.c.position > after_position)
+                if goal_id is not None:
+                    query = query.where(events.c.goal_id == goal_id)
                 page = [row_to_event(r) for r in connection.execute(query.order_by(events.c.position).limit(batch_size))]
-            yield from page
-            if len(page) < batch_size:
-                return
-            after_position = page[-1].position
+                yield from page
+                if len(page) < batch_size:
+                    return
+                after_position = page[-1].position
 
     def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
-        with self.engine.connect() as connection:
+        with self.reading() as connection:
             return Transaction(connection).events_by_id(event_ids)
 
     def heads(self) -> list[dict[str, Any]]:
-        with self.engine.connect() as connection:
+        with self.reading() as connection:
             rows = connection.execute(select(stream_heads).order_by(stream_heads.c.goal_id))
             return [dict(r._mapping) for r in rows]
 
     def head(self, goal_id: str) -> dict[str, Any] | None:
-        with self.engine.connect() as connection:
+        with self.reading() as connection:
             row = connection.execute(select(stream_heads).where(stream_heads.c.goal_id == goal_id)).first()
             return dict(row._mapping) if row else None
 
@@ -255,7 +302,7 @@ class Ledger:
         return head
 
     def event_count(self) -> int:
-        with self.engine.connect() as connection:
+        with self.reading() as connection:
             return connection.execute(select(func.count()).select_from(events)).scalar_one()
 
     def projection_rows(
@@ -269,7 +316,7 @@ class Ledger:
         if projection is not None:
             query = query.where(projection_rows.c.projection == projection)
         order = (projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.key)
-        with self.engine.connect() as connection:
+        with self.reading() as connection:
             return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
 
 
@@ -310,6 +357,17 @@ def _storables(prepared: list[tuple[StreamAppend, list[Prepared]]], source: str)
     for request, events_of_goal in prepared:
         for p in events_of_goal:
             yield Storable(request.goal_id, p.new.kind, p.new.schema_version, source, p.new.payload, p.body, p.new.origin)
+
+
+def one_snapshot(read: Callable[Concatenate[Ledger, P], R]) -> Callable[Concatenate[Ledger, P], R]:
+    """``read(ledger, ...)`` made to read inside one :meth:`Ledger.snapshot` (the queries a command answers from)."""
+
+    @functools.wraps(read)
+    def in_one_snapshot(ledger: Ledger, *args: P.args, **kwargs: P.kwargs) -> R:
+        with ledger.snapshot() as view:
+            return read(view, *args, **kwargs)
+
+    return in_one_snapshot
 
 
 def open_ledger(url: str | None = None, *, migrate: bool = True) -> Ledger:

@@ -1,4 +1,4 @@
-"""Read-side queries: goals, a goal's current projections, its lifecycle history.
+"""Read-side queries: the ledger itself, goals, a goal's current projections, its lifecycle history.
 
 Current state is read from the materialized rows; ``as_of`` answers "what did
 the ledger say then" by folding only the events up to that point, in memory.
@@ -9,13 +9,14 @@ goal's events, so its cost follows the goal, never the ledger.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.store import Ledger, StoredEvent, utc_timestamp
+from benchledger.ledger.store import Ledger, StoredEvent, one_snapshot, utc_timestamp
 from benchledger.projections import linking
 from benchledger.projections.history import artifact_time, changes, event_outcome, event_summary
 
@@ -66,6 +67,31 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
+@one_snapshot
+def info(ledger: Ledger) -> dict[str, Any]:
+    """Which ledger this is: its URL (password redacted), backend, schema revision, size, and the build reading it."""
+    from benchledger import __version__
+    from benchledger.ledger.migrate import HEAD_REVISION, current_revision
+
+    with ledger.reading() as connection:
+        revision = current_revision(connection)
+    url = ledger.engine.url
+    path = url.database if ledger.dialect == "sqlite" and ledger.persistent else None
+    return {
+        "url": url.render_as_string(hide_password=True),
+        "backend": ledger.dialect,
+        "schema_revision": revision,
+        "schema_head": HEAD_REVISION,
+        "events": ledger.event_count(),
+        "goals": len(ledger.heads()),
+        "file_bytes": os.path.getsize(path) if path else None,
+        # (committed writes not yet checkpointed into the file live here)
+        "wal_bytes": os.path.getsize(path + "-wal") if path and os.path.exists(path + "-wal") else None,
+        "benchledger_version": __version__,
+    }
+
+
+@one_snapshot
 def goals(ledger: Ledger) -> list[dict[str, Any]]:
     """Every goal with its size, last activity, lifecycle and latest claim/learning verdicts."""
     current = {
@@ -110,6 +136,7 @@ def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, 
     return shown
 
 
+@one_snapshot
 def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str, Any]:
     """A goal's projections: the stored rows, or (``as_of``) a replay of the events up to then."""
     head = ledger.require_goal(goal_id)
@@ -130,6 +157,7 @@ def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str,
     }
 
 
+@one_snapshot
 def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str | None = None) -> dict[str, Any]:
     """Every event of the goal in order, with the lifecycle state after it and what changed."""
     ledger.require_goal(goal_id)
