@@ -16,15 +16,27 @@ same batch (docs/linking.md), all keyed by the batch's event id.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, select, text
+from sqlalchemy import and_, case, func, not_, select, text, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
-from benchledger.ledger.json_sql import Path, decode_values, json_scalar, json_values
+from benchledger.ledger.json_sql import (
+    POSTGRES_UNREADABLE,
+    Path,
+    decode_values,
+    json_is,
+    json_number,
+    json_scalar,
+    json_text,
+    json_values,
+    readable,
+    values_in,
+)
 from benchledger.ledger.schema import events, projection_rows, stream_heads
 from benchledger.ledger.store import Ledger
 from benchledger.ledger.views import goal_listing_row
@@ -37,14 +49,6 @@ CHART_POINTS = 300
 # Most lifecycle changes a timeline shows (the latest ones).
 TIMELINE_POINTS = 400
 
-# Fields of a stored run that say its arm and outcome (what projections.runs.run_view reads for them).
-RUN_FIELDS: tuple[Path, ...] = tuple(
-    (name,)
-    for name in (
-        "run_id", "benchmark_id", "case_id", "arm_id", "mode", "job_name", "official_task_score", "official_score",
-        "official_passed", "official_score_status", "score_status", "archive_state", "archived_at",
-    )
-)
 CLAIM_FIELDS: tuple[Path, ...] = (
     ("task_id",), ("comparison_id",), ("official_task_score_delta",), ("decision", "claim_strength"), ("decision", "blockers"),
 )
@@ -98,7 +102,7 @@ def goal_index(
             .where(projection_rows.c.key == linking.CURRENT_KEY, projection_rows.c.goal_id.in_(ids),
                    projection_rows.c.projection.in_((linking.LIFECYCLE, linking.SUMMARY)))
         ):
-            current[(row[0], row[1])] = (row[2], dict(zip(("current_phase", "first_blocker", "claim_strength", "learning_status"), decode_values(row[3], 4))))
+            current[(row[0], row[1])] = (row[2], dict(zip(("current_phase", "first_blocker", "claim_strength", "learning_status"), decode_values(row[3], fields))))
         attempts = dict(
             connection.execute(
                 select(projection_rows.c.goal_id, func.count())
@@ -123,32 +127,94 @@ def goal_index(
 
 
 @dataclass(frozen=True)
-class _RunFields:
-    """A run event with only the fields its arm and outcome come from (what ``runs.run_view`` reads)."""
+class _RunEvent:
+    """A run event as ``runs.run_view`` reads it (for the rows the database cannot read)."""
 
     event_id: str
     goal_id: str
     kind: str
     position: int
     recorded_at: str
-    payload: dict[str, Any]
+    payload: Any
+
+
+def _run_outcome_sql(dialect: str) -> tuple[ColumnElement, ColumnElement, ColumnElement, ColumnElement]:
+    """A run event's version key, benchmark, arm and ``passed``/``failed`` (``NULL``: unscored), in SQL.
+
+    The same rules as ``projections.runs`` (``run_view``, ``run_outcome``,
+    ``_version_key``) over the stored payload; tests/test_report_views.py holds
+    the two equal over generated runs on both backends.
+    """
+    payload = events.c.payload
+
+    def text_at(*path: str) -> ColumnElement:
+        return json_text(payload, path, dialect)
+
+    def number_at(*path: str) -> ColumnElement:
+        return json_number(payload, path, dialect)
+
+    row = events.c.kind == runs.ROW_KIND
+    version_key = case((row, text_at("run_id")), else_=events.c.event_id)
+    arm = case((row, func.coalesce(text_at("arm_id"), text_at("mode"))), else_=text_at("mode"))
+    scored = runs.SCORED_OUTCOMES
+    row_status, explicit = text_at("score_status"), text_at("official_score_status")
+    task_score, task_passed = number_at("official_task_score", "value"), ("official_task_score", "passed")
+
+    def at_least_one(score: ColumnElement) -> ColumnElement:
+        return case((score >= 1, "passed"), else_="failed")
+
+    compact_status = case(
+        (and_(explicit.is_not(None), explicit != "completed"), case((explicit.in_(scored), explicit))),
+        (task_score.is_not(None), case(
+            (json_is(payload, task_passed, "true", dialect), "passed"),
+            (json_is(payload, task_passed, "false", dialect), "failed"),
+            else_=at_least_one(task_score),
+        )),
+        (number_at("official_score").is_not(None), at_least_one(number_at("official_score"))),
+    )
+    outcome = case((row, case((row_status.in_(scored), row_status))), else_=compact_status)
+    return version_key, text_at("benchmark_id"), arm, outcome
 
 
 def _pass_rates(connection: Any, goal_ids: Sequence[str], dialect: str) -> dict[str, list[dict[str, Any]]]:
-    names = [path[0] for path in RUN_FIELDS]
-    query = (
-        select(events.c.event_id, events.c.goal_id, events.c.kind, events.c.position, events.c.recorded_at,
-               json_values(events.c.payload, RUN_FIELDS, dialect))
-        .where(events.c.goal_id.in_(goal_ids), events.c.kind.in_(runs.RUN_KINDS))
+    """Per goal, ``runs.pass_rates`` of its runs: counted in SQL, except goals holding a run the database cannot read."""
+    of_goals = and_(events.c.goal_id.in_(goal_ids), events.c.kind.in_(runs.RUN_KINDS))
+    unreadable = {
+        goal for (goal,) in connection.execute(select(events.c.goal_id).where(of_goals, not_(readable(events.c.payload, dialect))).distinct())
+    }
+    rates: dict[str, list[dict[str, Any]]] = {}
+    if unreadable:  # decoded in Python (json reads NaN and Infinity), by the rule itself
+        found = [
+            _RunEvent(row.event_id, row.goal_id, row.kind, row.position, row.recorded_at, json.loads(row.payload))
+            for row in connection.execute(
+                select(events.c.event_id, events.c.goal_id, events.c.kind, events.c.position, events.c.recorded_at, events.c.payload)
+                .where(of_goals, events.c.goal_id.in_(unreadable))
+            )
+        ]
+        by_goal: dict[str, list[dict[str, Any]]] = {}
+        for view in runs.run_views(found):
+            by_goal.setdefault(view["goal_id"], []).append(view)
+        rates.update((goal, runs.pass_rates(views)) for goal, views in by_goal.items())
+    version_key, benchmark, arm, outcome = _run_outcome_sql(dialect)
+    newest_first = func.row_number().over(partition_by=(events.c.goal_id, events.c.kind, version_key), order_by=events.c.position.desc())
+    versions = (
+        select(events.c.goal_id, benchmark.label("benchmark_id"), arm.label("arm"), outcome.label("outcome"), newest_first.label("newest"))
+        .where(of_goals, events.c.goal_id.not_in(unreadable) if unreadable else true())
+        .subquery()
     )
-    found = [
-        _RunFields(*row[:5], {k: v for k, v in zip(names, decode_values(row[5], len(names))) if v is not None})
-        for row in connection.execute(query)
-    ]
-    by_goal: dict[str, list[dict[str, Any]]] = {}
-    for view in runs.run_views(found):
-        by_goal.setdefault(view["goal_id"], []).append(view)
-    return {goal: runs.pass_rates(views) for goal, views in by_goal.items()}
+    counted = (
+        select(
+            versions.c.goal_id, versions.c.benchmark_id, versions.c.arm, func.count(),
+            func.count(case((versions.c.outcome == "passed", 1))), func.count(case((versions.c.outcome == "failed", 1))),
+        )
+        .where(versions.c.newest == 1)
+        .group_by(versions.c.goal_id, versions.c.benchmark_id, versions.c.arm)
+    )
+    for goal, benchmark_id, arm_id, total, passed, failed in connection.execute(counted):
+        rates.setdefault(goal, []).append(runs.pass_rate_entry(benchmark_id, arm_id, runs=total, passed=passed, failed=failed))
+    for entries in rates.values():
+        entries.sort(key=lambda entry: (entry["benchmark_id"] or "", entry["arm"] or ""))
+    return rates
 
 
 # -- a goal ------------------------------------------------------------------------------------
@@ -207,9 +273,9 @@ def attempts(ledger: Ledger, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, o
         rows = connection.execute(query.order_by(claim.c.position.desc(), claim.c.key).limit(limit).offset(offset)).all()
     listing = []
     for key, position, status, recorded_at, claim_json, learning_json, verifier_json in rows:
-        task, comparison, delta, strength, blockers = decode_values(claim_json, len(CLAIM_FIELDS))
-        learning_status, budget_allowed = decode_values(learning_json, len(LEARNING_FIELDS))
-        baseline, treatment = _arm_scores(*decode_values(verifier_json, len(VERIFIER_FIELDS)))
+        task, comparison, delta, strength, blockers = decode_values(claim_json, CLAIM_FIELDS)
+        learning_status, budget_allowed = decode_values(learning_json, LEARNING_FIELDS)
+        baseline, treatment = _arm_scores(*decode_values(verifier_json, VERIFIER_FIELDS))
         listing.append(
             {
                 "key": key,
@@ -248,7 +314,7 @@ def chart_series(ledger: Ledger, goal_id: str) -> dict[str, Any]:
     """The goal page's charts, each bounded by :data:`CHART_POINTS` or by its number of distinct labels.
 
     * ``score_delta``: the official task score delta of each attempt over time
-      (bucketed: the mean, min and max of each bucket, at its last attempt's time);
+      (bucketed: the mean, min and max of each bucket's finite deltas, at its last attempt's time);
     * ``claim_strengths``: attempts per claim strength;
     * ``attribution_labels``: the goal's runs per failure attribution label and mode;
     * ``learning_status``: learning ledgers per status in each bucket of time.
@@ -257,62 +323,91 @@ def chart_series(ledger: Ledger, goal_id: str) -> dict[str, Any]:
     dialect = ledger.dialect
     claim, claim_on = _rows_of(linking.CLAIM, goal_id, alias="claim")
     learning, learning_on = _rows_of(linking.LEARNING, goal_id, alias="learning")
-    delta = json_values(claim.c.payload, (("official_task_score_delta",),), dialect)
-    strength = json_scalar(claim.c.payload, ("decision", "claim_strength"), dialect)
-    status = json_scalar(learning.c.payload, ("learning_status",), dialect)
+    delta_path, strength_path, status_path = (("official_task_score_delta",),), (("decision", "claim_strength"),), (("learning_status",),)
     with ledger.reading() as connection:
         deltas = connection.execute(
-            select(events.c.recorded_at, delta).select_from(claim).join(events, events.c.event_id == claim.c.key).where(claim_on).order_by(claim.c.position)
+            select(events.c.recorded_at, json_values(claim.c.payload, delta_path, dialect))
+            .select_from(claim).join(events, events.c.event_id == claim.c.key).where(claim_on).order_by(claim.c.position)
         ).all()
-        strengths = connection.execute(select(strength, func.count()).select_from(claim).where(claim_on).group_by(strength).order_by(strength)).all()
+        strengths = _counts(connection, claim, claim_on, strength_path, dialect)
         statuses = connection.execute(
-            select(events.c.recorded_at, status).select_from(learning).join(events, events.c.event_id == learning.c.key).where(learning_on).order_by(learning.c.position)
+            select(events.c.recorded_at, json_values(learning.c.payload, status_path, dialect))
+            .select_from(learning).join(events, events.c.event_id == learning.c.key).where(learning_on).order_by(learning.c.position)
         ).all()
         labels = _attribution_labels(connection, goal_id, dialect)
     delta_points = []
-    for bucket in buckets([(at, decode_values(values_json, 1)[0]) for at, values_json in deltas]):
-        values = [v for _, v in bucket if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    for bucket in buckets([(at, decode_values(values, delta_path)[0]) for at, values in deltas]):
+        finite = [v for _, v in bucket if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
         delta_points.append(
             {
                 "at": bucket[-1][0],
                 "attempts": len(bucket),
-                "mean": sum(values) / len(values) if values else None,
-                "min": min(values) if values else None,
-                "max": max(values) if values else None,
+                "mean": sum(finite) / len(finite) if finite else None,
+                "min": min(finite) if finite else None,
+                "max": max(finite) if finite else None,
             }
         )
     status_points = []
-    for bucket in buckets(list(statuses)):
+    for bucket in buckets([(at, decode_values(values, status_path)[0]) for at, values in statuses]):
         counts: dict[str, int] = {}
         for _, value in bucket:
             counts[str(value)] = counts.get(str(value), 0) + 1
         status_points.append({"at": bucket[-1][0], "counts": counts})
     return {
         "score_delta": delta_points,
-        "claim_strengths": [{"claim_strength": s, "attempts": n} for s, n in strengths],
+        "claim_strengths": [{"claim_strength": value, "attempts": n} for (value,), n in sorted(strengths.items(), key=_label_order)],
         "attribution_labels": labels,
         "learning_status": status_points,
     }
 
 
+def _label_order(item: tuple[tuple[Any, ...], int]) -> tuple[Any, ...]:
+    return tuple((value is not None, str(value)) for value in item[0])
+
+
+def _counts(connection: Any, table: Any, where: ColumnElement, paths: Sequence[Path], dialect: str) -> dict[tuple[Any, ...], int]:
+    """Rows of ``table`` per distinct values at ``paths`` of their payload: grouped in SQL, unreadable rows in Python."""
+    payload = table.c.payload
+    values = [json_scalar(payload, path, dialect) for path in paths]
+    counts: dict[tuple[Any, ...], int] = {}
+    for *found, n in connection.execute(select(*values, func.count()).where(where, readable(payload, dialect)).group_by(*values)):
+        counts[tuple(found)] = counts.get(tuple(found), 0) + n
+    for (text_value,) in connection.execute(select(payload).where(where, not_(readable(payload, dialect)))):
+        found = tuple(values_in(text_value, paths))
+        counts[found] = counts.get(found, 0) + 1
+    return counts
+
+
 def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dict[str, Any]]:
-    """Runs per ``failure_attribution_labels`` label and mode over the goal's run events (each run once), counted in SQL."""
+    """Runs per ``failure_attribution_labels`` label and mode over the goal's run events (each run once), counted in SQL.
+
+    Run events the database cannot read are counted in Python.
+    """
     if dialect == "sqlite":
         sql = (
             "SELECT label.value, json_extract(e.payload, '$.mode'), COUNT(*) FROM events AS e, "
             "json_each(e.payload, '$.failure_attribution_labels') AS label "
-            "WHERE e.goal_id = :goal AND e.kind = :kind AND json_type(e.payload, '$.failure_attribution_labels') = 'array' "
-            "GROUP BY 1, 2 ORDER BY 1, 2"
+            "WHERE e.goal_id = :goal AND e.kind = :kind AND json_valid(e.payload) "
+            "AND json_type(e.payload, '$.failure_attribution_labels') = 'array' GROUP BY 1, 2"
         )
     else:
         sql = (
             "SELECT label, e.payload::json ->> 'mode', COUNT(*) FROM events AS e "
             "CROSS JOIN LATERAL json_array_elements_text(CASE WHEN json_typeof(e.payload::json -> 'failure_attribution_labels') = 'array' "
             "THEN e.payload::json -> 'failure_attribution_labels' ELSE '[]'::json END) AS label "
-            "WHERE e.goal_id = :goal AND e.kind = :kind GROUP BY 1, 2 ORDER BY 1, 2"
+            "WHERE e.goal_id = :goal AND e.kind = :kind AND e.payload !~ :unreadable GROUP BY 1, 2"
         )
-    rows = connection.execute(text(sql), {"kind": runs.RUN_KIND, "goal": goal_id}).all()
-    return [{"label": str(label), "mode": mode, "runs": n} for label, mode, n in rows]
+    counts: dict[tuple[str, Any], int] = {}
+    for label, mode, n in connection.execute(text(sql), {"kind": runs.RUN_KIND, "goal": goal_id, "unreadable": POSTGRES_UNREADABLE}):
+        counts[(str(label), mode)] = counts.get((str(label), mode), 0) + n
+    unread = select(events.c.payload).where(events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, not_(readable(events.c.payload, dialect)))
+    for (text_value,) in connection.execute(unread):
+        payload = json.loads(text_value)
+        found = payload.get("failure_attribution_labels") if isinstance(payload, Mapping) else None
+        for label in found if isinstance(found, list) else []:
+            key = (label if isinstance(label, str) else json.dumps(label), payload.get("mode"))
+            counts[key] = counts.get(key, 0) + 1
+    return [{"label": label, "mode": mode, "runs": n} for (label, mode), n in sorted(counts.items(), key=lambda i: (i[0][0], str(i[0][1])))]
 
 
 # -- the lifecycle timeline and the reviews ----------------------------------------------------

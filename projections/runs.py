@@ -42,6 +42,8 @@ NOT_COUNTABLE_FLAGS = ("case_attempt_countable", "benchmark_budget_countable")
 RUN_STATUSES = ("completed", "recorded", "blocked", "running")
 # The score statuses a run gets when it says none of its own (a LoopX row may name others).
 SCORE_STATUSES = ("passed", "failed", "missing")
+# The score statuses a pass rate counts (any other is unscored).
+SCORED_OUTCOMES = ("passed", "failed")
 # Arm roles in a LoopX run group, from the arm id (see paired_runs).
 BASELINE, TREATMENT = "baseline", "treatment"
 
@@ -279,19 +281,25 @@ def pass_rates(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     runs with another score status (``missing``, a LoopX probe's own) are
     ``unscored`` and stay out of the rate.
     """
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    counts: dict[tuple[str | None, str | None], dict[str, int]] = {}
     for view in views:
-        key = (view["benchmark_id"] or "", view["arm"] or "")
-        group = groups.setdefault(
-            key, {"benchmark_id": view["benchmark_id"], "arm": view["arm"], "runs": 0, "passed": 0, "failed": 0, "unscored": 0}
-        )
+        group = counts.setdefault((view["benchmark_id"], view["arm"]), {"runs": 0, "passed": 0, "failed": 0})
         group["runs"] += 1
-        outcome = view["score_status"] if view["score_status"] in ("passed", "failed") else "unscored"
-        group[outcome] += 1
-    for group in groups.values():
-        scored = group["passed"] + group["failed"]
-        group["pass_rate"] = round(group["passed"] / scored, 4) if scored else None
-    return [groups[key] for key in sorted(groups)]
+        if view["score_status"] in SCORED_OUTCOMES:
+            group[view["score_status"]] += 1
+    return sorted(
+        (pass_rate_entry(benchmark, arm, **group) for (benchmark, arm), group in counts.items()),
+        key=lambda entry: (entry["benchmark_id"] or "", entry["arm"] or ""),
+    )
+
+
+def pass_rate_entry(benchmark_id: str | None, arm: str | None, *, runs: int, passed: int, failed: int) -> dict[str, Any]:
+    """One entry of :func:`pass_rates` from its counts (also what the report's SQL aggregate of them becomes)."""
+    scored = passed + failed
+    return {
+        "benchmark_id": benchmark_id, "arm": arm, "runs": runs, "passed": passed, "failed": failed,
+        "unscored": runs - scored, "pass_rate": round(passed / scored, 4) if scored else None,
+    }
 
 
 def arm_role(arm: str | None) -> str | None:

@@ -10,7 +10,7 @@ import pytest
 
 from benchledger.cli.web.server import is_loopback
 from tests.helpers import invoke
-from tests.report_helpers import ingest_demo, running_serve
+from tests.report_helpers import DEMO, ingest_demo, running_serve
 
 GOAL = "demo-db-wal-recovery"
 
@@ -78,3 +78,40 @@ def test_non_loopback_host_is_warned_about(tmp_path):
 @pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("::1", True), ("localhost", True), ("0.0.0.0", False), ("192.168.1.4", False), ("example.org", False)])
 def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
+
+
+def _ingest_unguarded(url: str, goal: str, kind: str, payload: dict) -> None:
+    """``payload`` appended as a ledger written before the store refused NaN and Infinity kept it."""
+    from benchledger.ledger.application import ingest
+    from benchledger.ledger.intake.artifacts import Artifact
+    from benchledger.ledger.store import Ledger
+
+    ledger = Ledger.open(url)
+    try:
+        with pytest.MonkeyPatch.context() as patch:  # the guard is skipped only for a throwaway ledger
+            patch.setattr(Ledger, "persistent", property(lambda self: False))
+            ingest(ledger, goal, [Artifact(kind, payload)], source="benchledger before the NaN guard")
+    finally:
+        ledger.close()
+
+
+def test_stored_nan_and_infinity_are_shown_not_answered_with_an_error(migrated_url, tmp_path):
+    """Issue 16.1: a stored ``NaN``/``Infinity`` (an old ledger's event, a review computed from it) made every page HTTP 500."""
+    import json as json_module
+
+    ingest_demo(migrated_url, GOAL)
+    comparison = json_module.loads((DEMO / "06-comparison.json").read_text())
+    run = json_module.loads((DEMO / "05-run-treatment.json").read_text())
+    _ingest_unguarded(migrated_url, GOAL, "comparison", {**comparison, "comparison_id": "nan-pair", "official_task_score_delta": float("nan")})
+    _ingest_unguarded(migrated_url, GOAL, "run", {**run, "job_name": "inf-run", "official_task_score": {"value": float("inf"), "passed": True}})
+    with running_serve(migrated_url) as (base, process):
+        for path in ("/", f"/goals/{GOAL}/index.html", f"/goals/{GOAL}/reviews/review-claim.html", f"/goals/{GOAL}/reviews/review-claim.json"):
+            status, _, body = _request(base, "GET", path)
+            assert status == 200, (path, body)
+        page = _request(base, "GET", f"/goals/{GOAL}/index.html")[2].decode()
+        assert "nan" in page.lower() and "codex-loopx" in page
+        index = _request(base, "GET", "/")[2].decode()
+        assert "2/2" in index  # the treatment arm: the demo's passing run and the one scored Infinity (passed)
+    site = tmp_path / "site"
+    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
+    assert (site / "goals" / GOAL / "index.html").is_file()

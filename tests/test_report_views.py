@@ -1,0 +1,37 @@
+"""The report's reads in SQL agree with the Python rules they stand for (``projections.runs``), on both backends."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchledger.ledger import report_views as views
+from benchledger.ledger.append import NewEvent
+from benchledger.projections import runs
+
+# What a run's outcome and arm fields may hold: the words the rules look for, blanks (Python's
+# whitespace, Unicode included), numbers around the pass mark, booleans, null, and other JSON.
+TEXTS = st.sampled_from(["passed", "failed", "missing", "completed", "probe_error", " passed", "", "  ", "\u2003\t", "tb@2", "codex", "hardened"])
+SCALARS = st.one_of(TEXTS, st.sampled_from([0, 0.5, 0.999, 1, 1.0, 2, -1, 10**30, True, False, None]))
+VALUES = st.one_of(SCALARS, st.lists(SCALARS, max_size=2), st.dictionaries(st.sampled_from(["value", "passed"]), SCALARS, max_size=2))
+TASK_SCORES = st.one_of(VALUES, st.fixed_dictionaries({}, optional={"value": SCALARS, "passed": SCALARS}))
+FIELDS = {
+    "benchmark_id": VALUES, "mode": VALUES, "arm_id": VALUES, "run_id": st.sampled_from(["r1", "r2", " ", 7]),
+    "score_status": VALUES, "official_score_status": VALUES, "official_score": VALUES, "official_passed": VALUES,
+    "official_task_score": TASK_SCORES,
+}
+RUN = st.tuples(st.sampled_from(runs.RUN_KINDS), st.fixed_dictionaries({}, optional=FIELDS), st.integers(0, 10**6))
+GOALS = itertools.count()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(RUN, min_size=1, max_size=12))
+def test_pass_rates_counted_in_sql_equal_the_runs_rule(ledger, generated):
+    goal = f"rates-{next(GOALS)}"
+    # the salt keeps equal payloads distinct events; versions of one run id supersede each other by position
+    ledger.append(goal, [NewEvent(kind, {**payload, "salt": salt}) for kind, payload, salt in generated], source="test")
+    want = runs.pass_rates(runs.run_views(ledger.read_goal(goal)))
+    (entry,) = views.goal_index(ledger, [goal])["goals"]
+    assert entry["pass_rates"] == want
