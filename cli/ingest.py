@@ -53,6 +53,8 @@ def _markdown(report: dict[str, Any]) -> Iterator[str]:
     ]
     if "batch_event_id" in report:
         lines.append(f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})")
+        if report["batch_status"] == "duplicate":
+            lines.append("- nothing new: every artifact is stored and this batch already groups them")
     for batch in report.get("batches", []):
         lines.append(
             f"- batch `{batch['batch_event_id']}` ({status(batch['batch_status'])}): {batch['directory']} "

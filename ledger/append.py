@@ -172,10 +172,12 @@ class Transaction:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    def read_goal(self, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
+    def read_goal(self, goal_id: str, *, upto_position: int | None = None, kinds: Sequence[str] | None = None) -> list[StoredEvent]:
         query = select(events).where(events.c.goal_id == goal_id)
         if upto_position is not None:
             query = query.where(events.c.position <= upto_position)
+        if kinds is not None:
+            query = query.where(events.c.kind.in_(kinds))
         return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version))]
 
     def goal_ids(self) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchledger.errors import CheckFailed, InvalidInput
 from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.store import Appended, Ledger, NewEvent, StreamAppend, Transaction, one_snapshot
+from benchledger.ledger.store import Appended, Ledger, NewEvent, StoredEvent, StreamAppend, Transaction, one_snapshot
 from benchledger.ledger.verification import Problem, verify_events
 from benchledger.projections import linking, review_module
 from benchledger.projections.artifacts import Artifact
@@ -78,6 +78,50 @@ def manifest_event(members: list[dict[str, Any]], review: Mapping[str, Any] | No
     """A batch's ``ingest_batch`` event, listing ``members`` (:func:`manifest_member`) in order."""
     origin = "the batch manifest" + (" (the review's flags are its $.review.options)" if review else "")
     return NewEvent(linking.BATCH_KIND, linking.batch_manifest(members, review), linking.BATCH_SCHEMA, origin=origin)
+
+
+def grouped_before(tx: Transaction, goal_id: str, member_ids: Sequence[str]) -> StoredEvent | None:
+    """The earliest batch of ``goal_id`` that already lists every one of ``member_ids`` (all stored already), if any.
+
+    Such a batch adds nothing, so it is not recorded: a file ingested again
+    alone (a repeated comparison) would otherwise be a batch of its own, whose
+    reviews, derived without the runs it was first grouped with, would become
+    the goal's latest claim review and learning ledger. A batch sent by a
+    review command is always recorded (its flags are the new observation).
+    """
+    wanted = set(member_ids)
+    for batch in tx.read_goal(goal_id, kinds=(linking.BATCH_KIND,)):
+        if wanted <= {member["event_id"] for member in batch.payload["members"]}:
+            return batch
+    return None
+
+
+def _without_regroupings(ledger: Ledger, appends: Sequence[StreamAppend]) -> tuple[list[StreamAppend], dict[int, tuple[list[str], str]]]:
+    """``appends`` less the batches that add nothing, and for each of those its member ids and the batch that holds them.
+
+    A batch adds nothing when an earlier batch groups all its members: one
+    stored before (:func:`grouped_before`) or one earlier in ``appends``.
+    """
+    kept: list[StreamAppend] = []
+    covered: dict[int, tuple[list[str], str]] = {}
+    kept_groups: dict[str, list[tuple[set[str], str]]] = {}  # goal -> (member ids, batch id) of the batches kept so far
+    with ledger.reading() as connection:
+        tx = Transaction(connection)
+        for index, request in enumerate(appends):
+            manifest = request.events[-1]
+            ids = [member["event_id"] for member in manifest.payload["members"]]
+            wanted, earlier = set(ids), None
+            if ids and "review" not in manifest.payload:
+                earlier = next((batch for members, batch in kept_groups.get(request.goal_id, ()) if wanted <= members), None)
+                if earlier is None and len(tx.events_by_id(ids)) == len(wanted):
+                    stored = grouped_before(tx, request.goal_id, ids)
+                    earlier = stored.event_id if stored else None
+            if earlier is None:
+                kept.append(request)
+                kept_groups.setdefault(request.goal_id, []).append((wanted, manifest.event_id(request.goal_id)))
+            else:
+                covered[index] = (ids, earlier)
+    return kept, covered
 
 
 def append_projected(
@@ -177,7 +221,17 @@ def ingest_many(
         if empty:
             raise NothingToIngest(f"no artifact to ingest into {', '.join(map(repr, empty))}; nothing was written")
     appends = [StreamAppend(b.goal_id, batch_events(b.goal_id, b.artifacts, b.review)) for b in batches]
-    outcomes = append_projected(ledger, appends, source=source, dry_run=dry_run, materialize=materialize)
+    # (events are immutable: what is stored before the transaction is stored in it)
+    kept, covered = _without_regroupings(ledger, members_as_stored(ledger, appends))
+    written = append_projected(ledger, kept, source=source, dry_run=dry_run, materialize=materialize) if kept else []
+    events = {a.event.event_id: a.event for outcome in written for a in outcome}
+    missing = {i for ids, batch in covered.values() for i in (*ids, batch)} - events.keys()
+    events.update(ledger.events_by_id(missing) if missing else {})
+    unread = iter(written)
+    outcomes = [
+        [Appended(events[i], "duplicate") for i in (*covered[index][0], covered[index][1])] if index in covered else next(unread)
+        for index in range(len(appends))
+    ]
     return [IngestOutcome(b.goal_id, outcome[-1], outcome[:-1], dry_run) for b, outcome in zip(batches, outcomes)]
 
 

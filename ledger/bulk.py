@@ -36,6 +36,7 @@ from benchledger.ledger.application import (
     BatchRequest,
     NothingToIngest,
     batch_events,
+    grouped_before,
     ingest_many,
     manifest_event,
     manifest_member,
@@ -162,6 +163,11 @@ class _ChunkWriter:
         """Queue the batch's manifest, naming each member by the id it is stored under (an older ledger's, for a duplicate)."""
         self.flush()
         if batch.members and not self.errors:
+            if all(m.status == "duplicate" for m in batch.members):
+                earlier = grouped_before(self.session.tx, batch.goal_id, [m.event_id for m in batch.members])
+                if earlier is not None:
+                    batch.batch = MemberOutcome.of(Appended(earlier, "duplicate"), None)
+                    return
             members = [manifest_member(m.event_id, m.kind, m.role) for m in batch.members]
             self._pending.append((batch, manifest_event(members), None))
 
