@@ -78,10 +78,14 @@ def _trials(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [trial for trial in trials if isinstance(trial, dict)]
 
 
+def mode_spelling(value: Any) -> str:
+    """D-MODE of one value: a text lower-cased with ``_`` → ``-``, anything else empty."""
+    return value.lower().replace("_", "-") if isinstance(value, str) else ""
+
+
 def normalized_mode(run: Mapping[str, Any], field: str = "mode") -> str:
     """D-MODE: ``run[field]`` (``mode`` or ``job_name``) lower-cased with ``_`` → ``-``."""
-    value = run.get(field)
-    return value.lower().replace("_", "-") if isinstance(value, str) else ""
+    return mode_spelling(run.get(field))
 
 
 def is_baseline_run(run: Mapping[str, Any]) -> bool:

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from benchledger.projections.run_classifiers import mode_spelling
+
 ROW_KIND = "benchmark_run_ledger_row_v0"
 # The LoopX run ledger whose rows are imported as ROW_KIND events.
 LOOPX_RUN_LEDGER_SCHEMA = "benchmark_run_ledger_v0"
@@ -327,13 +329,18 @@ def _latest(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
 def _compared_run(
     views: list[Mapping[str, Any]], comparison: EventLike, benchmark: str | None, mode: str | None
 ) -> dict[str, Any] | None:
-    """The goal's latest compact run of ``benchmark`` in ``mode`` at or before the comparison's position."""
+    """The goal's latest compact run of ``benchmark`` in ``mode`` at or before the comparison's position.
+
+    Modes are compared as LoopX compares them (D-MODE): ``codex_goal_mode`` and
+    ``Codex-Goal-Mode`` name one arm.
+    """
     if mode is None:
         return None
+    spelling = mode_spelling(mode)
     return _latest(
         v for v in views
         if v["kind"] == RUN_KIND and v["goal_id"] == comparison.goal_id and v["position"] <= comparison.position
-        and v["benchmark_id"] == benchmark and v["mode"] == mode
+        and v["benchmark_id"] == benchmark and mode_spelling(v["mode"]) == spelling
     )
 
 

@@ -1,4 +1,4 @@
-"""Every conformance case, in-process: whole-payload equality (JSON) and byte equality (markdown)."""
+"""Every conformance case and mode-alias case, in-process: whole-payload equality (JSON) and byte equality (markdown)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from benchledger.cli.main import cli
 from tests.conformance.cases import load_cases, strip_volatile, typed
 
-CASES = load_cases()
+CASES = load_cases(aliases=True)
 
 
 def invoke(case, extra):

@@ -186,6 +186,21 @@ def test_1_a_ledger_written_before_source_identity_stays_valid_and_idempotent(mi
     assert audit["ok"] is True, audit["problems"]
 
 
+# -- 9. derived identifiers and links follow LoopX's reading of a mode ------------------
+# (every reducer's identifiers under respelled modes: tests/conformance/aliases, recorded from LoopX)
+
+
+def test_9_a_comparison_pairs_the_runs_of_its_arms_however_the_modes_are_spelled(migrated_url, tmp_path):
+    baseline = {**_demo("04-run-baseline.json"), "mode": "Hardened_Codex"}
+    treatment = {**_demo("05-run-treatment.json"), "mode": "codex_loopx"}
+    comparison = _demo("06-comparison.json")
+    assert (comparison["baseline_scenario_id"], comparison["treatment_scenario_id"]) == ("hardened-codex", "codex-loopx")
+    paths = [_write(tmp_path / f"{n}.json", d) for n, d in (("b", baseline), ("t", treatment), ("c", comparison))]
+    assert invoke(migrated_url, "ingest", "--goal", "spelled", *map(str, paths)).exit_code == 0
+    (pair,) = _json(invoke(migrated_url, "runs", "--paired", "--goal", "spelled", "--format", "json"))["pairs"]
+    assert (pair["baseline"]["mode"], pair["treatment"]["mode"]) == ("Hardened_Codex", "codex_loopx")
+
+
 # -- 11. history's summary of an adapter invocation counts what the review counts ----
 
 

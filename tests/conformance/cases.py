@@ -1,4 +1,8 @@
-"""The LoopX 0.4.8 conformance corpus (a byte-identical copy of ../shared/conformance)."""
+"""The LoopX 0.4.8 conformance corpus (a byte-identical copy of ../shared/conformance), and its mode-alias cases.
+
+``aliases/`` holds corpus cases with their modes respelled and LoopX's answers
+to them, recorded by ``python -m tests.conformance.record_aliases``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
 MARKDOWN = HERE / "markdown"
+ALIASES = HERE / "aliases"
 
 
 @dataclass(frozen=True)
@@ -38,9 +43,11 @@ class Case:
         )
 
 
-def load_cases(commands: set[str] | None = None) -> list[Case]:
+def load_cases(commands: set[str] | None = None, *, aliases: bool = False) -> list[Case]:
+    """The corpus cases (of ``commands``), and with ``aliases`` the recorded mode-alias cases after them."""
     cases = []
-    for case_json in sorted(CORPUS.glob("*/*/*/case.json")):
+    case_files = sorted(CORPUS.glob("*/*/*/case.json")) + (sorted(ALIASES.glob("*/*/case.json")) if aliases else [])
+    for case_json in case_files:
         spec = json.loads(case_json.read_text(encoding="utf-8"))
         if commands is not None and spec["command"] not in commands:
             continue
