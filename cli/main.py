@@ -19,7 +19,7 @@ from benchledger import __version__
 from benchledger.cli.db import db
 from benchledger.cli.ingest import ingest_batches_command, ingest_command
 from benchledger.cli.interop import INTEROP_COMMANDS
-from benchledger.cli.output import FORMATS
+from benchledger.cli.output import FORMATS, printable
 from benchledger.cli.queries import (
     audit_command,
     goals_command,
@@ -79,7 +79,12 @@ class _OutputStream:
 
     def write(self, data: Any) -> int:
         try:
-            return self._stream.write(data)
+            try:
+                return self._stream.write(data)
+            except UnicodeEncodeError:
+                # Text the stream cannot encode (a lone surrogate that a ledger written before its
+                # storage guard kept) is printed as its backslash escape instead of failing the command.
+                return self._stream.write(printable(data, self._stream.encoding))
         except OSError as exc:
             raise _OutputFailed(exc) from exc
 

@@ -67,6 +67,22 @@ def format_option(*choices: str, default: str | None = None) -> Callable:
 wide_option = click.option("--wide", is_flag=True, help="Print every table cell whole, however wide the terminal.")
 
 
+def encoded(text: str, encoding: str | None = None) -> bytes:
+    """``text`` in ``encoding`` (UTF-8 when ``None``), each code point it cannot hold written as its backslash escape.
+
+    A lone UTF-16 surrogate has no UTF-8 form; a ledger written before the
+    storage guard may hold one (its JSON stores the ``\\ud800`` escape, which is
+    what is printed). Every command's standard output and every report page
+    is written this way, so such a value never fails a command.
+    """
+    return text.encode(encoding or "utf-8", "backslashreplace")
+
+
+def printable(text: str, encoding: str | None = None) -> str:
+    """``text`` as :func:`encoded` writes it, still as text."""
+    return encoded(text, encoding).decode(encoding or "utf-8")
+
+
 def echo_json(value: Any) -> None:
     from benchledger.ledger.canonical import escape_lone_surrogates
 

@@ -7,9 +7,10 @@ Python decodes one short array per row instead of every payload).
 Some stored text is JSON Python reads but the database refuses: a review may
 compute ``Infinity`` (a delta against a zero score) and a ledger written
 before the store refused them may hold ``NaN``; PostgreSQL also refuses
-``\\u0000`` and lone surrogate escapes. :func:`readable` tells them apart in
-SQL, :func:`json_values` hands such a row's text to Python instead of parsing
-it, and aggregates (:func:`readable` in their ``WHERE``) leave those rows to
+``\\u0000`` and lone surrogate escapes, and SQLite extracts a lone surrogate
+as bytes that are not UTF-8 (no row holding one could be fetched).
+:func:`readable` tells them apart in SQL, :func:`json_values` hands such a
+row's text to Python instead of parsing it, and aggregates (:func:`readable` in their ``WHERE``) leave those rows to
 the caller's Python path, so one odd payload never fails a whole page.
 """
 
@@ -29,6 +30,8 @@ UNREAD_MARK = "!"
 # What PostgreSQL's JSON type refuses although Python writes it (NaN, Infinity, -Infinity) or its text
 # functions refuse (\u0000, surrogates). Conservative: a string that merely holds the word is decoded in Python.
 POSTGRES_UNREADABLE = r"NaN|Infinity|\\u0000|\\u[dD][89a-fA-F]"
+# A lone surrogate's escape (canonical JSON escapes nothing else that way); SQLite's GLOB has no escape character.
+SQLITE_SURROGATE_ESCAPE = "*\\u[dD][89abcdefABCDEF]*"
 
 
 def readable(column: ColumnElement, dialect: str) -> ColumnElement:
@@ -37,7 +40,7 @@ def readable(column: ColumnElement, dialect: str) -> ColumnElement:
     Rows it is false for are left to Python (:func:`decode_values`, or the caller's own path for an aggregate).
     """
     if dialect == "sqlite":
-        valid = func.json_valid(column) == 1
+        valid = and_(func.json_valid(column) == 1, column.op("NOT GLOB")(SQLITE_SURROGATE_ESCAPE))
     elif dialect == "postgresql":
         valid = column.op("!~")(POSTGRES_UNREADABLE)
     else:

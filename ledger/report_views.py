@@ -27,6 +27,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from benchledger.errors import UnknownGoal
 from benchledger.ledger.json_sql import (
     POSTGRES_UNREADABLE,
+    SQLITE_SURROGATE_ESCAPE,
     Path,
     decode_values,
     json_is,
@@ -387,7 +388,7 @@ def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dic
         sql = (
             "SELECT label.value, json_extract(e.payload, '$.mode'), COUNT(*) FROM events AS e, "
             "json_each(e.payload, '$.failure_attribution_labels') AS label "
-            "WHERE e.goal_id = :goal AND e.kind = :kind AND json_valid(e.payload) "
+            "WHERE e.goal_id = :goal AND e.kind = :kind AND json_valid(e.payload) AND e.payload NOT GLOB :surrogate "
             "AND json_type(e.payload, '$.failure_attribution_labels') = 'array' GROUP BY 1, 2"
         )
     else:
@@ -398,7 +399,9 @@ def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dic
             "WHERE e.goal_id = :goal AND e.kind = :kind AND e.payload !~ :unreadable GROUP BY 1, 2"
         )
     counts: dict[tuple[str, Any], int] = {}
-    for label, mode, n in connection.execute(text(sql), {"kind": runs.RUN_KIND, "goal": goal_id, "unreadable": POSTGRES_UNREADABLE}):
+    for label, mode, n in connection.execute(
+        text(sql), {"kind": runs.RUN_KIND, "goal": goal_id, "unreadable": POSTGRES_UNREADABLE, "surrogate": SQLITE_SURROGATE_ESCAPE}
+    ):
         counts[(str(label), mode)] = counts.get((str(label), mode), 0) + n
     unread = select(events.c.payload).where(events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, not_(readable(events.c.payload, dialect)))
     for (text_value,) in connection.execute(unread):

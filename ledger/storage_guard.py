@@ -243,7 +243,7 @@ def _located(payload: Any) -> Iterator[tuple[str, Any, str]]:
             for key, value in node.items():
                 key = str(key)
                 yield where, key, _KEY
-                child = f"{where}.{key if _printable(key) and privacy_rule(key) is None else '<refused key>'}"
+                child = f"{where}.{key if unprintable(key) is None and privacy_rule(key) is None else '<refused key>'}"
                 if is_credential_field(key, value):
                     yield child, value, CREDENTIAL_FIELD
                 stack.append((value, child))
@@ -253,13 +253,27 @@ def _located(payload: Any) -> Iterator[tuple[str, Any, str]]:
             yield where, node, _VALUE_TEXT
 
 
-def _printable(text: str) -> bool:
-    return "\x00" not in text and _LONE_SURROGATE.search(text) is None
-
-
+NUL_CHARACTER = "a NUL character"
+LONE_SURROGATE = "an unpaired UTF-16 surrogate"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# A lone surrogate in canonical JSON is written as its \\uXXXX escape (ledger.canonical).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# The JSON escape of a UTF-16 surrogate, \\ud800 to \\udfff, in any case: the only way JSON text
+# can carry one (UTF-8 cannot), and how canonical JSON writes a lone one (ledger.canonical).
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def unprintable(text: str) -> str | None:
+    """What keeps ``text`` from being stored and printed as text (:data:`NUL_CHARACTER`, :data:`LONE_SURROGATE`), or ``None``."""
+    if "\x00" in text:
+        return NUL_CHARACTER
+    if _LONE_SURROGATE.search(text):
+        return LONE_SURROGATE
+    return None
+
+
+def unprintable_in(value: Any) -> str | None:
+    """:func:`unprintable` over every string and key of a decoded JSON value (a NUL anywhere is named first)."""
+    texts, _ = _texts(value)
+    return unprintable(_SEPARATOR.join(texts))
 # Separates the texts of a payload for one screen of them all. A double quote ends
 # every path or secret value the rules match, is no word character, and no rule's
 # screen fragment holds it: a match inside one text is a match in the joined text.
@@ -296,9 +310,9 @@ def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES)
     if body.count("{") + body.count("[") > MAX_NESTING_DEPTH and nesting_depth(payload) > MAX_NESTING_DEPTH:
         problems.append(("the payload", f"is nested deeper than the {MAX_NESTING_DEPTH}-level limit"))
     non_finite = "NaN" in body or "Infinity" in body
-    unprintable = "\\u0000" in body or _SURROGATE_ESCAPE.search(body) is not None
+    unprintable_text = "\\u0000" in body or SURROGATE_ESCAPE.search(body) is not None
     texts, credential = _texts(payload)
-    if not (non_finite or unprintable or credential) and privacy_rule(_SEPARATOR.join(texts)) is None:
+    if not (non_finite or unprintable_text or credential) and privacy_rule(_SEPARATOR.join(texts)) is None:
         return problems
     found: set[tuple[str, str]] = set()
     for where, node, role in _located(payload):
@@ -309,8 +323,9 @@ def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES)
                 found.add((where, "is NaN or infinite; the ledger stores only finite numbers"))
         elif isinstance(node, str):
             place = f"a key of {where}" if role == _KEY else where
-            if not _printable(node):
-                found.add((place, "contains a NUL character" if "\x00" in node else "contains an unpaired UTF-16 surrogate"))
+            reason = unprintable(node)
+            if reason:
+                found.add((place, f"contains {reason}"))
             rule = privacy_rule(node)
             if rule is not None:
                 found.add((place, f"holds {rule_description(rule)} [{rule}]"))
@@ -324,10 +339,9 @@ def metadata_problems(name: str, value: str | None) -> list[str]:
     limit = COLUMN_LIMITS.get(name)
     if limit is not None and len(value) > limit:
         return [f"{name} is {len(value)} characters, longer than the {limit} the ledger stores"]
-    if "\x00" in value:
-        return [f"{name} contains a NUL character"]
-    if _LONE_SURROGATE.search(value):
-        return [f"{name} contains an unpaired UTF-16 surrogate"]
+    reason = unprintable(value)
+    if reason:
+        return [f"{name} contains {reason}"]
     rule = privacy_rule(value)
     return [f"{name} holds {rule_description(rule)} [{rule}]"] if rule else []
 

@@ -23,3 +23,23 @@ def row_counts(url) -> dict[str, int]:
             return {t.name: connection.execute(select(func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables}
     finally:
         ledger.close()
+
+
+def ingest_unguarded(url, goal, artifacts, *, source):
+    """``artifacts`` (``(kind, payload)`` pairs) appended as a build before the storage guard kept them (NaN, NUL, surrogates).
+
+    The store skips its guard only for a throwaway ledger; pretending to be one
+    writes exactly what such a build wrote (hash chain and projections included).
+    """
+    import pytest
+
+    from benchledger.ledger.application import ingest
+    from benchledger.ledger.intake.artifacts import Artifact
+
+    ledger = Ledger.open(url)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Ledger, "persistent", property(lambda self: False))
+            ingest(ledger, goal, [Artifact(kind, payload) for kind, payload in artifacts], source=source)
+    finally:
+        ledger.close()

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from sqlalchemy import create_engine, text
 
 from benchledger.ledger.migrate import HEAD_REVISION
 from benchledger.ledger.store import normalize_url
-from tests.helpers import invoke, row_counts
+from tests.helpers import ingest_unguarded, invoke, row_counts
 
 VALID = Path(__file__).parent / "hostile" / "valid"
 BENCHLEDGER = str(Path(sys.executable).parent / "benchledger")
@@ -134,6 +135,58 @@ def test_as_of_the_largest_position_is_everything(migrated_url):
     result = invoke(migrated_url, "history", "g", "--as-of", "9223372036854775807", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["entries"] == json.loads(everything.stdout)["entries"]
+
+
+# -- a ledger written before the storage guard (item 3) --------------------------------------------
+
+DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
+
+
+def plant_a_run_stored_before_the_guard(url: str) -> None:
+    """The demo goal ``g`` plus a run holding lone surrogates and a NUL, as a build before the storage guard stored it."""
+    assert invoke(url, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
+    run = json.loads((DEMO / "05-run-treatment.json").read_text(encoding="utf-8"))
+    planted = {**run, "job_name": "job-\ud800", "benchmark_id": "bench-\udc00", "mode": "mode-\udbff",
+               "failure_attribution_labels": ["label-\udfff"], "score_failure_attribution": "nul-\x00"}
+    ingest_unguarded(url, "g", [("run", planted)], source="benchledger before the storage guard")
+
+
+def holds_a_surrogate(text: str) -> bool:
+    return any("\ud800" <= character <= "\udfff" for character in text)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["runs"], ["runs", "--format", "csv"], ["runs", "--summary"], ["runs", "--paired"], ["goals"], ["history", "g"],
+        ["history", "g", "--format", "csv"], ["show", "g"], ["export"], ["audit"],
+    ],
+    ids=" ".join,
+)
+def test_a_surrogate_or_nul_stored_before_the_guard_is_printed_as_its_escape(migrated_url, args):
+    """Item 3's aftermath: a ledger written before the storage guard may hold lone surrogates; every read prints their escape."""
+    plant_a_run_stored_before_the_guard(migrated_url)
+    result = invoke(migrated_url, *args)
+    assert result.exit_code == 0, result.output
+    assert not holds_a_surrogate(result.stdout)
+    if args[0] == "runs" and args != ["runs", "--paired"]:  # (the planted run pairs with nothing)
+        assert "bench-\\udc00" in result.stdout and "mode-\\udbff" in result.stdout
+    if args == ["runs"]:
+        assert "job-\\ud800" in result.stdout
+    if args[0] == "export":  # (the stored JSON text holds the escape: the export is what was stored)
+        assert '"job_name\\":\\"job-\\\\ud800\\"' in result.stdout
+
+
+def test_a_surrogate_stored_before_the_guard_is_shown_escaped_by_report_and_serve(migrated_url, tmp_path):
+    from tests.report_helpers import running_serve
+
+    plant_a_run_stored_before_the_guard(migrated_url)
+    assert invoke(migrated_url, "report", "--output", str(tmp_path / "site")).exit_code == 0
+    page = (tmp_path / "site" / "goals" / "g" / "index.html").read_text(encoding="utf-8")
+    assert "label-\\udfff" in page and not holds_a_surrogate(page)  # (the attribution chart's label)
+    with running_serve(migrated_url) as (base, _):
+        with urllib.request.urlopen(f"{base}/goals/g/index.html", timeout=30) as response:
+            assert response.status == 200 and "label-\\udfff" in response.read().decode("utf-8")
 
 
 # -- a report that cannot be printed (item 8) -----------------------------------------------------

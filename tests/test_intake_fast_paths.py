@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from benchledger.ledger import storage_guard
 from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.intake import files
 from benchledger.ledger.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
 
@@ -210,6 +209,17 @@ def test_the_guard_finds_what_a_walk_over_every_text_finds(payload):
         assert not any(f".{key}." in f"{place}." or f".{key}[" in place for key in refused_keys), place
 
 
+def texts_of(node):
+    """Every string and key of a decoded JSON value."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [str(k) for k in node] + [t for v in node.values() for t in texts_of(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in texts_of(v)]
+    return []
+
+
 def keys_of(node):
     if isinstance(node, dict):
         return {str(k) for k in node} | {k for v in node.values() for k in keys_of(v)}
@@ -230,7 +240,7 @@ def refusal_by_walks(data: bytes) -> str | None:
     value = json.loads(data)
     if storage_guard.nesting_depth(value) > MAX_NESTING_DEPTH:
         return TOO_DEEP
-    if files._has_nul(value):
+    if any("\x00" in text for text in texts_of(value)):
         return NUL
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from benchledger.cli.web.server import is_loopback
-from tests.helpers import invoke
+from tests.helpers import ingest_unguarded, invoke
 from tests.report_helpers import DEMO, ingest_demo, running_serve
 
 GOAL = "demo-db-wal-recovery"
@@ -80,21 +80,6 @@ def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
 
 
-def _ingest_unguarded(url: str, goal: str, kind: str, payload: dict) -> None:
-    """``payload`` appended as a ledger written before the store refused NaN and Infinity kept it."""
-    from benchledger.ledger.application import ingest
-    from benchledger.ledger.intake.artifacts import Artifact
-    from benchledger.ledger.store import Ledger
-
-    ledger = Ledger.open(url)
-    try:
-        with pytest.MonkeyPatch.context() as patch:  # the guard is skipped only for a throwaway ledger
-            patch.setattr(Ledger, "persistent", property(lambda self: False))
-            ingest(ledger, goal, [Artifact(kind, payload)], source="benchledger before the NaN guard")
-    finally:
-        ledger.close()
-
-
 def test_stored_nan_and_infinity_are_shown_not_answered_with_an_error(migrated_url, tmp_path):
     """Issue 16.1: a stored ``NaN``/``Infinity`` (an old ledger's event, a review computed from it) made every page HTTP 500."""
     import json as json_module
@@ -102,8 +87,11 @@ def test_stored_nan_and_infinity_are_shown_not_answered_with_an_error(migrated_u
     ingest_demo(migrated_url, GOAL)
     comparison = json_module.loads((DEMO / "06-comparison.json").read_text())
     run = json_module.loads((DEMO / "05-run-treatment.json").read_text())
-    _ingest_unguarded(migrated_url, GOAL, "comparison", {**comparison, "comparison_id": "nan-pair", "official_task_score_delta": float("nan")})
-    _ingest_unguarded(migrated_url, GOAL, "run", {**run, "job_name": "inf-run", "official_task_score": {"value": float("inf"), "passed": True}})
+    before_the_guard = "benchledger before the NaN guard"
+    nan_pair = {**comparison, "comparison_id": "nan-pair", "official_task_score_delta": float("nan")}
+    ingest_unguarded(migrated_url, GOAL, [("comparison", nan_pair)], source=before_the_guard)
+    inf_run = {**run, "job_name": "inf-run", "official_task_score": {"value": float("inf"), "passed": True}}
+    ingest_unguarded(migrated_url, GOAL, [("run", inf_run)], source=before_the_guard)
     with running_serve(migrated_url) as (base, process):
         for path in ("/", f"/goals/{GOAL}/index.html", f"/goals/{GOAL}/reviews/review-claim.html", f"/goals/{GOAL}/reviews/review-claim.json"):
             status, _, body = _request(base, "GET", path)

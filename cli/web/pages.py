@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import jinja2
 
+from benchledger.cli.output import encoded
 from benchledger.cli.web import figures
 from benchledger.ledger import report_views as views
 from benchledger.ledger.store import GOAL_ID_PATTERN, Ledger
@@ -147,7 +148,7 @@ class Site:
         body = self.env.get_template(template).render(
             root=root, csp=CONTENT_SECURITY_POLICY, generated_at=_now(), **context
         )
-        return Page(body.encode("utf-8"), HTML)
+        return Page(encoded(body), HTML)
 
     def _index(self, number: int) -> Page | None:
         size = views.INDEX_PAGE_SIZE
@@ -196,7 +197,7 @@ class Site:
             return None
         if extension == "json":
             document = {key: review[key] for key in ("goal_id", "projection", "key", "position", "status", "payload", "error")}
-            return Page((json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), JSON_TYPE)
+            return Page(encoded(json.dumps(document, indent=2, ensure_ascii=False) + "\n"), JSON_TYPE)
         return self._html("review.html", "../../../", goal_id=goal, review=review)
 
 

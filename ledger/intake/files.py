@@ -14,7 +14,6 @@ import itertools
 import json
 import math
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -24,15 +23,23 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from benchledger.ledger.canonical import canonical_json, sha256_hex
-from benchledger.ledger.storage_guard import MAX_NESTING_DEPTH, MAX_PAYLOAD_BYTES, nesting_depth
+from benchledger.ledger.storage_guard import (
+    LONE_SURROGATE,
+    MAX_NESTING_DEPTH,
+    MAX_PAYLOAD_BYTES,
+    NUL_CHARACTER,
+    SURROGATE_ESCAPE,
+    nesting_depth,
+    unprintable_in,
+)
 from benchledger.projections.artifacts import IntakeError
 
 # A document as large and as deep as the store keeps a payload (ledger.storage_guard).
 MAX_DOCUMENT_BYTES = MAX_PAYLOAD_BYTES
 MAX_NDJSON_BYTES = 64 * 1024 * 1024
 NDJSON_SUFFIXES = (".ndjson", ".jsonl")
-# The JSON escape of a UTF-16 surrogate, \ud800 to \udfff, in any case.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# How a refusal names the escape an unprintable character came from.
+_ESCAPE_OF = {NUL_CHARACTER: "a \\u0000 escape", LONE_SURROGATE: "\\ud800-\\udfff escape"}
 
 
 @dataclass(frozen=True)
@@ -63,22 +70,6 @@ def _finite_float(literal: str) -> float:
         shown = literal if len(literal) <= 40 else literal[:37] + "..."
         raise ValueError(f"the number {shown} is out of range (the ledger stores only finite numbers)")
     return value
-
-
-def _has_nul(value: Any) -> bool:
-    """Whether any string of a parsed document (keys included) holds a NUL character (a ``\\u0000`` escape)."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            if "\x00" in node:
-                return True
-        elif isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
 
 
 def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES) -> SourceDocument:
@@ -114,16 +105,12 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit")
     # A NUL reaches a string only through a \u0000 escape (a raw one is refused above)
     # and a surrogate only through a \ud800-\udfff one (UTF-8 text cannot hold it).
-    # The walks still decide: the escape may follow an escaped backslash, and only
-    # an unpaired surrogate fails to encode.
-    if "\\" in text:
-        if "\\u0000" in text and _has_nul(value):
-            raise InputFileError(source, "contains a NUL character (a \\u0000 escape)")
-        if _SURROGATE_ESCAPE.search(text):
-            try:
-                json.dumps(value, ensure_ascii=False).encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise InputFileError(source, "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)") from exc
+    # The store's rule still decides: the escape may follow an escaped backslash,
+    # and a surrogate in a valid pair is no problem.
+    if "\\" in text and ("\\u0000" in text or SURROGATE_ESCAPE.search(text)):
+        reason = unprintable_in(value)
+        if reason:
+            raise InputFileError(source, f"contains {reason} ({_ESCAPE_OF[reason]})")
     return SourceDocument(source, value, hashlib.sha256(data).hexdigest())
 
 
