@@ -4,7 +4,11 @@
   this build says so (and ``db upgrade`` does not pretend it can help);
 * ``--as-of`` is validated before it reaches a query;
 * what the exit code says is what happened when standard output fails
-  (``> /dev/full``): a committed batch stays a success, with a warning.
+  (``> /dev/full``): a committed batch stays a success, with a warning;
+* a ledger written before the storage guard (lone surrogates, NUL) still
+  prints, every unencodable code point as its escape;
+* a PostgreSQL server that accepts and never answers is given up after
+  ``connect_timeout``, not waited on for ever.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -253,3 +259,19 @@ def test_a_server_that_does_not_answer_is_given_up_after_the_connect_timeout(mon
     with pytest.raises(LedgerUnavailable, match="timeout expired"), database_errors_as_unavailable(url):
         engine.connect()
     assert seen["connect_timeout"] == expected
+
+
+@pytest.mark.parametrize("query, timeout", [("?connect_timeout=2", 2), ("", 10)], ids=["url-timeout", "default-timeout"])
+def test_a_server_that_accepts_but_never_answers_is_given_up_after_the_connect_timeout(query, timeout):
+    """A real socket that takes the connection and never says a word (a blackholed server), as a user's command meets it."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # (connections wait in the backlog: never accepted, never answered)
+        url = f"postgresql://u@127.0.0.1:{silent.getsockname()[1]}/ledger{query}"
+        started = time.monotonic()
+        result = subprocess.run([BENCHLEDGER, "--database-url", url, "goals"], capture_output=True, text=True, timeout=120)
+        elapsed = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("benchledger: cannot use the ledger at postgresql://u@127.0.0.1:") and line.endswith("timeout expired")
+    assert timeout - 0.5 <= elapsed < timeout + 15  # it waited for the timeout, and no longer (process start-up under load)
