@@ -1,9 +1,10 @@
 """Options and helpers shared by the commands: opening the ledger, the goal option.
 
-Every command takes the goal the same way: ``--goal GOAL``. The older
-spellings still work and are hidden from ``--help``: ``--goal-id`` (LoopX's
-``baseline-failure-gate`` flag, accepted everywhere) and, for ``history`` and
-``show``, the goal as the first argument. ``--goal`` completes goal names from
+Every command takes the goal the same way: ``--goal GOAL`` (repeatable where a
+command takes several: ``report``, ``serve``). The older spellings still work
+and are hidden from ``--help``: ``--goal-id`` (LoopX's ``baseline-failure-gate``
+flag, accepted everywhere) and, for ``history`` and ``show``, the goal as the
+first argument (for ``report`` and ``serve``, the goals as arguments). ``--goal`` completes goal names from
 the ledger in a shell that loaded ``_BENCHLEDGER_COMPLETE=bash_source benchledger``.
 """
 
@@ -131,6 +132,28 @@ def with_goal(*, help: str, positional_alias: bool = False) -> Any:
             if goal is None and goal_argument is None:
                 raise click.MissingParameter(ctx=ctx, param=option)
             return callback(*args, goal=goal or goal_argument, **kwargs)
+
+        command.callback = merged
+        return command
+
+    return decorate
+
+
+def with_goals(*, help: str) -> Any:
+    """Decorate a command with a repeatable ``--goal``; the older ``GOAL...`` arguments stay a hidden alias.
+
+    The command receives ``goals``: every goal named either way, once each, in the order given.
+    """
+
+    def decorate(command: click.Command) -> click.Command:
+        declarations, attributes = _goal_declaration(help=help, name="goal_options")
+        command.params.insert(0, AliasedOption(declarations, multiple=True, **{**attributes, "callback": validate_goal_ids}))
+        command.params.insert(0, _HiddenArgument(["goal_arguments"], nargs=-1, required=False, callback=validate_goal_ids))
+        callback = command.callback
+
+        @functools.wraps(callback)
+        def merged(*args: Any, goal_options: tuple[str, ...], goal_arguments: tuple[str, ...], **kwargs: Any) -> Any:
+            return callback(*args, goals=tuple(dict.fromkeys((*goal_arguments, *goal_options))), **kwargs)
 
         command.callback = merged
         return command

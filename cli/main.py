@@ -19,7 +19,7 @@ from benchledger import __version__
 from benchledger.cli.db import db
 from benchledger.cli.ingest import ingest_batches_command, ingest_command
 from benchledger.cli.interop import INTEROP_COMMANDS
-from benchledger.cli.output import FORMATS, printable
+from benchledger.cli.output import FORMATS, printable, refuse_unused_root_format
 from benchledger.cli.queries import (
     audit_command,
     goals_command,
@@ -150,6 +150,8 @@ def cli(ctx: click.Context, database_url: str | None, global_format: str | None)
     ctx.ensure_object(dict)
     ctx.obj["database_url"] = database_url
     ctx.obj["format"] = global_format
+    if ctx.invoked_subcommand is not None:
+        refuse_unused_root_format(ctx, global_format, cli.get_command(ctx, ctx.invoked_subcommand))
 
 
 for command in (

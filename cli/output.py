@@ -4,7 +4,9 @@
   shows by default), ``json``, ``markdown`` where a command has a document
   form, ``csv`` for listings. A command's own ``--format`` wins; without it the
   root ``benchledger --format`` applies, and a command that does not offer the
-  root's format says so (usage error) instead of quietly printing another.
+  root's format says so (usage error) instead of quietly printing another; so
+  does a command with one output form and no ``--format`` at all (``export``,
+  ``report``, ``serve``, ``db``).
 * Tables fit the terminal: ``$COLUMNS``, else the terminal's width
   (``shutil.get_terminal_size``); output that goes to a pipe or file is not cut.
   Columns keep their natural width while they fit; the widest are cut first,
@@ -46,6 +48,21 @@ def _resolve_format(choices: tuple[str, ...], default: str) -> Callable[[click.C
         return root
 
     return resolve
+
+
+def offers_format(ctx: click.Context, command: click.Command) -> bool:
+    """Whether ``command`` (or, for a group, any of its commands) has a ``--format``."""
+    if isinstance(command, click.Group):
+        return any(offers_format(ctx, sub) for name in command.list_commands(ctx) if (sub := command.get_command(ctx, name)))
+    return any(param.name == "fmt" for param in command.params)
+
+
+def refuse_unused_root_format(ctx: click.Context, root_format: str | None, command: click.Command | None) -> None:
+    """A root ``--format`` before a command that has only one output form is a usage error, not quietly ignored."""
+    if root_format is not None and command is not None and not offers_format(ctx, command):
+        raise click.UsageError(
+            f"the root option --format {root_format} does not apply to `{command.name}`: it has one output form and no --format", ctx
+        )
 
 
 def format_option(*choices: str, default: str | None = None) -> Callable:

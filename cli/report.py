@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import open_ledger, validate_goal_ids
+from benchledger.cli.common import open_ledger, with_goals
 from benchledger.errors import InvalidInput
 
 REPORT_EXTRA = "pip install 'benchledger[report]'"
@@ -26,12 +26,12 @@ def _web() -> Any:
     return pages, server
 
 
+@with_goals(help="Only this goal's pages (repeatable; default: every goal).")
 @click.command("report")
-@click.argument("goals", nargs=-1, metavar="[GOAL]...", callback=validate_goal_ids)
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into (created if missing).")
 @click.pass_context
 def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> None:
-    """Write an offline HTML report: an index of the goals (or the ones named) and a page per goal.
+    """Write an offline HTML report: an index of the goals (or those named by --goal) and a page per goal.
 
     Open OUTPUT/index.html in a browser: the pages load nothing from the
     network (plotly.js is written once into OUTPUT/assets).
@@ -49,8 +49,8 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> 
     click.echo(f"wrote {written} files into {output}; open {output / 'index.html'}")
 
 
+@with_goals(help="Only this goal's pages (repeatable; default: every goal).")
 @click.command("serve")
-@click.argument("goals", nargs=-1, metavar="[GOAL]...", callback=validate_goal_ids)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; anything but loopback is warned about.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
 @click.pass_context

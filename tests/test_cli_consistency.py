@@ -18,7 +18,7 @@ from benchledger.cli.main import cli
 from benchledger.cli.output import display_width, fit_widths, table_text, utc_text
 from benchledger.errors import USAGE
 from tests.conformance.cases import CORPUS
-from tests.helpers import invoke
+from tests.helpers import invoke, row_counts
 from tests.test_import_loopx import PUBLIC, public_rows
 
 DEMO = Path(__file__).parents[1] / "examples" / "demo"
@@ -90,6 +90,24 @@ def test_the_root_format_a_command_does_not_offer_is_a_usage_error(demo_and_loop
     assert ok(demo_and_loopx, "--format", "markdown", "history", "--goal", "demo").startswith("# Lifecycle history of `demo`")
     assert ok(demo_and_loopx, "--format", "markdown", "show", "--goal", "demo").startswith("# Goal `demo`")
     assert invoke(demo_and_loopx, "goals", "--format", "markdown").exit_code == USAGE
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["export"], ["export", "--goal", "demo"], ["report", "--output", "site"], ["serve"], ["db", "current"], ["db", "upgrade"]],
+    ids=" ".join,
+)
+def test_a_root_format_before_a_command_without_formats_is_refused_not_ignored(demo_and_loopx, tmp_path, command):
+    """#16.6: ``benchledger --format json export`` printed NDJSON as if the option were not there."""
+    before = row_counts(demo_and_loopx)
+    result = CliRunner().invoke(cli, ["--database-url", demo_and_loopx, "--format", "json", *command], catch_exceptions=False)
+    assert result.exit_code == USAGE, result.output
+    assert f"the root option --format json does not apply to `{command[0]}`: it has one output form and no --format" in result.stderr
+    assert result.stdout == "" and not (tmp_path / "site").exists()
+    assert row_counts(demo_and_loopx) == before
+    # without the root --format the command runs as before
+    if command[0] in ("export", "db"):
+        assert invoke(demo_and_loopx, *command).exit_code == 0
 
 
 def test_review_commands_keep_loopx_formats_and_take_the_root_format():

@@ -39,11 +39,18 @@ def test_report_writes_an_offline_site_of_the_demo(migrated_url, tmp_path):
 def test_report_of_named_goals_lists_only_them_and_refuses_unknown_ones(migrated_url, tmp_path):
     ingest_demo(migrated_url, GOAL)
     ingest_demo(migrated_url, "other-goal")
-    assert invoke(migrated_url, "report", "other-goal", "--output", str(tmp_path / "one")).exit_code == 0
+    ingest_demo(migrated_url, "third-goal")
+    assert invoke(migrated_url, "report", "--goal", "other-goal", "--output", str(tmp_path / "one")).exit_code == 0
     index = (tmp_path / "one" / "index.html").read_text()
-    assert "other-goal" in index and GOAL not in index
+    assert "other-goal" in index and GOAL not in index and "third-goal" not in index
     assert not (tmp_path / "one" / "goals" / GOAL).exists()
-    refused = invoke(migrated_url, "report", "no-such-goal", "--output", str(tmp_path / "none"))
+    # --goal repeats; the older spelling (goals as arguments) still works, hidden from --help
+    assert invoke(migrated_url, "report", "--goal", "other-goal", "--goal", "third-goal", "-o", str(tmp_path / "two")).exit_code == 0
+    assert invoke(migrated_url, "report", "other-goal", "third-goal", "-o", str(tmp_path / "alias")).exit_code == 0
+    for site in ("two", "alias"):
+        assert sorted(p.name for p in (tmp_path / site / "goals").iterdir()) == ["other-goal", "third-goal"]
+    assert "[GOAL]" not in invoke(migrated_url, "report", "--help").stdout
+    refused = invoke(migrated_url, "report", "--goal", "no-such-goal", "--output", str(tmp_path / "none"))
     assert refused.exit_code == 2 and "no goal 'no-such-goal'" in refused.output
     assert not (tmp_path / "none").exists()
 

@@ -47,6 +47,16 @@ def test_serve_answers_the_report_pages_read_only(migrated_url):
             assert _request(base, "GET", missing)[0] == 404, missing
 
 
+def test_serve_takes_the_goals_to_show_with_goal(migrated_url):
+    for goal in (GOAL, "second-goal", "hidden-goal"):
+        ingest_demo(migrated_url, goal)
+    with running_serve(migrated_url, "--goal", GOAL, "--goal", "second-goal") as (base, _):
+        index = _request(base, "GET", "/")[2]
+        assert GOAL.encode() in index and b"second-goal" in index and b"hidden-goal" not in index
+        assert _request(base, "GET", "/goals/second-goal/index.html")[0] == 200
+        assert _request(base, "GET", "/goals/hidden-goal/index.html")[0] == 404
+
+
 def test_new_events_show_on_reload_while_serving(migrated_url):
     ingest_demo(migrated_url, GOAL)
     with running_serve(migrated_url) as (base, _):
