@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -148,62 +149,48 @@ def runs_command(
     filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
     with open_ledger(ctx) as ledger:
         if paired:
-            _print_pairs(select_pairs(ledger, **filters), fmt, wide)
+            _echo_listing("pairs", select_pairs(ledger, **filters), PAIR_HEADERS, _pair_row, fmt, wide)
         elif summary:
-            _print_pass_rates(run_pass_rates(ledger, current=current, **filters), fmt, wide)
+            _echo_listing("pass_rates", run_pass_rates(ledger, current=current, **filters), RATE_HEADERS, _rate_row, fmt, wide)
         elif current:
-            _print_current(select_runs(ledger, current=True, **filters), fmt, wide)
+            _echo_listing("current_runs", select_runs(ledger, current=True, **filters), CURRENT_HEADERS, _current_row, fmt, wide)
         else:
-            _print_runs(select_runs(ledger, **filters), fmt, wide)
+            _echo_listing("runs", select_runs(ledger, **filters), RUN_HEADERS, _run_row, fmt, wide)
 
 
-def _print_runs(views: list[dict[str, Any]], fmt: str, wide: bool) -> None:
+def _echo_listing(
+    key: str, items: list[dict[str, Any]], headers: list[str], row: Callable[[dict[str, Any]], list[Any]], fmt: str, wide: bool
+) -> None:
+    """A ``runs`` listing: JSON as ``{key: items}``, else one table/CSV row per item."""
     if fmt == "json":
-        echo_json({"runs": views})
-        return
-    headers = ["goal", "run", "benchmark", "case", "arm", "status", "score", "recorded (UTC)", "countable"]
-    rows = [
-        [v["goal_id"], v["run_id"], v["benchmark_id"], v["case_id"], v["arm"], v["status"], _score(v), utc_text(v["recorded_at"]), _countable(v)]
-        for v in views
-    ]
-    echo_rows(headers, rows, fmt, wide=wide)
+        echo_json({key: items})
+    else:
+        echo_rows(headers, [row(item) for item in items], fmt, wide=wide)
 
 
-def _print_current(entries: list[dict[str, Any]], fmt: str, wide: bool) -> None:
-    if fmt == "json":
-        echo_json({"current_runs": entries})
-        return
-    headers = ["goal", "benchmark", "case", "arm", "current run", "status", "score", "recorded (UTC)", "countable/runs"]
-    rows = []
-    for e in entries:
-        run = e["current"] or {}
-        rows.append(
-            [e["goal_id"], e["benchmark_id"], e["case_id"], e["arm"], run.get("run_id", "(none countable)"),
-             run.get("status"), _score(e["current"]), utc_text(run.get("recorded_at")), f"{e['countable_run_count']}/{e['run_count']}"]
-        )
-    echo_rows(headers, rows, fmt, wide=wide)
+def _run_row(v: dict[str, Any]) -> list[Any]:
+    return [v["goal_id"], v["run_id"], v["benchmark_id"], v["case_id"], v["arm"], v["status"], _score(v), utc_text(v["recorded_at"]), _countable(v)]
 
 
-def _print_pairs(pairs: list[dict[str, Any]], fmt: str, wide: bool) -> None:
-    if fmt == "json":
-        echo_json({"pairs": pairs})
-        return
-    headers = ["goal", "benchmark", "case", "pair", "baseline arm", "baseline", "treatment arm", "treatment", "delta"]
-    rows = [
-        [p["goal_id"], p["benchmark_id"], p["case_id"], p["pair_id"], (p["baseline"] or {}).get("arm"), _score(p["baseline"]),
-         (p["treatment"] or {}).get("arm"), _score(p["treatment"]), "" if p["score_delta"] is None else f"{p['score_delta']:+g}"]
-        for p in pairs
-    ]
-    echo_rows(headers, rows, fmt, wide=wide)
+def _current_row(e: dict[str, Any]) -> list[Any]:
+    run = e["current"] or {}
+    return [e["goal_id"], e["benchmark_id"], e["case_id"], e["arm"], run.get("run_id", "(none countable)"),
+            run.get("status"), _score(e["current"]), utc_text(run.get("recorded_at")), f"{e['countable_run_count']}/{e['run_count']}"]
 
 
-def _print_pass_rates(rates: list[dict[str, Any]], fmt: str, wide: bool) -> None:
-    if fmt == "json":
-        echo_json({"pass_rates": rates})
-        return
-    headers = ["benchmark", "arm", "runs", "passed", "failed", "unscored", "pass rate"]
-    rows = [[r["benchmark_id"], r["arm"], r["runs"], r["passed"], r["failed"], r["unscored"], _rate(r["pass_rate"])] for r in rates]
-    echo_rows(headers, rows, fmt, wide=wide)
+def _pair_row(p: dict[str, Any]) -> list[Any]:
+    return [p["goal_id"], p["benchmark_id"], p["case_id"], p["pair_id"], (p["baseline"] or {}).get("arm"), _score(p["baseline"]),
+            (p["treatment"] or {}).get("arm"), _score(p["treatment"]), "" if p["score_delta"] is None else f"{p['score_delta']:+g}"]
+
+
+def _rate_row(r: dict[str, Any]) -> list[Any]:
+    return [r["benchmark_id"], r["arm"], r["runs"], r["passed"], r["failed"], r["unscored"], _rate(r["pass_rate"])]
+
+
+RUN_HEADERS = ["goal", "run", "benchmark", "case", "arm", "status", "score", "recorded (UTC)", "countable"]
+CURRENT_HEADERS = ["goal", "benchmark", "case", "arm", "current run", "status", "score", "recorded (UTC)", "countable/runs"]
+PAIR_HEADERS = ["goal", "benchmark", "case", "pair", "baseline arm", "baseline", "treatment arm", "treatment", "delta"]
+RATE_HEADERS = ["benchmark", "arm", "runs", "passed", "failed", "unscored", "pass rate"]
 
 
 runs_command.params.insert(0, goal_option(help="Only this goal's runs (default: every goal)."))
