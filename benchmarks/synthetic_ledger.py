@@ -27,7 +27,7 @@ from benchledger.ledger.schema import events as events_table
 from benchledger.ledger.schema import projection_rows as projection_table
 from benchledger.ledger.schema import stream_heads
 from benchledger.ledger.store import Ledger, NewEvent, StoredEvent
-from benchledger.projections.linking import BATCH_KIND, project_goal
+from benchledger.projections.linking import BATCH_KIND, STEP, project_goal, step_key
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE
 
@@ -103,7 +103,9 @@ def clone_goal(tpl: TemplateGoal, goal_id: str, positions: list[int], stamps: li
     rows = []
     for row in tpl.rows:
         new_position = position_map[row["position"]]
-        rows.append({**row, "goal_id": goal_id, "key": id_map.get(row["key"], row["key"]), "position": new_position})
+        # (a lifecycle step is keyed by its event's position, every other row by an event id or `current`)
+        key = step_key(new_position) if row["projection"] == STEP else id_map.get(row["key"], row["key"])
+        rows.append({**row, "goal_id": goal_id, "key": key, "position": new_position})
     return records, rows, head_record(records[-1])
 
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import shutil
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +33,8 @@ import click
 FORMATS = ("table", "json", "markdown", "csv")
 COLUMN_GAP = 2
 ELLIPSIS = "…"
+# Rows a streamed table measures its columns on.
+TABLE_MEASURED_ROWS = 1000
 
 
 def _resolve_format(choices: tuple[str, ...], default: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
@@ -181,38 +184,92 @@ def _cells(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
 
 def table_text(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None) -> str:
     """Aligned columns under a header and a rule, every line at most ``width`` characters (``None``: whole)."""
-    cells = _cells(rows)
-    natural = [max([display_width(h)] + [display_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    return "\n".join(_table_lines(headers, iter(rows), width=width))
+
+
+def _table_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]], *, width: int | None) -> Iterator[str]:
+    """:func:`table_text` a line at a time: the widths are measured on the first :data:`TABLE_MEASURED_ROWS` rows.
+
+    A later cell wider than its column is cut to it when the table must fit
+    ``width``, else printed whole (that line then runs past the column).
+    """
+    first = _cells(list(itertools.islice(rows, TABLE_MEASURED_ROWS)))
+    natural = [max([display_width(h)] + [display_width(r[i]) for r in first]) for i, h in enumerate(headers)]
     widths = fit_widths(natural, width)
+    cut = _cut if width is not None else (lambda text, _: text)
 
     def line(values: Sequence[str]) -> str:
-        return (" " * COLUMN_GAP).join(_pad(_cut(v, w), w) for v, w in zip(values, widths)).rstrip()
+        return (" " * COLUMN_GAP).join(_pad(cut(v, w), w) for v, w in zip(values, widths)).rstrip()
 
-    return "\n".join([line(list(headers)), line(["-" * w for w in widths]), *map(line, cells)])
+    yield line(list(headers))
+    yield line(["-" * w for w in widths])
+    yield from map(line, first)
+    for row in rows:
+        yield from map(line, _cells([row]))
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    return "\n".join(_markdown_lines(headers, iter(rows)))
+
+
+def _markdown_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> Iterator[str]:
     escape = lambda v: v.replace("|", "\\|")  # noqa: E731
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(escape(v) for v in row) + " |" for row in _cells(rows)]
-    return "\n".join(out)
+    yield "| " + " | ".join(headers) + " |"
+    yield "|" + "---|" * len(headers)
+    for row in rows:
+        (cells,) = _cells([row])
+        yield "| " + " | ".join(escape(v) for v in cells) + " |"
 
 
 def csv_text(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    return "".join(_csv_lines(headers, iter(rows)))
+
+
+def _csv_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
-    writer.writerows([["" if v is None else v for v in row] for row in rows])
-    return buffer.getvalue()
+    for row in itertools.chain([headers], (["" if v is None else v for v in row] for row in rows)):
+        writer.writerow(row)
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
 
 
 def echo_rows(
-    headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, wide: bool = False, title: str | None = None
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str, *, wide: bool = False, title: str | None = None
 ) -> None:
-    """Print a listing as ``table`` (fitted unless ``wide``), ``csv`` or ``markdown`` (under ``title``)."""
+    """Print a listing as ``table`` (fitted unless ``wide``), ``csv`` or ``markdown`` (under ``title``), a row at a time.
+
+    ``rows`` may be a stream: nothing but the table's first rows (to measure its columns) is held.
+    """
+    rows = iter(rows)
     if fmt == "csv":
-        click.echo(csv_text(headers, rows), nl=False)
-    elif fmt == "markdown":
-        click.echo((f"{title}\n\n" if title else "") + markdown_table(headers, rows))
+        for text in _csv_lines(headers, rows):
+            click.echo(text, nl=False)
+        return
+    if fmt == "markdown":
+        lines = _markdown_lines(headers, rows)
+        if title:
+            lines = itertools.chain([f"{title}\n"], lines)
     else:
-        click.echo(table_text(headers, rows, width=None if wide else terminal_width()))
+        lines = _table_lines(headers, rows, width=None if wide else terminal_width())
+    for text in lines:
+        click.echo(text)
+
+
+def echo_json_listing(head: Mapping[str, Any], name: str, items: Iterable[Any]) -> None:
+    """``head`` with ``name`` added as the list ``items``, printed as :func:`echo_json` prints the whole, an item at a time."""
+    from benchledger.ledger.canonical import escape_lone_surrogates
+
+    def dumped(value: Any, indent: str = "") -> str:
+        text = escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
+        return text.replace("\n", "\n" + indent)
+
+    click.echo("{")
+    for key, value in head.items():
+        click.echo(f"  {json.dumps(key)}: {dumped(value, '  ')},")
+    opened = False
+    for item in items:
+        click.echo(("," if opened else f"  {json.dumps(name)}: [") + "\n    " + dumped(item, "    "), nl=False)
+        opened = True
+    click.echo("\n  ]\n}" if opened else f"  {json.dumps(name)}: []\n}}")

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import goal_filter, open_ledger, with_goal
-from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
+from benchledger.cli.output import echo_json, echo_json_listing, echo_rows, format_option, utc_text, wide_option
 from benchledger.projections.linking import EVENT_KINDS
 
 AS_OF_HELP = (
@@ -119,10 +119,20 @@ def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
 @click.command("history")
 @click.option("--as-of", metavar="POSITION|TIME", help="What the ledger said then. " + AS_OF_HELP)
 @click.option("--kind", type=click.Choice(EVENT_KINDS), help="Only entries of this event kind (the lifecycle state still reflects every event).")
+@click.option("--since", metavar="POSITION|TIME", help="Only entries from this global position on, or recorded (recorded_at) at or after TIME.")
+@click.option("--until", metavar="POSITION|TIME", help="Only entries up to this global position, or recorded (recorded_at) at or before TIME.")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the latest N of the entries selected (still printed oldest first).")
+@click.option(
+    "--changes-only", is_flag=True,
+    help="Only the entries after which the lifecycle differs from before them (phase, first blocker, next transition, a gate, or a fault).",
+)
 @format_option("table", "json", "markdown", "csv")
 @wide_option
 @click.pass_context
-def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str | None, fmt: str, wide: bool) -> None:
+def history_command(
+    ctx: click.Context, goal: str, as_of: str | None, kind: str | None, since: str | None, until: str | None,
+    limit: int | None, changes_only: bool, fmt: str, wide: bool,
+) -> None:
     """The goal's lifecycle history: every event, and the lifecycle state after it.
 
     Entries where the lifecycle phase or a gate changed are marked with '*'
@@ -130,38 +140,39 @@ def history_command(ctx: click.Context, goal: str, as_of: str | None, kind: str 
     with its outcome (passed / failed and its score); "recorded" is when the
     ledger recorded the event, "artifact time" the time the artifact itself
     states, where it states one (a LoopX run-ledger row's recorded_at), both UTC.
+    Entries are read from the stored lifecycle steps and printed as they are read.
     """
-    from benchledger.ledger.views import history
+    from benchledger.ledger.views import HistoryFilter, history_reader
 
-    with open_ledger(ctx) as ledger:
-        view = history(ledger, goal, as_of=as_of, kind=kind)
-    if fmt == "json":
-        echo_json(view)
-        return
-    headers = ["", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
-    rows = []
-    for e in view["entries"]:
-        life = e["lifecycle"] or {}
-        changed = e["phase_changed"] or bool(e["gates_changed"])
-        rows.append(
-            [
-                "*" if changed else "",
-                e["position"],
-                e["stream_version"],
-                utc_text(e["recorded_at"]),
-                utc_text(e["artifact_time"]),
-                e["kind"],
-                e["summary"],
-                life.get("current_phase"),
-                life.get("first_blocker"),
-                life.get("next_required_transition"),
-                _gate_text(life.get("gates"), e["gates_changed"]),
-            ]
-        )
-    when = _as_of_text(as_of, view["as_of_position"])
-    if fmt == "table" and when:
-        click.echo(when)
-    echo_rows(headers, rows, fmt, wide=wide, title=f"# Lifecycle history of `{goal}`" + (f" ({when})" if when else ""))
+    query = HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only)
+    with open_ledger(ctx) as ledger, history_reader(ledger, goal, query) as view:
+        if fmt == "json":
+            echo_json_listing({"goal_id": goal, "as_of_position": view.as_of_position}, "entries", view.entries)
+            return
+        headers = ["", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
+        when = _as_of_text(as_of, view.as_of_position)
+        if fmt == "table" and when:
+            click.echo(when)
+        title = f"# Lifecycle history of `{goal}`" + (f" ({when})" if when else "")
+        echo_rows(headers, map(_history_row, view.entries), fmt, wide=wide, title=title)
+
+
+def _history_row(e: dict[str, Any]) -> list[Any]:
+    life = e["lifecycle"] or {}
+    changed = e["phase_changed"] or bool(e["gates_changed"])
+    return [
+        "*" if changed else "",
+        e["position"],
+        e["stream_version"],
+        utc_text(e["recorded_at"]),
+        utc_text(e["artifact_time"]),
+        e["kind"],
+        e["summary"],
+        life.get("current_phase"),
+        life.get("first_blocker"),
+        life.get("next_required_transition"),
+        _gate_text(life.get("gates"), e["gates_changed"]),
+    ]
 
 
 @click.command("status")
@@ -183,6 +194,8 @@ def status_command(ctx: click.Context, fmt: str) -> None:
             click.echo("all projections are current")
         for s in report["stale"]:
             click.echo(f"stale: {s['projection']} stored by version {s['stored_version']}, code is {s['code_version']} ({s['rows']} rows)")
+        for m in report["missing"]:
+            click.echo(f"missing: {m['projection']} rows of {m['goals']} goal(s), stored before this benchledger kept them")
         _echo_faulted(report["faulted"])
         for g in report["lagging_goals"]:
             click.echo(f"lagging: {g['goal_id']} reflects position {g['reflects_position']}, head is {g['head_position']}")

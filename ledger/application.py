@@ -465,30 +465,33 @@ def _count_replayed(
 
 @one_snapshot
 def status(ledger: Ledger) -> dict[str, Any]:
-    """Projections stored by older code, faulted rows, and goals whose projections lag their events."""
+    """Projections stored by older code or missing, faulted rows, and goals whose projections lag their events.
+
+    Read as counts per projection and version, the faulted rows and each goal's
+    latest covered position: never the stored payloads.
+    """
     code_versions = linking.projection_versions()
-    stale: dict[tuple[str, int], int] = {}
-    faulted = []
-    lagging = {}
-    covered: dict[str, int] = {}
-    for row in ledger.projection_rows():
-        name, version = row["projection"], row["projection_version"]
-        if version != code_versions.get(name):
-            stale[(name, version)] = stale.get((name, version), 0) + 1
-        if row["status"] == "faulted":
-            faulted.append({"goal_id": row["goal_id"], "projection": name, "key": row["key"], "error": row["error"]})
-        covered[row["goal_id"]] = max(covered.get(row["goal_id"], 0), row["position"])
-    for head in ledger.heads():
-        if covered.get(head["goal_id"], 0) < head["last_position"]:
-            lagging[head["goal_id"]] = {"reflects_position": covered.get(head["goal_id"]), "head_position": head["last_position"]}
+    stats = ledger.projection_stats()
+    stale = [
+        {"projection": name, "stored_version": version, "code_version": code_versions.get(name), "rows": count}
+        for (name, version), count in sorted(stats.rows_by_version.items())
+        if version != code_versions.get(name)
+    ]
+    heads = ledger.heads()
+    # Every goal has lifecycle steps (its first event is one); a ledger stored before they existed has none.
+    unstepped = len(heads) - stats.goals_by_projection.get(linking.STEP, 0)
+    missing = [{"projection": linking.STEP, "goals": unstepped}] if unstepped else []
+    lagging = [
+        {"goal_id": head["goal_id"], "reflects_position": stats.covered.get(head["goal_id"]), "head_position": head["last_position"]}
+        for head in heads
+        if stats.covered.get(head["goal_id"], 0) < head["last_position"]
+    ]
     return {
-        "ok": not stale and not faulted and not lagging,
-        "stale": [
-            {"projection": name, "stored_version": version, "code_version": code_versions.get(name), "rows": count}
-            for (name, version), count in sorted(stale.items(), key=lambda item: (item[0][0], item[0][1]))
-        ],
-        "faulted": faulted,
-        "lagging_goals": [{"goal_id": g, **info} for g, info in sorted(lagging.items())],
+        "ok": not stale and not missing and not stats.faulted and not lagging,
+        "stale": stale,
+        "missing": missing,
+        "faulted": stats.faulted,
+        "lagging_goals": lagging,
     }
 
 

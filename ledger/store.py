@@ -22,6 +22,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection, Engine, func, insert, select, text
@@ -318,6 +319,35 @@ class Ledger:
         order = (projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.key)
         with self.reading() as connection:
             return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
+
+
+    def projection_stats(self) -> ProjectionStats:
+        """How many rows each projection holds per version, in how many goals, its faulted rows and each goal's
+        latest covered position: a few aggregate queries, no payload read."""
+        rows = projection_rows.c
+        with self.reading() as connection:
+            by_version = connection.execute(select(rows.projection, rows.projection_version, func.count()).group_by(rows.projection, rows.projection_version))
+            goals = connection.execute(select(rows.projection, func.count(rows.goal_id.distinct())).group_by(rows.projection))
+            covered = connection.execute(select(rows.goal_id, func.max(rows.position)).group_by(rows.goal_id))
+            faulted = connection.execute(
+                select(rows.goal_id, rows.projection, rows.key, rows.error).where(rows.status == "faulted").order_by(rows.goal_id, rows.projection, rows.key)
+            )
+            return ProjectionStats(
+                {(name, version): count for name, version, count in by_version},
+                dict(goals.all()),
+                dict(covered.all()),
+                [{"goal_id": g, "projection": p, "key": k, "error": e} for g, p, k, e in faulted],
+            )
+
+
+@dataclass(frozen=True)
+class ProjectionStats:
+    """What :meth:`Ledger.projection_stats` counts."""
+
+    rows_by_version: dict[tuple[str, int], int]
+    goals_by_projection: dict[str, int]
+    covered: dict[str, int]
+    faulted: list[dict[str, Any]]
 
 
 class ChunkedAppend:

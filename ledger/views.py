@@ -2,23 +2,30 @@
 
 Current state is read from the materialized rows; ``as_of`` answers "what did
 the ledger say then" by folding only the events up to that point, in memory.
-The history is such a fold too (the lifecycle after every event): it reads one
-goal's events, so its cost follows the goal, never the ledger.
+The history reads each event with its stored ``lifecycle-step`` (the lifecycle
+after it), a page at a time: its cost follows what it shows, never the ledger.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import func, select
+
 from benchledger.errors import InvalidInput
+from benchledger.ledger.append import row_to_event
+from benchledger.ledger.schema import events, projection_rows
 from benchledger.ledger.store import Ledger, StoredEvent, one_snapshot, utc_timestamp
 from benchledger.projections import linking
-from benchledger.projections.history import artifact_time, changes, event_outcome, event_summary
+from benchledger.projections.history import artifact_time, event_outcome, event_summary, stored_summary
 
 
 class InvalidAsOf(InvalidInput, ValueError):
@@ -37,30 +44,49 @@ _DIGITS = re.compile(r"[0-9]+")
 def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None:
     """``as_of`` as a global position: ASCII digits are a position, anything else an ISO-8601 time.
 
-    Refused with one line (:class:`InvalidAsOf`): other digits (``²``), a
-    position beyond 64 bits, a date that does not exist (``2026-02-30``) or one
-    outside the years a UTC timestamp can name.
+    A time names the last event of the goal the ledger recorded at or before
+    it (0: none). Refused with one line (:class:`InvalidAsOf`): other digits
+    (``²``), a position beyond 64 bits, a date that does not exist
+    (``2026-02-30``) or one outside the years a UTC timestamp can name.
     """
-    if as_of is None:
+    return _resolve_point(ledger, goal_id, "--as-of", as_of, latest_at_or_before=True)
+
+
+def _resolve_point(ledger: Ledger, goal_id: str, option: str, value: str | None, *, latest_at_or_before: bool) -> int | None:
+    """A ``POSITION|TIME`` option as a position: a time is the goal's last event recorded at or before it
+    (``latest_at_or_before``) or its first event recorded at or after it (otherwise; none: past the end)."""
+    if value is None:
         return None
-    text = as_of.strip()
+    point = _parse_point(option, value)
+    if isinstance(point, int):
+        return point
+    recorded = events.c.recorded_at
+    with ledger.reading() as connection:
+        if latest_at_or_before:
+            found = connection.execute(select(func.max(events.c.position)).where(events.c.goal_id == goal_id, recorded <= point)).scalar()
+            return found or 0
+        found = connection.execute(select(func.min(events.c.position)).where(events.c.goal_id == goal_id, recorded >= point)).scalar()
+        return MAX_POSITION if found is None else found
+
+
+def _parse_point(option: str, value: str) -> int | str:
+    """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise."""
+    text = value.strip()
     if _DIGITS.fullmatch(text):
         if len(text.lstrip("0")) > 19 or int(text) > MAX_POSITION:
-            raise InvalidAsOf(f"--as-of {_shown(text)} is beyond any position (at most {MAX_POSITION})")
+            raise InvalidAsOf(f"{option} {_shown(text)} is beyond any position (at most {MAX_POSITION})")
         return int(text)
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
         reason = "" if str(exc).startswith("Invalid isoformat") else f" ({exc})"
-        raise InvalidAsOf(f"--as-of {_shown(as_of)} is neither a position nor an ISO-8601 time{reason}") from None
+        raise InvalidAsOf(f"{option} {_shown(value)} is neither a position nor an ISO-8601 time{reason}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
-        cutoff = utc_timestamp(moment)
+        return utc_timestamp(moment)
     except OverflowError:
-        raise InvalidAsOf(f"--as-of {_shown(as_of)} is outside the times a UTC timestamp can name") from None
-    earlier = [e.position for e in ledger.read_goal(goal_id) if e.recorded_at <= cutoff]
-    return max(earlier) if earlier else 0
+        raise InvalidAsOf(f"{option} {_shown(value)} is outside the times a UTC timestamp can name") from None
 
 
 def _shown(text: str) -> str:
@@ -157,34 +183,171 @@ def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str,
     }
 
 
-@one_snapshot
-def history(ledger: Ledger, goal_id: str, *, as_of: str | None = None, kind: str | None = None) -> dict[str, Any]:
-    """Every event of the goal in order, with the lifecycle state after it and what changed."""
-    ledger.require_goal(goal_id)
-    position = resolve_as_of(ledger, goal_id, as_of)
-    events: list[StoredEvent] = ledger.read_goal(goal_id, upto_position=position)
-    entries = []
-    previous = None
-    for step in linking.project_goal(events, strict=False, lifecycle_history=True).history:
-        event, lifecycle = step.event, step.lifecycle
-        change = changes(previous, lifecycle) if lifecycle is not None else {"phase_changed": False, "gates_changed": []}
-        if lifecycle is not None:
-            previous = lifecycle
-        if kind is not None and event.kind != kind:
-            continue
-        entries.append(
-            {
-                "position": event.position,
-                "stream_version": event.stream_version,
-                "recorded_at": event.recorded_at,
-                "kind": event.kind,
-                "event_id": event.event_id,
-                "summary": event_summary(event.kind, event.payload),
-                "outcome": event_outcome(event.kind, event.payload),
-                "artifact_time": artifact_time(event.payload),
-                "lifecycle": lifecycle,
-                "lifecycle_status": "faulted" if step.error is not None else "ok",
-                **change,
-            }
-        )
-    return {"goal_id": goal_id, "as_of_position": position, "entries": entries}
+# Events (and step rows) a history reads per statement: its memory, whatever the goal's length.
+HISTORY_PAGE = 1000
+
+
+@dataclass(frozen=True)
+class HistoryFilter:
+    """Which entries a history shows (all of them by default); the lifecycle of each still reflects every earlier event."""
+
+    as_of: str | None = None
+    kind: str | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int | None = None  # the latest ``limit`` (at least 1) of the selected entries
+    changes_only: bool = False
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A ``lifecycle-step`` row: the lifecycle after the event at ``position`` (until the next step)."""
+
+    position: int
+    payload: dict[str, Any] | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    goal_id: str
+    as_of_position: int | None
+    # "stored": read from the lifecycle-step rows; "folded": the goal's events folded now (rows missing or stale).
+    source: str
+    entries: Iterator[dict[str, Any]]
+
+
+def history(ledger: Ledger, goal_id: str, **query: Any) -> dict[str, Any]:
+    """Every event of the goal in order (or those ``query`` selects, :class:`HistoryFilter`), with the lifecycle after it."""
+    with history_reader(ledger, goal_id, HistoryFilter(**query)) as view:
+        return {"goal_id": goal_id, "as_of_position": view.as_of_position, "entries": list(view.entries)}
+
+
+@contextmanager
+def history_reader(ledger: Ledger, goal_id: str, query: HistoryFilter = HistoryFilter()) -> Iterator[HistoryView]:
+    """The goal's history, streamed from one snapshot while the ``with`` lasts.
+
+    Each event is read with the latest ``lifecycle-step`` row at or before it,
+    a page of :data:`HISTORY_PAGE` at a time, so memory does not grow with the
+    goal. A goal whose step rows are missing or stored by other code (a ledger
+    from before they existed, until ``benchledger replay``) is folded instead,
+    which costs what the goal holds.
+    """
+    with ledger.snapshot() as view, view.reading() as connection:
+        view.require_goal(goal_id)
+        as_of = resolve_as_of(view, goal_id, query.as_of)
+        lowest = _resolve_point(view, goal_id, "--since", query.since, latest_at_or_before=False) or 0
+        highest = min(p for p in (as_of, _resolve_point(view, goal_id, "--until", query.until, latest_at_or_before=True), MAX_POSITION) if p is not None)
+        stored = _has_current_steps(connection, goal_id)
+        if stored:
+            entries = _stored_history(connection, goal_id, query, lowest, highest)
+        else:
+            entries = _folded_history(view, goal_id, query, lowest, highest)
+        yield HistoryView(goal_id, as_of, "stored" if stored else "folded", entries)
+
+
+def _has_current_steps(connection: Any, goal_id: str) -> bool:
+    found = connection.execute(
+        select(projection_rows.c.key)
+        .where(projection_rows.c.projection == linking.STEP, projection_rows.c.goal_id == goal_id, projection_rows.c.projection_version == linking.STEP_VERSION)
+        .limit(1)
+    ).first()
+    return found is not None
+
+
+def _steps_of(goal_id: str) -> Any:
+    return select(projection_rows.c.position, projection_rows.c.payload, projection_rows.c.error).where(
+        projection_rows.c.projection == linking.STEP, projection_rows.c.goal_id == goal_id
+    )
+
+
+def _step(row: Any) -> _Step:
+    return _Step(row.position, None if row.payload is None else json.loads(row.payload), row.error)
+
+
+def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
+    selected = select(events).where(events.c.goal_id == goal_id, events.c.position >= lowest, events.c.position <= highest)
+    if query.kind is not None:
+        selected = selected.where(events.c.kind == query.kind)
+    if query.changes_only:
+        selected = selected.where(events.c.position.in_(_steps_of(goal_id).with_only_columns(projection_rows.c.position)))
+    if query.limit is not None:
+        # The latest ``limit`` entries: start at the limit-th newest one.
+        newest = selected.with_only_columns(events.c.position).order_by(events.c.stream_version.desc())
+        first = connection.execute(newest.limit(1).offset(query.limit - 1)).scalar()
+        if first is not None:
+            selected = selected.where(events.c.position >= first)
+
+    def pages() -> Iterator[StoredEvent]:
+        after = 0
+        while True:
+            page = [row_to_event(r) for r in connection.execute(selected.where(events.c.stream_version > after).order_by(events.c.stream_version).limit(HISTORY_PAGE))]
+            yield from page
+            if len(page) < HISTORY_PAGE:
+                return
+            after = page[-1].stream_version
+
+    def steps_from(position: int) -> Iterator[_Step]:
+        """The latest step at or before ``position``, then every later one, in order."""
+        key = linking.step_key(position)
+        latest = connection.execute(_steps_of(goal_id).where(projection_rows.c.key <= key).order_by(projection_rows.c.key.desc()).limit(1)).first()
+        if latest is not None:
+            yield _step(latest)
+        while True:
+            page = connection.execute(_steps_of(goal_id).where(projection_rows.c.key > key).order_by(projection_rows.c.key).limit(HISTORY_PAGE)).all()
+            yield from map(_step, page)
+            if len(page) < HISTORY_PAGE:
+                return
+            key = linking.step_key(page[-1].position)
+
+    return _entries(pages(), steps_from)
+
+
+def _folded_history(ledger: Ledger, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
+    """The history of a goal without current step rows: its events up to ``highest`` folded now (see :func:`history_reader`)."""
+    folded = ledger.read_goal(goal_id, upto_position=highest)
+    projector = linking.project_goal(folded, strict=False, lifecycle_only=True)
+    steps = [
+        _Step(row.position, row.payload, row.error) for (name, _), row in sorted(projector.rows.items()) if name == linking.STEP
+    ]
+    stepped = {step.position for step in steps}
+    shown = [
+        e for e in folded
+        if e.position >= lowest and query.kind in (None, e.kind) and (not query.changes_only or e.position in stepped)
+    ]
+    if query.limit is not None:
+        shown = shown[-query.limit :]
+    return _entries(iter(shown), lambda _: iter(steps))
+
+
+def _entries(shown: Iterator[StoredEvent], steps_from: Callable[[int], Iterator[_Step]]) -> Iterator[dict[str, Any]]:
+    """``shown`` (in order), each with the latest step at or before it: the history's entries."""
+    first = next(shown, None)
+    if first is None:
+        return
+    steps = steps_from(first.position)
+    current, pending = None, next(steps, None)
+    for event in itertools.chain([first], shown):
+        while pending is not None and pending.position <= event.position:
+            current, pending = pending, next(steps, None)
+        yield _entry(event, current)
+
+
+def _entry(event: StoredEvent, step: _Step | None) -> dict[str, Any]:
+    payload = event.payload
+    here = step is not None and step.position == event.position and step.payload is not None
+    lifecycle = None if step is None or step.payload is None else stored_summary(step.payload)
+    return {
+        "position": event.position,
+        "stream_version": event.stream_version,
+        "recorded_at": event.recorded_at,
+        "kind": event.kind,
+        "event_id": event.event_id,
+        "summary": event_summary(event.kind, payload),
+        "outcome": event_outcome(event.kind, payload),
+        "artifact_time": artifact_time(payload),
+        "lifecycle": lifecycle,
+        "lifecycle_status": "ok" if lifecycle is not None else "faulted",
+        "phase_changed": step.payload["phase_changed"] if here else False,
+        "gates_changed": step.payload["gates_changed"] if here else [],
+    }

@@ -24,6 +24,20 @@ def lifecycle_summary(state: dict[str, Any] | None) -> dict[str, Any]:
     return {name: state.get(name) for name in SUMMARY_FIELDS}
 
 
+def stored_summary(payload: dict[str, Any]) -> dict[str, Any]:
+    """A summary read back from a stored ``lifecycle-step`` payload, in :func:`lifecycle_summary`'s order.
+
+    Stored JSON is canonical (keys sorted); the history prints the fields and
+    the gates in the order the lifecycle reducer gives them.
+    """
+    summary = {name: payload.get(name) for name in SUMMARY_FIELDS}
+    gates = summary["gates"]
+    if isinstance(gates, dict):
+        ordered = {g: gates[g] for g in lifecycle.GATES if g in gates}
+        summary["gates"] = {**ordered, **{g: v for g, v in gates.items() if g not in ordered}}
+    return summary
+
+
 def changes(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
     """Whether the phase changed and which gates changed between two summaries."""
     if before is None:  # the goal's first event: compare with a lifecycle that has nothing open

@@ -16,7 +16,10 @@ The rules follow how LoopX users chain the review commands:
   -> review X with the flags it was given (this is how ``baseline-failure-gate``
   gets the operator's gate flags);
 * the goal's latest preflight / launch / post-launch / run / comparison /
-  claim review / learning ledger -> ``lifecycle-state`` (one row, ``current``).
+  claim review / learning ledger -> ``lifecycle-state`` (one row, ``current``);
+* the lifecycle after each event, where it differs from the lifecycle after
+  the previous event -> ``lifecycle-step`` (one row per change, keyed by the
+  event's position: what ``history`` reads).
 
 A claim review or learning ledger can be ingested (LoopX's own
 ``benchmark_claim_review_v0`` / ``benchmark_learning_ledger_v0``) or derived
@@ -35,7 +38,7 @@ from benchledger.errors import CHECK_FAILED, BenchledgerError
 from benchledger.projections import REVIEW_MODULES, review_module
 from benchledger.projections.artifacts import KINDS
 from benchledger.projections.artifacts.kinds import normalize
-from benchledger.projections.history import lifecycle_summary
+from benchledger.projections.history import changes, lifecycle_summary
 from benchledger.projections.runs import ROW_KIND
 
 BATCH_KIND = "ingest_batch"
@@ -57,8 +60,12 @@ SUMMARY = "goal-summary"
 BATCH_LINKS = "batch-links"
 LIFECYCLE_KINDS = ("preflight", "launch", "post-launch", "run", "comparison", "claim-review", "learning-ledger")
 CURRENT_KEY = "current"
+# The lifecycle after an event where it differs from the lifecycle after the goal's previous event.
+STEP = "lifecycle-step"
+# Bump when the step rows' content changes: the lifecycle-state reducer's rules or the payload's fields.
+STEP_VERSION = 1
 # The reviews whose rows the lifecycle reads (a batch's derived claim review and learning ledger).
-LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING})
+LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING, STEP})
 SUMMARY_VERSION = 1
 
 
@@ -67,7 +74,13 @@ def projection_versions() -> dict[str, int]:
     versions = {name: review_module(name).VERSION for name in REVIEW_MODULES}
     versions[SUMMARY] = SUMMARY_VERSION
     versions[BATCH_LINKS] = SUMMARY_VERSION
+    versions[STEP] = STEP_VERSION
     return versions
+
+
+def step_key(position: int) -> str:
+    """The key of the ``lifecycle-step`` row of the event at ``position``: zero-padded, so keys sort as positions."""
+    return f"{position:012d}"
 
 
 class EventLike(Protocol):
@@ -93,15 +106,6 @@ class ProjectionRow:
     @property
     def status(self) -> str:
         return "faulted" if self.error is not None else "ok"
-
-
-@dataclass(frozen=True)
-class HistoryStep:
-    """One event of a goal's history and the lifecycle after it (summary fields; ``None`` when faulted)."""
-
-    event: EventLike
-    lifecycle: dict[str, Any] | None
-    error: str | None
 
 
 class ProjectionFault(BenchledgerError):
@@ -170,17 +174,22 @@ class GoalProjector:
     events create or change. Replay and audit fold everything (``emit_from=0``),
     through the same code.
 
-    ``lifecycle_history`` (the ``history`` query) records the lifecycle after
-    every event in :attr:`history` and reduces only the reviews it reads.
+    After every event the lifecycle is compared with the lifecycle after the
+    previous event; where it differs a ``lifecycle-step`` row records it (its
+    summary and what changed, or the reducer's error). The first emitted
+    event of an ingest compares with the lifecycle before it, reduced once.
+    ``lifecycle_only`` (``history`` of a goal stored before step rows existed)
+    reduces only what the steps need.
     """
 
-    def __init__(self, *, strict: bool, emit_from: int = 0, lifecycle_history: bool = False) -> None:
+    def __init__(self, *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False) -> None:
         self.strict = strict
         self.emit_from = emit_from
-        self.lifecycle_history = lifecycle_history
-        # With lifecycle_history: the lifecycle after each event, in order (what ``history`` shows);
-        # only the reviews the lifecycle reads are reduced then.
-        self.history: list[HistoryStep] = []
+        self.lifecycle_only = lifecycle_only
+        # The lifecycle after the previous event, (summary, error); None before the first step is known.
+        self._step: tuple[dict[str, Any] | None, str | None] | None = None
+        # The last lifecycle that did not fault: what a step's changes are measured against.
+        self._step_baseline: dict[str, Any] | None = None
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
         self._by_id: dict[str, EventLike] = {}
         # kind -> (position, payload thunk) of the newest evidence of that kind
@@ -200,6 +209,10 @@ class GoalProjector:
 
     def apply(self, event: EventLike) -> None:
         emitting = event.position >= self.emit_from
+        if emitting and self._step is None and self.events:
+            # The first event this fold emits for: the lifecycle before it is what its step compares with.
+            self._step = self._lifecycle_step_state(self.events[-1].position)
+            self._step_baseline = self._step[0]
         self.events.append(event)
         self._by_id[event.event_id] = event
         if event.kind == BATCH_KIND:
@@ -213,9 +226,8 @@ class GoalProjector:
                     self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
             elif event.kind == "adapter-invocation" and emitting:
                 self._reduce(ADAPTER, event.event_id, event.position, {"adapter-invocation": [event.payload]}, default_options(ADAPTER))
-        if self.lifecycle_history:
-            state, error = self._lifecycle_state(event.position)
-            self.history.append(HistoryStep(event, None if state is None else lifecycle_summary(state), error))
+        if emitting:
+            self._record_step(event.position)
 
     def finish(self) -> None:
         """The rows that depend on the whole fold: attempt gates, the current lifecycle and the goal summary.
@@ -306,6 +318,24 @@ class GoalProjector:
             self._lifecycle_cache = cached = (self._lifecycle_inputs_version, state, error)
         return cached[1], cached[2]
 
+    def _lifecycle_step_state(self, position: int) -> tuple[dict[str, Any] | None, str | None]:
+        state, error = self._lifecycle_state(position)
+        return (None if error is not None else lifecycle_summary(state)), error
+
+    def _record_step(self, position: int) -> None:
+        """A ``lifecycle-step`` row for the event at ``position`` when the lifecycle after it differs from before it."""
+        step = self._lifecycle_step_state(position)
+        if step == self._step:
+            return
+        self._step = step
+        summary, error = step
+        key = step_key(position)
+        if error is not None:
+            self.rows[(STEP, key)] = ProjectionRow(STEP, key, STEP_VERSION, position, error=error)
+            return
+        self.rows[(STEP, key)] = ProjectionRow(STEP, key, STEP_VERSION, position, payload={**summary, **changes(self._step_baseline, summary)})
+        self._step_baseline = summary
+
     def _record_current(self, position: int) -> None:
         """The goal's current lifecycle row and summary row, as of the event at ``position``."""
         state, error = self._lifecycle_state(position)
@@ -328,7 +358,7 @@ class GoalProjector:
         }
 
     def _reduce(self, name: str, key: str, position: int, inputs: Mapping[str, list[Any]], options: Mapping[str, Any]) -> dict[str, Any] | None:
-        if self.lifecycle_history and name not in LIFECYCLE_READS:
+        if self.lifecycle_only and name not in LIFECYCLE_READS:
             return None
         module = review_module(name)
         try:
@@ -342,6 +372,6 @@ class GoalProjector:
         return payload
 
 
-def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0, lifecycle_history: bool = False) -> GoalProjector:
+def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False) -> GoalProjector:
     """Fold a goal's events (stream order) into its projections (see :class:`GoalProjector`)."""
-    return GoalProjector(strict=strict, emit_from=emit_from, lifecycle_history=lifecycle_history).fold(events)
+    return GoalProjector(strict=strict, emit_from=emit_from, lifecycle_only=lifecycle_only).fold(events)

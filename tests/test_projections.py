@@ -268,8 +268,11 @@ def test_a_bulk_ingest_of_interleaved_batches_equals_the_batches_ingested_one_by
         assert [(m.status, m.event.event_id) for o in outcomes for m in [*o.members, o.batch]] == [
             (m.status, m.event.event_id) for o in singles for m in [*o.members, o.batch]
         ]
-        # Positions differ (the ledger holds other goals' events); nothing else may.
-        strip = lambda rows: [{k: v for k, v in r.items() if k != "position"} for r in rows]  # noqa: E731
+        # Positions differ (the ledger holds other goals' events), and so the keys of lifecycle steps
+        # (their event's position; in the same order); nothing else may.
+        def strip(rows):
+            return [{k: v for k, v in r.items() if k != "position" and (k, r["projection"]) != ("key", "lifecycle-step")} for r in rows]
+
         for goal in goals:
             assert strip(ledger.projection_rows(goal_id=goal)) == strip(one_by_one.projection_rows(goal_id=goal))
             assert [e.stream_version for e in ledger.read_goal(goal)] == list(range(1, len(ledger.read_goal(goal)) + 1))

@@ -1,0 +1,121 @@
+"""Issue 15 part 3, bounded reads: stored lifecycle steps, and the history read from them, as a user types it.
+
+Every scenario runs on both backends (``migrated_url``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import text
+
+from benchledger.ledger.store import Ledger
+from tests.helpers import invoke
+from tests.test_cli_consistency import ingest_demo
+
+STEP = "lifecycle-step"
+
+
+def _json(url: str, *args: str, exit_code: int = 0) -> dict:
+    result = invoke(url, *args, "--format", "json")
+    assert result.exit_code == exit_code, result.output
+    return json.loads(result.stdout)
+
+
+def _sql(url: str, statement: str) -> list[tuple]:
+    ledger = Ledger.open(url)
+    try:
+        with ledger.engine.begin() as connection:
+            result = connection.execute(text(statement))
+            return [tuple(r) for r in result] if result.returns_rows else []
+    finally:
+        ledger.close()
+
+
+def _positions(view: dict) -> list[int]:
+    return [e["position"] for e in view["entries"]]
+
+
+def test_a_step_is_stored_only_where_the_lifecycle_changed(migrated_url):
+    ingest_demo(migrated_url)
+    entries = _json(migrated_url, "history", "--goal", "demo")["entries"]
+    steps = _sql(migrated_url, f"SELECT key, position FROM projection_rows WHERE projection = '{STEP}' ORDER BY key")
+    # The quickstart's 11 events (its five ingests): the lifecycle differs after 6 of them.
+    changed = [e["position"] for i, e in enumerate(entries) if i == 0 or e["lifecycle"] != entries[i - 1]["lifecycle"]]
+    assert [p for _, p in steps] == changed and (len(changed), len(entries)) == (6, 11)
+    assert [k for k, _ in steps] == [f"{p:012d}" for p in changed]
+    assert _positions(_json(migrated_url, "history", "--goal", "demo", "--changes-only")) == changed
+
+
+def test_history_flags_select_entries_without_changing_their_lifecycle(migrated_url):
+    ingest_demo(migrated_url)
+    everything = _json(migrated_url, "history", "--goal", "demo")["entries"]
+    by_position = {e["position"]: e for e in everything}
+
+    def same_entries(*args: str) -> list[int]:
+        view = _json(migrated_url, "history", "--goal", "demo", *args)
+        for entry in view["entries"]:
+            assert entry == by_position[entry["position"]]
+        return _positions(view)
+
+    positions = [e["position"] for e in everything]
+    assert same_entries("--limit", "3") == positions[-3:]
+    assert same_entries("--limit", "500") == positions
+    assert same_entries("--since", str(positions[2]), "--until", str(positions[5])) == positions[2:6]
+    assert same_entries("--kind", "run", "--limit", "1") == [e["position"] for e in everything if e["kind"] == "run"][-1:]
+    assert same_entries("--as-of", str(positions[4]), "--limit", "2") == positions[3:5]
+    changed = [e["position"] for e in everything if e["phase_changed"] or e["gates_changed"]]
+    assert set(changed) <= set(same_entries("--changes-only"))
+    # Times are the ledger's recording times: --since the last event's time shows it, --until before the first shows nothing.
+    last = everything[-1]["recorded_at"]
+    assert same_entries("--since", last)[-1] == positions[-1]
+    assert same_entries("--until", "2000-01-01T00:00:00Z") == []
+    assert invoke(migrated_url, "history", "--goal", "demo", "--limit", "0").exit_code == 2
+    refused = invoke(migrated_url, "history", "--goal", "demo", "--since", "last week")
+    assert refused.exit_code == 2 and "--since 'last week' is neither a position nor an ISO-8601 time" in refused.stderr
+
+
+def test_the_table_and_csv_stream_the_same_rows(migrated_url):
+    ingest_demo(migrated_url)
+    csv_lines = invoke(migrated_url, "history", "--goal", "demo", "--format", "csv", "--limit", "2").stdout.splitlines()
+    assert len(csv_lines) == 3 and csv_lines[0].startswith(",pos,ver,recorded")
+    table = invoke(migrated_url, "history", "--goal", "demo", "--limit", "2", "--wide").stdout.splitlines()
+    assert len(table) == 4 and "ingest_batch" in table[-1]
+
+
+def test_a_ledger_stored_before_steps_answers_and_says_to_replay(migrated_url):
+    ingest_demo(migrated_url)
+    before = invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout
+    limited = invoke(migrated_url, "history", "--goal", "demo", "--limit", "2", "--changes-only", "--format", "json").stdout
+    _sql(migrated_url, f"DELETE FROM projection_rows WHERE projection = '{STEP}'")  # what an older benchledger left
+
+    status = invoke(migrated_url, "status")
+    assert status.exit_code == 1 and f"missing: {STEP} rows of 1 goal(s)" in status.stdout
+    assert _json(migrated_url, "status", exit_code=1)["missing"] == [{"projection": STEP, "goals": 1}]
+    # Until a replay, history folds the goal instead: the same answer.
+    assert invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout == before
+    assert invoke(migrated_url, "history", "--goal", "demo", "--limit", "2", "--changes-only", "--format", "json").stdout == limited
+    audit = _json(migrated_url, "audit", exit_code=1)
+    assert audit["ok"] is False and {p["kind"] for p in audit["problems"]} == {"projection_missing"}
+
+    assert invoke(migrated_url, "replay").exit_code == 0
+    assert invoke(migrated_url, "status").exit_code == 0
+    assert _json(migrated_url, "audit")["ok"] is True
+    assert invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout == before
+
+
+def test_a_tampered_step_is_reported_by_audit(migrated_url):
+    ingest_demo(migrated_url)
+    _sql(migrated_url, f"UPDATE projection_rows SET payload = replace(payload, 'preflight_ready', 'budget_counted') WHERE projection = '{STEP}'")
+    problems = _json(migrated_url, "audit", exit_code=1)["problems"]
+    assert problems and {p["kind"] for p in problems} == {"projection_mismatch"}
+    assert all(STEP in p["detail"] for p in problems)
+
+
+def test_steps_of_an_old_version_are_stale_and_not_read(migrated_url):
+    ingest_demo(migrated_url)
+    before = invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout
+    _sql(migrated_url, f"UPDATE projection_rows SET projection_version = 0, payload = '{{}}' WHERE projection = '{STEP}'")
+    stale = _json(migrated_url, "status", exit_code=1)["stale"]
+    assert [s["projection"] for s in stale] == [STEP] and stale[0]["stored_version"] == 0
+    assert invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout == before
