@@ -405,8 +405,7 @@ def test_import_ndjson_and_import_loopx_refuse_every_corpus_file_cleanly(ledger,
         check_refused_import(ledger_url, ["import-loopx", "--goal", "hostile", path])
 
 
-@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
-def test_every_reader_refuses_devices_and_fifos_by_name(ledger_url, tmp_path):
+def test_every_reader_refuses_devices_and_fifos_by_name(ledger, ledger_url, tmp_path):
     fifo = tmp_path / "fifo.ndjson"
     os.mkfifo(fifo)
     zero = tmp_path / "zero.ndjson"
@@ -416,7 +415,15 @@ def test_every_reader_refuses_devices_and_fifos_by_name(ledger_url, tmp_path):
         for args in (["ingest", "--goal", "hostile", str(path)], ["import-ndjson", str(path)], ["import-loopx", "--goal", "hostile", str(path)]):
             result = check_refused_import(ledger_url, args)
             assert f"{path}: not a regular file (devices, FIFOs and sockets are not read)" in result.stderr, (args, result.stderr)
-    assert time.monotonic() - started < 60
+    # import-loopx of a LoopX history folder whose runs/index.jsonl is a FIFO or a symlink to /dev/zero (issue 17.5)
+    for name, make in (("fifo-history", os.mkfifo), ("zero-history", lambda index: index.symlink_to("/dev/zero"))):
+        runs = tmp_path / name / "goals" / "g" / "runs"
+        runs.mkdir(parents=True)
+        make(runs / "index.jsonl")
+        for folder in (tmp_path / name, runs.parent, runs):
+            result = check_refused_import(ledger_url, ["import-loopx", "--goal", "hostile", str(folder)])
+            assert f"{runs / 'index.jsonl'}: not a regular file" in result.stderr, (folder, result.stderr)
+    assert time.monotonic() - started < 90
 
 
 def test_size_limits_are_counted_while_reading_not_only_from_stat():
