@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.common import goal_filter, goal_option, open_ledger
 from benchledger.cli.output import format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
@@ -232,3 +232,33 @@ def _sized(bar: Any):
         bar.length = total
 
     return start
+
+
+@click.command("retract")
+@click.argument("event_ids", metavar="EVENT_ID...", nargs=-1, required=True)
+@click.option("--reason", required=True, help="Why the evidence is withdrawn (kept in the ledger: no local paths or secrets).")
+@goal_filter(help="The goal that holds the events (default: the one goal they belong to).")
+@format_option("markdown", "json")
+@click.pass_context
+def retract_command(ctx: click.Context, event_ids: tuple[str, ...], reason: str, goal: str | None, fmt: str) -> None:
+    """Withdraw mistaken evidence: append a retraction of EVENT_ID... (never deletes).
+
+    From the retraction on, the goal's projections, lifecycle, `runs` and
+    `show` read as if the retracted events were absent; `history` shows the
+    retraction, and `--as-of` a position before it shows the old view.
+    Event ids are in `history --format json` (or `--wide`).
+    """
+    from benchledger.ledger.application import retract
+
+    with open_ledger(ctx) as ledger:
+        appended = retract(ledger, list(event_ids), reason, goal_id=goal)
+    event = appended.event
+    report = {
+        "goal_id": event.goal_id, "event_id": event.event_id, "position": event.position,
+        "retracts": event.payload["retracts"], "reason": event.payload["reason"],
+    }
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"# retracted {len(report['retracts'])} event(s) of goal `{report['goal_id']}` at position {report['position']}\n")
+        click.echo("\n".join(f"- {event_id}" for event_id in report["retracts"]))

@@ -17,7 +17,7 @@ import click
 
 from benchledger import __version__
 from benchledger.cli.db import db
-from benchledger.cli.ingest import ingest_batches_command, ingest_command
+from benchledger.cli.ingest import ingest_batches_command, ingest_command, retract_command
 from benchledger.cli.interop import INTEROP_COMMANDS
 from benchledger.cli.output import FORMATS, printable, refuse_unused_root_format
 from benchledger.cli.queries import (
@@ -158,6 +158,7 @@ for command in (
     info_command,
     ingest_command,
     ingest_batches_command,
+    retract_command,
     goals_command,
     show_command,
     history_command,

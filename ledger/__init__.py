@@ -36,6 +36,7 @@ _API = {
     "evaluate_and_keep": "benchledger.ledger.application",
     "execute_baseline_failure_gate": "benchledger.ledger.application",
     "replay": "benchledger.ledger.application",
+    "retract": "benchledger.ledger.application",
     "status": "benchledger.ledger.application",
     "audit": "benchledger.ledger.application",
     "goals": "benchledger.ledger.views",

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.errors import CheckFailed, InvalidInput
+from benchledger.errors import CheckFailed, InvalidInput, capped
 from benchledger.ledger.canonical import canonical_json
+from benchledger.ledger.storage_guard import UnstorableContent
 from benchledger.ledger.store import Appended, Ledger, NewEvent, StoredEvent, StreamAppend, Transaction, one_snapshot
 from benchledger.ledger.verification import Problem, verify_events
-from benchledger.projections import linking, review_module
+from benchledger.projections import linking, retraction, review_module
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.linking import GoalProjector, ProjectionFault, ProjectionRow, project_goal
 
@@ -307,6 +308,49 @@ def evaluate_and_keep(
         raise CheckFailed(f"nothing was stored: {exc}") from exc
 
 
+@one_snapshot
+def _retraction_plan(ledger: Ledger, event_ids: Sequence[str], reason: str, goal_id: str | None) -> StreamAppend:
+    """The append of a retraction to the goal holding ``event_ids``, once the rules allow it (:func:`retraction.retraction_problems`)."""
+    found = ledger.events_by_id(event_ids)
+    goals = sorted({event.goal_id for event in found.values()})
+    if goal_id is None and len(goals) > 1:
+        raise retraction.InvalidRetraction(
+            f"the events belong to {len(goals)} goals ({', '.join(goals)}): retract one goal's at a time, with --goal; nothing was written"
+        )
+    target = goal_id or (goals[0] if goals else None)
+    head = ledger.require_goal(target) if target is not None else None
+    problems = [
+        f"{i}: no such event in this ledger" if i not in found else f"{i}: belongs to goal {found[i].goal_id!r}, not {target!r}"
+        for i in event_ids
+        if i not in found or found[i].goal_id != target
+    ]
+    local = [i for i in event_ids if i in found and found[i].goal_id == target]
+    goal_events = ledger.read_goal(target) if target is not None else []
+    problems += retraction.retraction_problems(goal_events, local, reason) if local or not problems else []
+    if problems:
+        raise retraction.InvalidRetraction("cannot retract, nothing was written: " + "; ".join(capped(problems)))
+    event = NewEvent(retraction.KIND, retraction.retraction_payload(event_ids, reason), retraction.SCHEMA, origin="the retraction")
+    return StreamAppend(target, [event], expected_version=head["last_version"])
+
+
+def retract(ledger: Ledger, event_ids: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = "cli retract") -> Appended:
+    """Append a retraction of ``event_ids`` to the goal holding them (docs/linking.md "Retracted evidence"); nothing is deleted.
+
+    Refused (:class:`retraction.InvalidRetraction`, nothing written) when an
+    id is unknown, of another goal, a retraction or a batch manifest, or
+    retracted already, or the reason is empty or one the store may not keep
+    (a local path, a secret: the store's guard, as for any write). The goal's
+    projections are folded again in the same transaction.
+    """
+    ids = list(dict.fromkeys(event_ids))
+    plan = _retraction_plan(ledger, ids, reason, goal_id)
+    try:
+        ((appended,),) = append_projected(ledger, [plan], source=source)
+    except UnstorableContent as exc:
+        raise retraction.InvalidRetraction(f"cannot retract: {exc}") from exc
+    return appended
+
+
 # benchledger keeps one ledger (shared through its database), so there is no
 # cross-project registry to synchronize after an append.
 NO_GLOBAL_REGISTRY = {"ok": True, "dry_run": False, "skipped": True, "reason": "benchledger has no global registry to sync"}
@@ -380,14 +424,25 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
 
     ``first_new`` maps each goal to its first new position: only the rows the
     new events create or change are computed and written over the stored
-    ones. A reducer that raises aborts the transaction (nothing is written).
+    ones. A goal whose new events hold a retraction is folded whole and its
+    rows (but its lifecycle steps, which are history) replaced: rows of
+    retracted evidence no longer exist, so an ingest leaves what a replay
+    would. A reducer that raises aborts the transaction (nothing is written).
     """
     events_of = tx.read_goals(list(first_new))
-    rows = [
-        row_record(goal, row)
-        for goal, emit_from in first_new.items()
-        for row in project_goal(events_of[goal], strict=True, emit_from=emit_from).rows.values()
-    ]
+    rows = []
+    for goal, emit_from in first_new.items():
+        projector = project_goal(events_of[goal], strict=True, emit_from=emit_from)
+        goal_rows = [row_record(goal, row) for row in projector.rows.values()]
+        if not projector.emits_all:
+            rows += goal_rows
+            continue
+        for name in linking.projection_versions():
+            named = [row for row in goal_rows if row["projection"] == name]
+            if name == linking.STEP:
+                rows += named
+            else:
+                tx.replace_projection_rows([goal], named, projection=name)
     tx.upsert_projection_rows(rows)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchledger.errors import InvalidInput
 from benchledger.ledger.store import Ledger, StoredEvent, one_snapshot
-from benchledger.projections import runs
+from benchledger.projections import retraction, runs
 
 # filter -> the run field it matches
 FILTER_FIELDS = {"benchmark": "benchmark_id", "case": "case_id", "arm": "arm", "mode": "mode"}
@@ -31,7 +31,9 @@ class UnknownFilterValue(InvalidInput, ValueError):
 def _run_events(ledger: Ledger, goal_id: str | None) -> list[StoredEvent]:
     if goal_id is not None:
         ledger.require_goal(goal_id)
-    return [e for e in ledger.read_all(goal_id=goal_id) if e.kind in (*runs.RUN_KINDS, runs.COMPARISON_KIND)]
+    # (a goal's retractions follow what they retract: retraction.visible reads each goal's in stream order)
+    read = [e for e in ledger.read_all(goal_id=goal_id) if e.kind in (*runs.RUN_KINDS, runs.COMPARISON_KIND, retraction.KIND)]
+    return retraction.visible(read)
 
 
 def list_runs(ledger: Ledger, *, goal_id: str | None = None) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchledger.projections import adapter_kwargs_review, lifecycle, runs
+from benchledger.projections import adapter_kwargs_review, lifecycle, retraction, runs
 
 SUMMARY_FIELDS = ("current_phase", "first_blocker", "next_required_transition", "gates")
 # Where an artifact states its own time (a LoopX run-ledger row's recorded_at); compact runs keep none.
@@ -85,6 +85,9 @@ def event_summary(kind: str, payload: Any) -> str:
         text = f"batch of {len(members)}: " + ", ".join(f"{n} {k}" for k, n in kinds.items())
         review = payload.get("review")
         return text + (f" (via benchmark {review['command']})" if review else "")
+    if kind == retraction.KIND:
+        ids = payload.get("retracts", [])
+        return f"retracts {len(ids)} event(s) ({', '.join(ids)}): {payload.get('reason')}"
     parts = []
     outcome = event_outcome(kind, payload)
     if outcome is not None:

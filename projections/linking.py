@@ -19,7 +19,9 @@ The rules follow how LoopX users chain the review commands:
   claim review / learning ledger -> ``lifecycle-state`` (one row, ``current``);
 * the lifecycle after each event, where it differs from the lifecycle after
   the previous event -> ``lifecycle-step`` (one row per change, keyed by the
-  event's position: what ``history`` reads).
+  event's position: what ``history`` reads);
+* a ``retraction`` makes the events it names absent from its position on
+  (``projections.retraction``): the goal is folded again without them.
 
 A claim review or learning ledger can be ingested (LoopX's own
 ``benchmark_claim_review_v0`` / ``benchmark_learning_ledger_v0``) or derived
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
-from benchledger.projections import REVIEW_MODULES, review_module
+from benchledger.projections import REVIEW_MODULES, retraction, review_module
 from benchledger.projections.artifacts import KINDS
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.history import changes, lifecycle_summary
@@ -43,8 +45,8 @@ from benchledger.projections.runs import ROW_KIND
 
 BATCH_KIND = "ingest_batch"
 BATCH_SCHEMA = "benchledger_ingest_batch_v0"
-# Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows.
-EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND)
+# Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows, retractions.
+EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND, retraction.KIND)
 
 LIFECYCLE = "lifecycle-state"
 CLAIM = "review-claim"
@@ -180,6 +182,12 @@ class GoalProjector:
     event of an ingest compares with the lifecycle before it, reduced once.
     ``lifecycle_only`` (``history`` of a goal stored before step rows existed)
     reduces only what the steps need.
+
+    A retraction folds the goal's earlier events again without what it
+    retracts (retractions are rare); their lifecycle steps stay (they are
+    history). A new retraction (at or after ``emit_from``) changes rows of
+    earlier events, so from it on everything is emitted (:attr:`emits_all`)
+    and the caller replaces the goal's stored rows, its steps excepted.
     """
 
     def __init__(self, *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False) -> None:
@@ -197,7 +205,13 @@ class GoalProjector:
         self._lifecycle_inputs_version = 0
         self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
         self._runs: list[EventLike] = []
+        self._retracted: set[str] = set()
         self.events: list[EventLike] = []
+
+    @property
+    def emits_all(self) -> bool:
+        """Whether :attr:`rows` holds every row of the goal but lifecycle steps: other stored rows no longer exist."""
+        return self.emit_from == 0
 
     # -- folding -------------------------------------------------------------
 
@@ -215,6 +229,28 @@ class GoalProjector:
             self._step_baseline = self._step[0]
         self.events.append(event)
         self._by_id[event.event_id] = event
+        retracted = retraction.retracted_by(event)
+        if retracted:
+            self._retract(event, retracted)
+        elif event.kind != retraction.KIND and event.event_id not in self._retracted:
+            self._project(event, emitting)
+        if emitting:
+            self._record_step(event.position)
+
+    def _retract(self, event: EventLike, event_ids: list[str]) -> None:
+        """Fold the events before ``event`` again, without the ones retracted by it or earlier."""
+        self._retracted.update(event_ids)
+        if event.position >= self.emit_from:
+            self.emit_from = 0
+        self.rows = {key: row for key, row in self.rows.items() if key[0] == STEP}
+        self._latest, self._runs = {}, []
+        self._lifecycle_inputs_version += 1
+        for earlier in self.events[:-1]:
+            if earlier.kind != retraction.KIND and earlier.event_id not in self._retracted:
+                self._project(earlier, earlier.position >= self.emit_from)
+
+    def _project(self, event: EventLike, emitting: bool) -> None:
+        """What one piece of evidence (not retracted) adds to the goal's projections."""
         if event.kind == BATCH_KIND:
             self._apply_batch(event, emitting)
         else:
@@ -226,8 +262,6 @@ class GoalProjector:
                     self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
             elif event.kind == "adapter-invocation" and emitting:
                 self._reduce(ADAPTER, event.event_id, event.position, {"adapter-invocation": [event.payload]}, default_options(ADAPTER))
-        if emitting:
-            self._record_step(event.position)
 
     def finish(self) -> None:
         """The rows that depend on the whole fold: attempt gates, the current lifecycle and the goal summary.
@@ -264,6 +298,13 @@ class GoalProjector:
                 BATCH_LINKS, batch.event_id, SUMMARY_VERSION, batch.position, error=f"{type(cause).__name__}: {cause}"
             )
             return
+        if self._retracted:
+            # A retracted member is no input of the batch's reviews; with none left, it has none.
+            members = [m for m in manifest["members"] if m["event_id"] not in self._retracted]
+            if len(members) < len(manifest["members"]):
+                if not members:
+                    return
+                manifest = {**manifest, "members": members}
         has_comparison = any(m["kind"] == "comparison" for m in manifest["members"])
         if not emitting:
             # Already projected: only what later reviews may read of it, computed if they do.

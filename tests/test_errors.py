@@ -30,6 +30,7 @@ ARGUMENTS = {
     "import-ndjson": ["{file}"],
     "ingest-batches": ["{file}"],
     "report": ["--output", "{file}.site"],
+    "retract": ["00000000-0000-0000-0000-000000000000", "--reason", "r"],
 }
 
 
