@@ -465,7 +465,10 @@ def rebuild_projections(
             for row in projector.rows.values()
             if projection is None or row.projection == projection
         ]
-        yield projectors, tx.replace_projection_rows(step, rows, projection=projection)
+        changed = tx.replace_projection_rows(step, rows, projection=projection)
+        del events_of, rows  # (a step's events and rows are freed before the next step reads its own)
+        yield projectors, changed
+        del projectors
 
 
 def replay(
@@ -498,6 +501,7 @@ def replay(
                 report["rows_changed"] += changed
                 for goal, projector in projectors.items():
                     _count_replayed(report, goal, projector, projection, progress)
+                del projectors  # (not held while the next step is built: one step in memory at a time)
 
     ledger.retrying_when_locked(rebuild)
     return report

@@ -338,8 +338,8 @@ def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False)
         def check_and_rebuild(tx: Transaction) -> None:
             if byte_hash.hexdigest() != scan.sha256:
                 raise ExportRefused(path, ["the file changed while it was being imported"])
-            for _step in rebuild_projections(tx, goals):
-                pass  # the rows are written as each step is rebuilt
+            for step in rebuild_projections(tx, goals):
+                del step  # the rows are written as each step is rebuilt; one step in memory at a time
 
         ledger.insert_verbatim(records(), chunk=INSERT_CHUNK, within=check_and_rebuild)
         digest[:] = [format_digest(count, running)]
