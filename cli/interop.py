@@ -9,15 +9,24 @@ import click
 
 from benchledger.cli.common import goal_option, open_ledger
 from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
+from benchledger.errors import SHOWN_PROBLEMS, capped
 
 
-def _refusals(title: str, refused: list[dict[str, str]]) -> str:
-    return "\n".join([f"# {title}", "", *(f"- {r['source']}: {r['reason']}" for r in refused)]) + "\n"
+def _refusals(title: str, refused: list[dict[str, str]], count: int | None = None) -> str:
+    """A refusal in markdown: its first :data:`SHOWN_PROBLEMS` reasons, then how many more (of ``count``, default all listed)."""
+    lines = capped([f"{r['source']}: {r['reason']}" for r in refused], total=count)
+    return "\n".join([f"# {title}", "", *(f"- {line}" for line in lines)]) + "\n"
+
+
+def _echo_errors(lines: list[str], count: int | None = None) -> None:
+    """``lines`` on stderr, one ``error:`` line each, the first :data:`SHOWN_PROBLEMS` then how many more."""
+    for line in capped(lines, total=count):
+        click.echo(f"error: {line}", err=True)
 
 
 def _import_markdown(report: dict[str, Any]) -> str:
     if not report["ok"]:
-        return _refusals(f"LoopX import refused: nothing written to `{report['goal_id']}`", report["refused"])
+        return _refusals(f"LoopX import refused: nothing written to `{report['goal_id']}`", report["refused"], report["refused_count"])
     verb = "would append" if report["dry_run"] else "appended"
     return "\n".join(
         [
@@ -56,7 +65,8 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     Rows are held to the ledger's at-rest rule, as ingest is (docs/privacy.md): one
     holding a local path or a secret-like string (free-text notes included) is
     refused with the field that holds it.
-    Any refused row: nothing is written, every refusal is listed, exit 1.
+    Any refused row: nothing is written, the refusals are listed (the first 20,
+    then how many more), exit 1.
     Importing the same history again appends nothing.
     """
     from benchledger.ledger.loopx_import import ImportReport, import_plan, plan_import
@@ -64,11 +74,13 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     plan = plan_import(path, goal)
     if plan.refused:
         report = ImportReport(goal, plan, 0, 0, dry_run).as_dict()
-        for refusal in plan.refused:
-            click.echo(f"error: {refusal['source']}: {refusal['reason']}", err=True)
     else:
         with open_ledger(ctx) as ledger:
             report = import_plan(ledger, goal, plan, dry_run=dry_run).as_dict()
+    if not report["ok"]:
+        _echo_errors([f"{r['source']}: {r['reason']}" for r in plan.refused])
+        report["refused_count"] = len(plan.refused)
+        report["refused"] = report["refused"][:SHOWN_PROBLEMS]
     if fmt == "json":
         echo_json(report)
     else:
@@ -238,8 +250,8 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
     The same event ids, versions, payloads, chain hashes and digest: the file
     is verified first (payload hashes, event ids, every goal's chain, positions
     1..N for a whole-ledger export, and the trailer: the count, last position
-    and digest the export ended with), and refused — nothing written, every
-    problem listed, exit 1 — unless everything holds. An export of one goal
+    and digest the export ended with), and refused — nothing written, the
+    first 20 problems listed and the rest counted, exit 1 — unless everything holds. An export of one goal
     (`export --goal`) is renumbered to positions 1..N. The projections of the
     imported goals are rebuilt in the same transaction. A ledger that already
     holds events is refused.
@@ -251,11 +263,10 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
             result = import_export(ledger, file, unverifiable_tail=unverifiable_tail).as_dict()
         except ExportRefused as exc:
             if fmt == "json":
-                echo_json({"ok": False, "error": str(exc), "problems": exc.problems})
+                echo_json({"ok": False, "error": str(exc), "problem_count": exc.problem_count, "problems": exc.problems[:SHOWN_PROBLEMS]})
             else:
-                click.echo(_refusals(str(exc), [{"source": file, "reason": p} for p in exc.problems]), nl=False)
-            for problem in exc.problems:
-                click.echo(f"error: {file}: {problem}", err=True)
+                click.echo(_refusals(str(exc), [{"source": file, "reason": p} for p in exc.problems], exc.problem_count), nl=False)
+            _echo_errors([f"{file}: {problem}" for problem in exc.problems], exc.problem_count)
             ctx.exit(1)
     if fmt == "json":
         echo_json(result)

@@ -10,6 +10,7 @@ import click
 
 from benchledger.cli.common import goal_filter, open_ledger, with_goal
 from benchledger.cli.output import echo_json, echo_json_listing, echo_rows, format_option, utc_text, wide_option
+from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.linking import EVENT_KINDS
 
 AS_OF_HELP = (
@@ -28,8 +29,17 @@ def _as_of_text(as_of: str | None, position: int | None) -> str | None:
 
 
 def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
-    for f in faulted:
-        click.echo(f"faulted: {f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}")
+    for line in capped([f"{f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}" for f in faulted]):
+        click.echo(f"faulted: {line}")
+
+
+def _capped_lists(report: dict[str, Any], **counts: str) -> dict[str, Any]:
+    """``report`` for ``--format json`` with each list (a key of ``counts``) cut to its first :data:`SHOWN_PROBLEMS`, its length under the value."""
+    capped_report = dict(report)
+    for name, count in counts.items():
+        capped_report[count] = len(report[name])
+        capped_report[name] = report[name][:SHOWN_PROBLEMS]
+    return capped_report
 
 
 @click.command("info")
@@ -188,7 +198,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
     with open_ledger(ctx) as ledger:
         report = status(ledger)
     if fmt == "json":
-        echo_json(report)
+        echo_json(_capped_lists(report, faulted="faulted_count", lagging_goals="lagging_goal_count"))
     else:
         if report["ok"]:
             click.echo("all projections are current")
@@ -197,8 +207,8 @@ def status_command(ctx: click.Context, fmt: str) -> None:
         for m in report["missing"]:
             click.echo(f"missing: {m['projection']} rows of {m['goals']} goal(s), stored before this benchledger kept them")
         _echo_faulted(report["faulted"])
-        for g in report["lagging_goals"]:
-            click.echo(f"lagging: {g['goal_id']} reflects position {g['reflects_position']}, head is {g['head_position']}")
+        for line in capped([f"{g['goal_id']} reflects position {g['reflects_position']}, head is {g['head_position']}" for g in report["lagging_goals"]]):
+            click.echo(f"lagging: {line}")
     ctx.exit(0 if report["ok"] else 1)
 
 
@@ -233,7 +243,7 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     report["seconds"] = round(elapsed, 3)
     report["events_per_second"] = round(report["events"] / elapsed, 1) if elapsed > 0 else None
     if fmt == "json":
-        echo_json(report)
+        echo_json(_capped_lists(report, faulted="faulted_count"))
     else:
         click.echo(
             f"replayed {report['events']} events of {report['goals']} goal(s) into {report['rows']} rows "
@@ -256,14 +266,15 @@ def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | Non
     from benchledger.ledger.application import audit
     with open_ledger(ctx) as ledger:
         report = audit(ledger, goal_id=goal, expect_digest=expect_digest)
+    problems = report["problems"]
     if fmt == "json":
-        echo_json(report)
+        echo_json(_capped_lists(report, problems="problem_count"))
     else:
-        verdict = "clean" if report["ok"] else f"{len(report['problems'])} problem(s)"
+        verdict = "clean" if report["ok"] else f"{len(problems)} problem(s)"
         click.echo(
             f"# Audit: {verdict}\n\n- events checked: {report['events_checked']}\n- goals checked: {report['goals_checked']}\n"
             f"- projections checked: {report['projections_checked']}\n- digest: `{report['digest']}`"
         )
-        for p in report["problems"]:
-            click.echo(f"- {p['kind']} (goal {p['goal_id']}, position {p['position']}): {p['detail']}")
+        for line in capped([f"{p['kind']} (goal {p['goal_id']}, position {p['position']}): {p['detail']}" for p in problems]):
+            click.echo(f"- {line}")
     ctx.exit(0 if report["ok"] else 1)

@@ -72,13 +72,14 @@ class NotEmpty(LedgerError):
 
 
 class ExportRefused(LedgerError):
-    """The file does not verify; ``problems`` lists every reason (``str()`` is a summary)."""
+    """The file does not verify; ``problems`` lists the first reasons, ``problem_count`` counts all (``str()`` is a summary)."""
 
     exit_code = CHECK_FAILED
 
-    def __init__(self, path: str, problems: list[str]) -> None:
-        super().__init__(f"{path}: refused, nothing written ({len(problems)} problem(s))")
+    def __init__(self, path: str, problems: list[str], problem_count: int | None = None) -> None:
         self.problems = problems
+        self.problem_count = len(problems) if problem_count is None else problem_count
+        super().__init__(f"{path}: refused, nothing written ({self.problem_count} problem(s))")
 
 
 @dataclass(frozen=True)
@@ -210,10 +211,6 @@ class _Scan:
         self.malformed_lines = True
         self.problem(text)
 
-    def listed(self) -> list[str]:
-        more = self.problem_count - len(self.problems)
-        return self.problems + ([f"... and {more} more problem(s)"] if more else [])
-
 
 def _stored(record: dict[str, Any]) -> StoredEvent:
     return StoredEvent(**{("payload_text" if name == "payload" else name): value for name, value in record.items()})
@@ -251,7 +248,7 @@ def _scan(path: str, scan: _Scan, byte_hash: Any) -> Iterator[StoredEvent]:
 def verify_export(path: str, *, unverifiable_tail: bool = False) -> _Scan:
     """Read the whole file once and verify it: each line, every goal's chain, positions, the trailer.
 
-    Raises :class:`ExportRefused` listing every problem.
+    Raises :class:`ExportRefused` listing the first problems and counting all.
     """
     scan, byte_hash, tails = _Scan(), hashlib.sha256(), {}
 
@@ -275,7 +272,7 @@ def verify_export(path: str, *, unverifiable_tail: bool = False) -> _Scan:
             scan.problem("positions are not 1..N: an event of this whole-ledger export is missing")
         _check_trailer(scan, report.digest, unverifiable_tail)
     if scan.problem_count:
-        raise ExportRefused(path, scan.listed())
+        raise ExportRefused(path, scan.problems, scan.problem_count)
     scan.sha256 = byte_hash.hexdigest()
     return scan
 

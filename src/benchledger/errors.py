@@ -69,8 +69,12 @@ def redact_url(url: str) -> str:
 SHOWN_PROBLEMS = 20
 
 
-def capped(items: list[str], limit: int = SHOWN_PROBLEMS) -> list[str]:
-    """The first ``limit`` of ``items``, then one line counting the rest: an error list stays readable."""
-    if len(items) <= limit:
-        return list(items)
-    return [*items[:limit], f"... and {len(items) - limit} more"]
+def capped(items: list[str], limit: int = SHOWN_PROBLEMS, *, total: int | None = None) -> list[str]:
+    """The first ``limit`` of ``items``, then one line counting the rest: an error list stays readable.
+
+    ``total`` counts the whole list when ``items`` holds only its first part (a reader that stopped listing).
+    """
+    total = len(items) if total is None else total
+    if total <= limit:
+        return list(items[:limit])
+    return [*items[:limit], f"... and {total - limit} more"]
