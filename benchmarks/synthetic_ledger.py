@@ -27,7 +27,7 @@ from benchledger.ledger.schema import events as events_table
 from benchledger.ledger.schema import projection_rows as projection_table
 from benchledger.ledger.schema import stream_heads
 from benchledger.ledger.store import Ledger, NewEvent, StoredEvent
-from benchledger.projections.linking import BATCH_KIND, STEP, project_goal, step_key
+from benchledger.projections.linking import BATCH_KIND, CHECKPOINT, STEP, project_goal, step_key
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE
 
@@ -59,8 +59,8 @@ def build_templates(templates: wl.Templates, count: int, seed: int) -> list[Temp
             i: [index[m["event_id"]] for m in e.payload["members"]] for i, e in enumerate(events) if e.kind == BATCH_KIND
         }
         rows = ledger.projection_rows(goal_id=goal.goal_id)
-        for row in rows:  # cloning is only exact if no payload mentions an event id
-            if row["payload"] and any(e.event_id in row["payload"] for e in events):
+        for row in rows:  # cloning is only exact if no payload but the checkpoint's (cloned by clone_goal) mentions an event id
+            if row["projection"] != CHECKPOINT and row["payload"] and any(e.event_id in row["payload"] for e in events):
                 raise RuntimeError(f"projection {row['projection']} embeds an event id; cloning would be wrong")
         out.append(TemplateGoal(events, rows, members))
     ledger.close()
@@ -105,8 +105,17 @@ def clone_goal(tpl: TemplateGoal, goal_id: str, positions: list[int], stamps: li
         new_position = position_map[row["position"]]
         # (a lifecycle step is keyed by its event's position, every other row by an event id or `current`)
         key = step_key(new_position) if row["projection"] == STEP else id_map.get(row["key"], row["key"])
-        rows.append({**row, "goal_id": goal_id, "key": key, "position": new_position})
+        cloned = {**row, "goal_id": goal_id, "key": key, "position": new_position}
+        if row["projection"] == CHECKPOINT:  # it names the goal's evidence by event id
+            cloned["payload"] = canonical.canonical_json(_renamed_ids(json.loads(row["payload"]), id_map))
+        rows.append(cloned)
     return records, rows, head_record(records[-1])
+
+
+def _renamed_ids(value: Any, id_map: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _renamed_ids(v, id_map) for k, v in value.items()}
+    return id_map.get(value, value) if isinstance(value, str) else value
 
 
 def build_big_ledger(ledger: Ledger, tpls: list[TemplateGoal], target_events: int, measured_template: int, window: int = 100) -> tuple[str, int]:

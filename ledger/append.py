@@ -172,13 +172,32 @@ class Transaction:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    def read_goal(self, goal_id: str, *, upto_position: int | None = None, kinds: Sequence[str] | None = None) -> list[StoredEvent]:
+    def read_goal(
+        self,
+        goal_id: str,
+        *,
+        upto_position: int | None = None,
+        kinds: Sequence[str] | None = None,
+        after_version: int = 0,
+    ) -> list[StoredEvent]:
+        """The goal's events in stream order (those after stream version ``after_version``, up to ``upto_position``, of ``kinds``)."""
         query = select(events).where(events.c.goal_id == goal_id)
+        if after_version:
+            query = query.where(events.c.stream_version > after_version)
         if upto_position is not None:
             query = query.where(events.c.position <= upto_position)
         if kinds is not None:
             query = query.where(events.c.kind.in_(kinds))
         return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version))]
+
+    def projection_row_of_goals(self, goal_ids: Sequence[str], projection: str, key: str) -> dict[str, dict[str, Any]]:
+        """Each goal's stored row ``key`` of ``projection`` (goals without one are left out)."""
+        query = select(projection_rows).where(
+            projection_rows.c.projection == projection,
+            projection_rows.c.key == key,
+            projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)),
+        )
+        return {row.goal_id: dict(row._mapping) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
 
     def goal_ids(self) -> list[str]:
         """Every goal of the ledger, by id."""

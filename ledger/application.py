@@ -9,7 +9,9 @@ projections they change.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +22,13 @@ from benchledger.ledger.store import Appended, Ledger, NewEvent, StoredEvent, St
 from benchledger.ledger.verification import Problem, verify_events
 from benchledger.projections import linking, retraction, review_module
 from benchledger.projections.artifacts import Artifact
-from benchledger.projections.linking import GoalProjector, ProjectionFault, ProjectionRow, project_goal
+from benchledger.projections.linking import (
+    CheckpointUnusable,
+    GoalProjector,
+    ProjectionFault,
+    ProjectionRow,
+    project_goal,
+)
 
 REVIEW_GOAL = "review"
 # Goals a replay folds per read: bounds memory on a large ledger while the
@@ -422,17 +430,23 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
 def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
     """Bring the projections of goals that just gained events up to date, inside the append's transaction.
 
-    ``first_new`` maps each goal to its first new position: only the rows the
-    new events create or change are computed and written over the stored
-    ones. A goal whose new events hold a retraction is folded whole and its
-    rows (but its lifecycle steps, which are history) replaced: rows of
+    ``first_new`` maps each goal to its first new position. Each goal's fold
+    resumes from its stored checkpoint and reads only the events after it
+    (and, by id, the few earlier ones those read): only the rows the new
+    events create or change are computed and written over the stored ones,
+    with the new checkpoint. A goal whose checkpoint is missing, of other
+    versions or unreadable is folded from its first event instead (and gets
+    a new one). So is a goal whose new events hold a retraction, and its rows
+    (but its lifecycle steps, which are history) are replaced: rows of
     retracted evidence no longer exist, so an ingest leaves what a replay
     would. A reducer that raises aborts the transaction (nothing is written).
     """
-    events_of = tx.read_goals(list(first_new))
+    checkpoints = tx.projection_row_of_goals(list(first_new), linking.CHECKPOINT, linking.CURRENT_KEY)
     rows = []
     for goal, emit_from in first_new.items():
-        projector = project_goal(events_of[goal], strict=True, emit_from=emit_from)
+        projector = _resumed(tx, goal, checkpoints.get(goal), emit_from)
+        if projector is None:
+            projector = project_goal(tx.read_goal(goal), strict=True, emit_from=emit_from)
         goal_rows = [row_record(goal, row) for row in projector.rows.values()]
         if not projector.emits_all:
             rows += goal_rows
@@ -444,6 +458,45 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
             else:
                 tx.replace_projection_rows([goal], named, projection=name)
     tx.upsert_projection_rows(rows)
+
+
+@dataclass(frozen=True)
+class StoredGoalEvents:
+    """A goal's stored events, read on demand by a fold resumed from a checkpoint (:class:`linking.EarlierEvents`)."""
+
+    tx: Transaction
+    goal_id: str
+
+    def by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        return {i: e for i, e in self.tx.events_by_id(event_ids).items() if e.goal_id == self.goal_id}
+
+    def latest_comparison_batch(self, comparison_id: str, before: int, retracted: AbstractSet[str]) -> StoredEvent | None:
+        """Read off the goal's comparisons and batches: a cost only a learning ledger naming a comparison pays."""
+        named = {
+            e.event_id
+            for e in self.tx.read_goal(self.goal_id, kinds=["comparison"], upto_position=before - 1)
+            if e.event_id not in retracted and isinstance(e.payload, dict) and e.payload.get("comparison_id") == comparison_id
+        }
+        if not named:
+            return None
+        batches = self.tx.read_goal(self.goal_id, kinds=[linking.BATCH_KIND], upto_position=before - 1)
+        return next((b for b in reversed(batches) if any(m["event_id"] in named for m in b.payload["members"])), None)
+
+
+def _resumed(tx: Transaction, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int) -> GoalProjector | None:
+    """``goal``'s projector resumed from its stored checkpoint row and fed the events after it; ``None`` if it cannot be."""
+    if checkpoint is None or checkpoint["status"] != "ok" or checkpoint["projection_version"] != linking.CHECKPOINT_VERSION:
+        return None
+    try:
+        projector = GoalProjector.resume(json.loads(checkpoint["payload"]), strict=True, earlier=StoredGoalEvents(tx, goal))
+    except (CheckpointUnusable, ValueError):
+        return None
+    new = tx.read_goal(goal, after_version=projector.last_version)
+    if not new or new[0].position > first_new or new[0].stream_version != projector.last_version + 1:
+        return None  # the checkpoint claims a later state than the goal's (tampered): not one to continue
+    if any(retraction.retracted_by(event) for event in new):
+        return None  # a retraction changes rows of earlier events: the goal is folded whole
+    return projector.fold_new(new)
 
 
 def rebuild_projections(

@@ -28,7 +28,8 @@ from benchledger.projections.markdown import code, document, get, text
 from benchledger.projections.run_classifiers import failure_labels
 
 NAME = "attempt-learning-gate"
-VERSION = 1
+# 2: the linking rules feed each attempt the learning ledger of its own batch, not the goal's latest.
+VERSION = 2
 SCHEMA_VERSION = "benchmark_attempt_learning_gate_v0"
 
 # The command's flags (python names) at their defaults.

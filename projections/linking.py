@@ -10,7 +10,9 @@ The rules follow how LoopX users chain the review commands:
   (one row per batch that holds a comparison);
 * a batch's runs -> ``review-verifier-attribution`` (one row per batch with runs);
 * each run -> ``review-runner-invariants`` (default expectations) and
-  ``attempt-learning-gate`` (with the goal's current learning ledger);
+  ``attempt-learning-gate`` (with the learning ledger written for that attempt:
+  the one of the latest batch that lists the run with a learning ledger, derived
+  from the batch's comparison or ingested in it; none until such a batch);
 * each adapter invocation -> ``review-adapter-kwargs`` (default flags);
 * a batch ingested by a review command (``benchledger benchmark X --goal``)
   -> review X with the flags it was given (this is how ``baseline-failure-gate``
@@ -27,12 +29,18 @@ A claim review or learning ledger can be ingested (LoopX's own
 ``benchmark_claim_review_v0`` / ``benchmark_learning_ledger_v0``) or derived
 from a batch. The next review reads the most recent one by ledger position; a
 derived one takes its batch's position (after the batch's members).
+
+An ingest folds only its new events, resumed from the goal's
+``projector-checkpoint`` row: the fold state after the goal's last event
+(which event or batch holds the newest evidence of each lifecycle kind, by id;
+the payloads are fetched on demand). The checkpoint is a projection row like
+any other, so replay rebuilds it and audit checks it.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -69,6 +77,13 @@ STEP_VERSION = 1
 # The reviews whose rows the lifecycle reads (a batch's derived claim review and learning ledger).
 LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING, STEP})
 SUMMARY_VERSION = 1
+# The fold state after a goal's last event (one row, ``current``): where an ingest resumes.
+CHECKPOINT = "projector-checkpoint"
+CHECKPOINT_SCHEMA = "benchledger_projector_checkpoint_v1"
+# Bump when what the checkpoint holds changes (a checkpoint of another version is not resumed from).
+CHECKPOINT_VERSION = 1
+# The kinds a derived review of a batch can stand for (claim review, learning ledger).
+DERIVED = {"claim-review": CLAIM, "learning-ledger": LEARNING}
 
 
 def projection_versions() -> dict[str, int]:
@@ -77,6 +92,7 @@ def projection_versions() -> dict[str, int]:
     versions[SUMMARY] = SUMMARY_VERSION
     versions[BATCH_LINKS] = SUMMARY_VERSION
     versions[STEP] = STEP_VERSION
+    versions[CHECKPOINT] = CHECKPOINT_VERSION
     return versions
 
 
@@ -89,6 +105,7 @@ class EventLike(Protocol):
     event_id: str
     kind: str
     position: int
+    stream_version: int
 
     @property
     def payload(self) -> Any: ...
@@ -162,6 +179,31 @@ def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
     return value
 
 
+class EarlierEvents(Protocol):
+    """A goal's events before those an ingest folds, read on demand (the application reads them from the store)."""
+
+    def by_id(self, event_ids: Iterable[str]) -> Mapping[str, EventLike]:
+        """Those of ``event_ids`` that are events of the goal."""
+        ...
+
+    def latest_comparison_batch(self, comparison_id: str, before: int, retracted: Set[str]) -> EventLike | None:
+        """The goal's latest batch before position ``before`` that lists a comparison named ``comparison_id`` (not ``retracted``)."""
+        ...
+
+
+class CheckpointUnusable(Exception):
+    """A stored checkpoint an ingest cannot resume from: it folds the goal from its first event instead."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The newest evidence of one lifecycle kind: where it is (an event, or the batch it is derived from) and its payload."""
+
+    stream_version: int
+    ref: tuple[str, str]  # ("event_id" | "batch_id", id)
+    payload: Callable[[], Any]
+
+
 class GoalProjector:
     """Folds a goal's events, in stream order, into its projections and lifecycle history.
 
@@ -169,12 +211,16 @@ class GoalProjector:
     otherwise the row is kept as faulted (replay, audit), so a broken view is
     never silently empty.
 
-    ``emit_from`` makes an ingest pay only for what it appended: events before
-    that position were projected by earlier ingests and their rows are stored
-    and unchanged (events are immutable), so they only rebuild the state the
-    new events read, lazily; :attr:`rows` then holds just the rows the new
-    events create or change. Replay and audit fold everything (``emit_from=0``),
-    through the same code.
+    An ingest folds only its new events: :meth:`resume` restores the fold
+    state from the goal's ``projector-checkpoint`` row, and ``lookup`` fetches
+    the few earlier events the new ones read (a re-listed member of a new
+    batch, the newest evidence of a lifecycle kind) by id. :attr:`rows` then
+    holds just the rows the new events create or change, plus the new
+    checkpoint. Replay and audit fold every event through the same code.
+
+    ``emit_from`` is the fallback when no checkpoint can be resumed from: all
+    events are folded, those before ``emit_from`` only to rebuild the state
+    the new events read (lazily), and rows are produced for the new ones only.
 
     After every event the lifecycle is compared with the lifecycle after the
     previous event; where it differs a ``lifecycle-step`` row records it (its
@@ -187,10 +233,14 @@ class GoalProjector:
     retracts (retractions are rare); their lifecycle steps stay (they are
     history). A new retraction (at or after ``emit_from``) changes rows of
     earlier events, so from it on everything is emitted (:attr:`emits_all`)
-    and the caller replaces the goal's stored rows, its steps excepted.
+    and the caller replaces the goal's stored rows, its steps excepted. That
+    needs every earlier event: an ingest that appends a retraction does not
+    resume from the checkpoint, it folds the goal whole.
     """
 
-    def __init__(self, *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False) -> None:
+    def __init__(
+        self, *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False, earlier: EarlierEvents | None = None
+    ) -> None:
         self.strict = strict
         self.emit_from = emit_from
         self.lifecycle_only = lifecycle_only
@@ -200,18 +250,55 @@ class GoalProjector:
         self._step_baseline: dict[str, Any] | None = None
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
         self._by_id: dict[str, EventLike] = {}
-        # kind -> (position, payload thunk) of the newest evidence of that kind
-        self._latest: dict[str, tuple[int, Callable[[], Any]]] = {}
+        self._earlier = earlier
+        # comparison_id -> the latest batch of this fold that lists a comparison so named
+        self._comparison_batches: dict[str, EventLike] = {}
+        # kind -> the newest evidence of that kind
+        self._latest: dict[str, Evidence] = {}
         self._lifecycle_inputs_version = 0
         self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
-        self._runs: list[EventLike] = []
+        # Runs of this fold no batch has yet linked to a learning ledger: gated without one at the end.
+        self._ungated: dict[str, EventLike] = {}
         self._retracted: set[str] = set()
+        # The stream version of the goal's last event folded or resumed from.
+        self.last_version = 0
         self.events: list[EventLike] = []
 
     @property
     def emits_all(self) -> bool:
         """Whether :attr:`rows` holds every row of the goal but lifecycle steps: other stored rows no longer exist."""
         return self.emit_from == 0
+
+    @classmethod
+    def resume(cls, checkpoint: Any, *, strict: bool, earlier: EarlierEvents) -> GoalProjector:
+        """A projector in the state ``checkpoint`` (a ``projector-checkpoint`` payload) records.
+
+        Raises :class:`CheckpointUnusable` unless the checkpoint is of this
+        code's versions, well formed, and every event it names is in the goal
+        where it says (a checkpoint is never trusted to be right; one that
+        cannot be read is simply not used).
+        """
+        projector = cls(strict=strict, earlier=earlier)
+        stream_version, latest, projector._retracted = _checkpoint_fields(checkpoint)
+        found = earlier.by_id(ref[1] for _, ref in latest.values())
+        for kind, (at, (field, ref_id)) in latest.items():
+            event = found.get(ref_id)
+            if event is None or event.stream_version != at or at > stream_version:
+                raise CheckpointUnusable(f"{kind}: event {ref_id} is not the goal's event {at}")
+            if field == "event_id" and event.kind == kind:
+                projector._remember(kind, event, (field, ref_id), lambda event=event: event.payload)
+            elif field == "batch_id" and kind in DERIVED and event.kind == BATCH_KIND and _holds_comparison(event.payload):
+                projector._remember_derived(kind, event)
+            else:
+                raise CheckpointUnusable(f"{kind}: event {ref_id} is not a {kind} or a batch that derives one")
+        projector.last_version = stream_version
+        return projector
+
+    def fold_new(self, events: Sequence[EventLike]) -> GoalProjector:
+        """Fold the goal's events after the checkpoint this projector resumed from: every one is new, none before is folded."""
+        if events:
+            self.emit_from = events[0].position  # (so never :attr:`emits_all`: the earlier rows stay)
+        return self.fold(events)
 
     # -- folding -------------------------------------------------------------
 
@@ -223,11 +310,13 @@ class GoalProjector:
 
     def apply(self, event: EventLike) -> None:
         emitting = event.position >= self.emit_from
-        if emitting and self._step is None and self.events:
-            # The first event this fold emits for: the lifecycle before it is what its step compares with.
-            self._step = self._lifecycle_step_state(self.events[-1].position)
+        if emitting and self._step is None and self.last_version:
+            # The first event this fold emits for: the lifecycle before it (folded, or resumed
+            # from the checkpoint) is what its step compares with.
+            self._step = self._lifecycle_step_state(self.events[-1].position if self.events else event.position)
             self._step_baseline = self._step[0]
         self.events.append(event)
+        self.last_version = event.stream_version
         self._by_id[event.event_id] = event
         retracted = retraction.retracted_by(event)
         if retracted:
@@ -243,7 +332,7 @@ class GoalProjector:
         if event.position >= self.emit_from:
             self.emit_from = 0
         self.rows = {key: row for key, row in self.rows.items() if key[0] == STEP}
-        self._latest, self._runs = {}, []
+        self._latest, self._ungated, self._comparison_batches = {}, {}, {}
         self._lifecycle_inputs_version += 1
         for earlier in self.events[:-1]:
             if earlier.kind != retraction.KIND and earlier.event_id not in self._retracted:
@@ -255,39 +344,39 @@ class GoalProjector:
             self._apply_batch(event, emitting)
         else:
             if event.kind in LIFECYCLE_KINDS:
-                self._remember(event.kind, event.position, lambda e=event: e.payload)
-            if event.kind == "run":
-                self._runs.append(event)
-                if emitting:
-                    self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
+                self._remember(event.kind, event, ("event_id", event.event_id), lambda e=event: e.payload)
+            if event.kind == "run" and emitting:
+                self._ungated[event.event_id] = event
+                self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
             elif event.kind == "adapter-invocation" and emitting:
                 self._reduce(ADAPTER, event.event_id, event.position, {"adapter-invocation": [event.payload]}, default_options(ADAPTER))
 
     def finish(self) -> None:
-        """The rows that depend on the whole fold: attempt gates, the current lifecycle and the goal summary.
+        """The rows that depend on the whole fold: gates of unlinked runs, the current lifecycle, the summary, the checkpoint.
 
-        Every run is gated against the goal's current learning ledger (a newer
-        ledger re-gates them all); a gate row is stamped with the later of its
-        run and that ledger, which is when it last changed; only the ones that
-        changed at or after ``emit_from`` are produced. The lifecycle is
-        reduced once, for the goal's last event, whenever that event is new.
+        A run that no batch of this fold linked to a learning ledger is gated
+        without one, at its own position (a later batch that links it gates it
+        again). The lifecycle is reduced once, for the goal's last event,
+        whenever that event is new.
         """
-        ledger = self._latest.get("learning-ledger")
-        ledger_position = ledger[0] if ledger else 0
-        for run in self._runs:
-            position = max(run.position, ledger_position)
-            if position < self.emit_from:
-                continue
-            inputs = {"run": [run.payload]}
-            if ledger is not None:
-                inputs["learning-ledger"] = [ledger[1]()]
-            self._reduce(ATTEMPT, run.event_id, position, inputs, default_options(ATTEMPT))
+        for run in self._ungated.values():
+            self._reduce(ATTEMPT, run.event_id, run.position, {"run": [run.payload]}, default_options(ATTEMPT))
+        self._ungated.clear()
         if self.events and self.events[-1].position >= self.emit_from:
             self._record_current(self.events[-1].position)
 
+    def _members(self, batch: EventLike) -> tuple[dict[str, EventLike], list[str]]:
+        """A batch's member events by id (earlier events of the goal), and the ids it lists that the goal does not hold."""
+        ids = list(dict.fromkeys(m["event_id"] for m in batch.payload["members"]))
+        members = {i: self._by_id[i] for i in ids if i in self._by_id}
+        unseen = [i for i in ids if i not in members]
+        if unseen and self._earlier is not None:
+            members.update((i, e) for i, e in self._earlier.by_id(unseen).items() if e.position < batch.position)
+        return members, [i for i in ids if i not in members]
+
     def _apply_batch(self, batch: EventLike, emitting: bool) -> None:
         manifest = batch.payload
-        missing = [m["event_id"] for m in manifest["members"] if m["event_id"] not in self._by_id]
+        members, missing = self._members(batch)
         if missing:
             # Only a damaged ledger lists members the goal does not hold: the
             # batch's reviews cannot be computed, and that must show, not crash.
@@ -300,21 +389,25 @@ class GoalProjector:
             return
         if self._retracted:
             # A retracted member is no input of the batch's reviews; with none left, it has none.
-            members = [m for m in manifest["members"] if m["event_id"] not in self._retracted]
-            if len(members) < len(manifest["members"]):
-                if not members:
+            kept = [m for m in manifest["members"] if m["event_id"] not in self._retracted]
+            if len(kept) < len(manifest["members"]):
+                if not kept:
                     return
-                manifest = {**manifest, "members": members}
-        has_comparison = any(m["kind"] == "comparison" for m in manifest["members"])
+                manifest = {**manifest, "members": kept}
+                members = {i: e for i, e in members.items() if i not in self._retracted}
+        has_comparison = _holds_comparison(manifest)
+        for event in members.values():
+            name = _comparison_id(event) if event.kind == "comparison" else None
+            if name is not None:
+                self._comparison_batches[name] = batch
         if not emitting:
             # Already projected: only what later reviews may read of it, computed if they do.
             if has_comparison:
-                inputs = _once(lambda: batch_inputs(manifest, self._by_id))
-                for name, kind in ((CLAIM, "claim-review"), (LEARNING, "learning-ledger")):
-                    derived = _once(lambda name=name: self._derive(name, batch, inputs()))
-                    self._remember(kind, batch.position, lambda kind=kind, derived=derived: normalize(kind, derived()))
+                for kind in DERIVED:
+                    self._remember_derived(kind, batch, members)
             return
-        inputs = batch_inputs(manifest, self._by_id)
+        inputs = batch_inputs(manifest, members)
+        ledger = None
         if has_comparison:
             claim = self._reduce(CLAIM, batch.event_id, batch.position, inputs, default_options(CLAIM))
             learning = self._reduce(LEARNING, batch.event_id, batch.position, inputs, default_options(LEARNING))
@@ -323,13 +416,63 @@ class GoalProjector:
             for kind, derived in (("claim-review", claim), ("learning-ledger", learning)):
                 if derived is not None:
                     normalized = normalize(kind, derived)
-                    self._remember(kind, batch.position, lambda normalized=normalized: normalized)
+                    self._remember(kind, batch, ("batch_id", batch.event_id), lambda normalized=normalized: normalized)
+                    ledger = normalized if kind == "learning-ledger" else ledger
         if "run" in inputs:
             self._reduce(VERIFIER, batch.event_id, batch.position, inputs, default_options(VERIFIER))
+        self._link_gates(batch, members, ledger)
         recorded = manifest.get("review")
         if recorded:
             options = {**default_options(recorded["command"]), **recorded.get("options", {})}
             self._reduce(recorded["command"], batch.event_id, batch.position, inputs, options)
+
+    def _link_gates(self, batch: EventLike, members: Mapping[str, EventLike], derived_ledger: Any) -> None:
+        """Gate runs against the learning ledgers this batch brings; a batch without one leaves every gate as it is.
+
+        A learning ledger ingested in the batch that names a comparison gates
+        the runs of the latest batch that listed a comparison so named. Then the
+        batch's own runs are gated against the ledger written for them: the
+        one derived from the batch's comparison, else the newest ingested in it.
+        """
+        ingested = sorted((e for e in members.values() if e.kind == "learning-ledger"), key=lambda e: e.position)
+        for ledger_event in ingested:
+            target = self._comparison_batch(_comparison_id(ledger_event), batch.position)
+            if target is not None:
+                self._gate(target[1], ledger_event.payload, batch.position)
+        ledger = derived_ledger if derived_ledger is not None else (ingested[-1].payload if ingested else None)
+        if ledger is not None:
+            self._gate(members, ledger, batch.position)
+
+    def _comparison_batch(self, comparison_id: str | None, before: int) -> tuple[EventLike, Mapping[str, EventLike]] | None:
+        """The latest batch before ``before`` that listed a comparison named ``comparison_id``, with its members."""
+        if comparison_id is None:
+            return None
+        batch = self._comparison_batches.get(comparison_id)
+        if batch is None and self._earlier is not None:
+            batch = self._earlier.latest_comparison_batch(comparison_id, before, self._retracted)
+        if batch is None:
+            return None
+        members, missing = self._members(batch)
+        return None if missing else (batch, {i: e for i, e in members.items() if i not in self._retracted})
+
+    def _gate(self, members: Mapping[str, EventLike], ledger: Any, position: int) -> None:
+        """The attempt gate of each run among ``members``, against ``ledger``, as of ``position``."""
+        for event in members.values():
+            if event.kind == "run":
+                self._ungated.pop(event.event_id, None)
+                inputs = {"run": [event.payload], "learning-ledger": [ledger]}
+                self._reduce(ATTEMPT, event.event_id, position, inputs, default_options(ATTEMPT))
+
+    def _remember_derived(self, kind: str, batch: EventLike, members: Mapping[str, EventLike] | None = None) -> None:
+        """Remember the review ``kind`` derived from an already projected ``batch``, computed if something reads it."""
+        name = DERIVED[kind]
+
+        def derived() -> Any:
+            held = members if members is not None else self._members(batch)[0]
+            kept = {"members": [m for m in batch.payload["members"] if m["event_id"] not in self._retracted]}
+            return normalize(kind, self._derive(name, batch, batch_inputs(kept, held)))
+
+        self._remember(kind, batch, ("batch_id", batch.event_id), derived)
 
     def _derive(self, name: str, batch: EventLike, inputs: Mapping[str, list[Any]]) -> dict[str, Any]:
         """A review of an already projected batch (only strict ingests fold those; a failure is a fault)."""
@@ -338,14 +481,14 @@ class GoalProjector:
         except Exception as exc:
             raise ProjectionFault(name, batch.event_id, batch.position, exc) from exc
 
-    def _remember(self, kind: str, position: int, payload: Callable[[], Any]) -> None:
+    def _remember(self, kind: str, event: EventLike, ref: tuple[str, str], payload: Callable[[], Any]) -> None:
         # Events arrive in stream order, so the newest is simply the last remembered.
-        self._latest[kind] = (position, _once(payload))
+        self._latest[kind] = Evidence(event.stream_version, ref, _once(payload))
         self._lifecycle_inputs_version += 1
 
     def _latest_payload(self, kind: str) -> Any:
         entry = self._latest.get(kind)
-        return entry[1]() if entry else None
+        return entry.payload() if entry else None
 
     def lifecycle_inputs(self) -> dict[str, list[Any]]:
         return {kind: [self._latest_payload(kind)] for kind in LIFECYCLE_KINDS if kind in self._latest}
@@ -378,11 +521,30 @@ class GoalProjector:
         self._step_baseline = summary
 
     def _record_current(self, position: int) -> None:
-        """The goal's current lifecycle row and summary row, as of the event at ``position``."""
+        """The goal's current lifecycle, summary and checkpoint rows, as of the event at ``position``."""
         state, error = self._lifecycle_state(position)
         version = review_module(LIFECYCLE).VERSION
         self.rows[(LIFECYCLE, CURRENT_KEY)] = ProjectionRow(LIFECYCLE, CURRENT_KEY, version, position, payload=state, error=error)
         self.rows[(SUMMARY, CURRENT_KEY)] = ProjectionRow(SUMMARY, CURRENT_KEY, SUMMARY_VERSION, position, payload=self._goal_summary())
+        self.rows[(CHECKPOINT, CURRENT_KEY)] = ProjectionRow(CHECKPOINT, CURRENT_KEY, CHECKPOINT_VERSION, position, payload=self.checkpoint())
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The fold state after the last event: what :meth:`resume` continues from (evidence by id, never copied).
+
+        Events are named by id and stream version, never by ledger position,
+        so the same events make the same checkpoint in any ledger.
+        """
+        return {
+            "schema_version": CHECKPOINT_SCHEMA,
+            "stream_version": self.last_version,
+            "versions": projection_versions(),
+            "retracted": sorted(self._retracted),
+            "latest": {
+                kind: {"stream_version": self._latest[kind].stream_version, self._latest[kind].ref[0]: self._latest[kind].ref[1]}
+                for kind in LIFECYCLE_KINDS
+                if kind in self._latest
+            },
+        }
 
     def _goal_summary(self) -> dict[str, Any]:
         """What ``benchledger goals`` lists: the latest claim strength and learning status, by the rules above."""
@@ -411,6 +573,41 @@ class GoalProjector:
             return None
         self.rows[(name, key)] = ProjectionRow(name, key, module.VERSION, position, payload=payload)
         return payload
+
+
+def _holds_comparison(manifest: Mapping[str, Any]) -> bool:
+    return any(m["kind"] == "comparison" for m in manifest["members"])
+
+
+def _comparison_id(event: EventLike) -> str | None:
+    """The comparison a comparison or learning ledger names (``comparison_id``), if it names one."""
+    payload = event.payload
+    name = payload.get("comparison_id") if isinstance(payload, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, tuple[int, tuple[str, str]]], set[str]]:
+    """The stream version, evidence references and retracted ids of a checkpoint payload, or :class:`CheckpointUnusable`."""
+    if not isinstance(checkpoint, dict) or checkpoint.get("schema_version") != CHECKPOINT_SCHEMA:
+        raise CheckpointUnusable("not a projector checkpoint of this version")
+    if checkpoint.get("versions") != projection_versions():
+        raise CheckpointUnusable("written by other reducer or linking versions")
+    stream_version, latest, retracted = checkpoint.get("stream_version"), checkpoint.get("latest"), checkpoint.get("retracted")
+    if not (_is_count(stream_version) and isinstance(latest, dict) and set(latest) <= set(LIFECYCLE_KINDS)):
+        raise CheckpointUnusable("malformed")
+    if not (isinstance(retracted, list) and all(isinstance(i, str) for i in retracted)):
+        raise CheckpointUnusable("malformed retracted ids")
+    refs: dict[str, tuple[int, tuple[str, str]]] = {}
+    for kind, entry in latest.items():
+        fields = sorted(set(entry) - {"stream_version"}) if isinstance(entry, dict) else []
+        if fields not in (["event_id"], ["batch_id"]) or not _is_count(entry["stream_version"]) or not isinstance(entry[fields[0]], str):
+            raise CheckpointUnusable(f"malformed evidence of {kind}")
+        refs[kind] = (entry["stream_version"], (fields[0], entry[fields[0]]))
+    return stream_version, refs, set(retracted)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False) -> GoalProjector:

@@ -190,6 +190,13 @@ def test_replay_rewrites_exactly_the_rows_that_differ_from_the_events(ledger):
 ARTIFACT_POOL = None
 
 
+def late_ledger(comparison_id: str, action: str) -> Artifact:
+    """A LoopX learning ledger, ingested on its own, naming the comparison it was written for."""
+    payload = json.loads((LIFECYCLE_CASE / "ledger.json").read_text())
+    payload.update(comparison_id=comparison_id, routing=dict(payload["routing"], next_allowed_action=action))
+    return Artifact("learning-ledger", normalize("learning-ledger", payload))
+
+
 def artifact_pool() -> list[Artifact]:
     """Realistic artifacts of every kind the linking rules use, from the demo and the corpus."""
     global ARTIFACT_POOL
@@ -198,24 +205,32 @@ def artifact_pool() -> list[Artifact]:
         pool += [artifact("run", CLAIM_CASE / "run-1.json"), artifact("comparison", CLAIM_CASE / "comparison.json")]
         pool += [artifact("claim-review", LIFECYCLE_CASE / "claim-review.json"), artifact("learning-ledger", LIFECYCLE_CASE / "ledger.json")]
         pool += [artifact("run", LIFECYCLE_CASE / "run.json"), Artifact("adapter-invocation", normalize("adapter-invocation", {"loopx_mode": "x"}))]
+        # learning ledgers arriving after (or before) the comparison they name
+        pool += [artifact("comparison", LIFECYCLE_CASE / "comparison.json"), late_ledger("fixture-pair", "late_action")]
         ARTIFACT_POOL = pool
     return ARTIFACT_POOL
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10_000))
-def test_incremental_maintenance_equals_a_full_replay(ledger, seed):
-    rng = random.Random(seed)
-    goal = f"g{seed}"
+def ingest_sequence(ledger: Ledger, goal: str, rng: random.Random) -> None:
+    """Random batches of the pool into ``goal``: duplicates, evidence out of order, ledgers early or late."""
     pool = artifact_pool()
-    sequence = [rng.choice(pool) for _ in range(rng.randint(1, 10))]
+    sequence = [rng.choice(pool) for _ in range(rng.randint(1, 14))]
     while sequence:
         size = rng.randint(1, 4)
         application.ingest(ledger, goal, sequence[:size], source="test")
         sequence = sequence[size:]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000))
+def test_incremental_maintenance_equals_a_full_replay(ledger, seed):
+    rng = random.Random(seed)
+    goal = f"g{seed}"
+    ingest_sequence(ledger, goal, rng)
     incremental = ledger.projection_rows(goal_id=goal)
+    assert any(r["projection"] == "projector-checkpoint" for r in incremental)
     application.replay(ledger, goal_id=goal)
-    assert ledger.projection_rows(goal_id=goal) == incremental
+    assert ledger.projection_rows(goal_id=goal) == incremental  # every row, the checkpoint included
     assert application.audit(ledger, goal_id=goal)["ok"] is True
 
 
@@ -241,6 +256,159 @@ def test_incremental_maintenance_equals_a_full_replay_with_retractions_anywhere(
     application.replay(ledger, goal_id=goal)
     assert ledger.projection_rows(goal_id=goal) == incremental
     assert application.audit(ledger, goal_id=goal)["ok"] is True
+
+
+def gates(ledger: Ledger, goal: str) -> dict[str, dict]:
+    """The goal's attempt gate rows by run event id."""
+    return {r["key"]: r for r in ledger.projection_rows(goal_id=goal, projection="attempt-learning-gate")}
+
+
+def test_a_run_is_gated_against_the_learning_ledger_of_its_own_batch(ledger):
+    baseline, treatment, comparison = demo_steps()[-1]
+    alone = application.ingest(ledger, "demo", [baseline], source="test")
+    (gate,) = gates(ledger, "demo").values()
+    assert json.loads(gate["payload"])["learning_row_present"] is False  # no ledger written for it yet
+    paired = application.ingest(ledger, "demo", [baseline, treatment, comparison], source="test")
+    rows = gates(ledger, "demo")
+    assert set(rows) == {alone.members[0].event.event_id, paired.members[1].event.event_id}
+    derived = json.loads(ledger.projection_rows(goal_id="demo", projection="learning-ledger")[0]["payload"])
+    for row in rows.values():
+        payload = json.loads(row["payload"])
+        assert row["position"] == paired.batch.event.position
+        assert payload["learning_row_present"] is True
+        assert payload["next_required_action"] == derived["routing"]["next_allowed_action"]
+
+
+def test_a_new_comparison_changes_only_the_gates_of_its_own_runs(ledger):
+    *_, (baseline, treatment, comparison) = demo_steps()
+    application.ingest(ledger, "demo", [baseline, treatment, comparison], source="test")
+    before = gates(ledger, "demo")
+    other_run = artifact("run", LIFECYCLE_CASE / "run.json")
+    second = application.ingest(ledger, "demo", [other_run, artifact("comparison", LIFECYCLE_CASE / "comparison.json")], source="test")
+    after = gates(ledger, "demo")
+    assert {k: v for k, v in after.items() if k in before} == before  # the earlier attempts keep their rows
+    assert set(after) - set(before) == {second.members[0].event.event_id}
+    # the goal's lifecycle reads the newest ledger all the same
+    assert views.goals(ledger)[0]["learning_status"] == json.loads(
+        ledger.projection_rows(goal_id="demo", projection="learning-ledger", key=second.batch.event.event_id)[0]["payload"]
+    )["learning_status"]
+
+
+def test_a_late_learning_ledger_gates_the_runs_of_the_comparison_it_names(ledger):
+    *_, (baseline, treatment, comparison) = demo_steps()
+    first = application.ingest(ledger, "demo", [baseline, treatment, comparison], source="test")
+    other = application.ingest(
+        ledger, "demo", [artifact("run", LIFECYCLE_CASE / "run.json"), artifact("comparison", LIFECYCLE_CASE / "comparison.json")], source="test"
+    )
+    before = gates(ledger, "demo")
+    late = application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
+    after = gates(ledger, "demo")
+    fixture_runs = {m.event.event_id for m in first.members[:2]}
+    assert {k for k in after if after[k] != before[k]} == fixture_runs
+    for key in fixture_runs:
+        assert after[key]["position"] == late.batch.event.position
+        assert json.loads(after[key]["payload"])["next_required_action"] == "late_action"
+    assert after[other.members[0].event.event_id] == before[other.members[0].event.event_id]
+    # a ledger naming no comparison of the goal gates nothing
+    application.ingest(ledger, "demo", [late_ledger("no-such-pair", "unused")], source="test")
+    assert gates(ledger, "demo") == after
+    rows = ledger.projection_rows(goal_id="demo")
+    application.replay(ledger)
+    assert ledger.projection_rows(goal_id="demo") == rows
+
+
+def test_a_run_ingested_with_a_learning_ledger_is_gated_against_it(ledger):
+    run = artifact("run", LIFECYCLE_CASE / "run.json")
+    outcome = application.ingest(ledger, "demo", [run, late_ledger("elsewhere", "ledger_given_with_the_run")], source="test")
+    (gate,) = gates(ledger, "demo").values()
+    assert gate["key"] == outcome.members[0].event.event_id
+    assert json.loads(gate["payload"])["next_required_action"] == "ledger_given_with_the_run"
+
+
+def reads_of_goal(monkeypatch) -> list[dict]:
+    """Record every read of a goal's events inside a transaction (its filters)."""
+    from benchledger.ledger.append import Transaction
+
+    reads: list[dict] = []
+    original = Transaction.read_goal
+
+    def recorded(self, goal_id, **filters):
+        reads.append(filters)
+        return original(self, goal_id, **filters)
+
+    monkeypatch.setattr(Transaction, "read_goal", recorded)
+    return reads
+
+
+def test_an_ingest_reads_only_the_events_after_the_checkpoint(ledger, monkeypatch):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    reads = reads_of_goal(monkeypatch)
+    application.ingest(ledger, "demo", [artifact("run", LIFECYCLE_CASE / "run.json")], source="test")
+    head = ledger.head("demo")["last_version"]
+    assert reads == [{"after_version": head - 2}]  # the run and its batch
+
+
+def test_a_deleted_checkpoint_is_reported_and_the_next_ingest_folds_the_whole_goal(ledger, monkeypatch):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    with ledger.engine.begin() as connection:
+        connection.execute(projection_rows.delete().where(projection_rows.c.projection == "projector-checkpoint"))
+    problems = application.audit(ledger)["problems"]
+    assert [(p["kind"], p["detail"]) for p in problems] == [("projection_missing", "projector-checkpoint [current] is not stored")]
+    reads = reads_of_goal(monkeypatch)
+    application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
+    assert reads[0] == {}  # the fallback: every event of the goal
+    assert_equals_replay(ledger, "demo")
+
+
+def assert_equals_replay(ledger: Ledger, goal: str) -> None:
+    incremental = ledger.projection_rows(goal_id=goal)
+    assert application.replay(ledger, goal_id=goal)["rows_changed"] == 0
+    assert ledger.projection_rows(goal_id=goal) == incremental
+    assert application.audit(ledger)["ok"] is True
+
+
+def tamper_checkpoint(ledger: Ledger, change) -> None:
+    (row,) = ledger.projection_rows(projection="projector-checkpoint")
+    payload = json.loads(row["payload"])
+    change(payload)
+    with ledger.engine.begin() as connection:
+        connection.execute(
+            update(projection_rows).where(projection_rows.c.projection == "projector-checkpoint").values(payload=json.dumps(payload))
+        )
+
+
+def _point_claim_review_at_a_run(ledger: Ledger):
+    run = next(e for e in ledger.read_goal("demo") if e.kind == "run")
+    return lambda payload: payload["latest"].__setitem__("claim-review", {"stream_version": run.stream_version, "event_id": run.event_id})
+
+
+TAMPERINGS = {
+    "not json": lambda ledger: ledger,
+    "other versions": lambda ledger: (lambda payload: payload["versions"].__setitem__("review-claim", 0)),
+    "claims a later event": lambda ledger: (lambda payload: payload.__setitem__("stream_version", payload["stream_version"] + 5)),
+    "names an event of another kind": _point_claim_review_at_a_run,
+    "names no event": lambda ledger: (lambda payload: payload["latest"]["run"].__setitem__("event_id", "nope")),
+    "malformed evidence": lambda ledger: (lambda payload: payload["latest"].__setitem__("launch", [1])),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(TAMPERINGS))
+def test_a_tampered_checkpoint_is_never_resumed_from_and_audit_names_it(ledger, tampering):
+    for step in demo_steps():
+        application.ingest(ledger, "demo", step, source="test")
+    if tampering == "not json":
+        with ledger.engine.begin() as connection:
+            connection.execute(update(projection_rows).where(projection_rows.c.projection == "projector-checkpoint").values(payload="{"))
+    else:
+        tamper_checkpoint(ledger, TAMPERINGS[tampering](ledger))
+    problems = application.audit(ledger)["problems"]
+    assert [(p["kind"], p["detail"]) for p in problems] == [
+        ("projection_mismatch", "projector-checkpoint [current] differs from a replay in payload")
+    ]
+    application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action"), artifact("launch", DEMO / "02-launch.json")], source="test")
+    assert_equals_replay(ledger, "demo")
 
 
 def test_history_command_marks_changes_and_answers_as_of(migrated_url, tmp_path):

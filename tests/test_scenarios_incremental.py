@@ -1,0 +1,93 @@
+"""Issue 15: an ingest folds only what it adds, each attempt is gated by its own learning ledger (CLI calls, both backends)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from sqlalchemy import create_engine, update
+
+from benchledger.ledger.schema import projection_rows
+from benchledger.ledger.store import normalize_url
+from tests.helpers import invoke
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "examples" / "demo"
+LEDGER = REPO / "tests" / "conformance" / "corpus" / "cases" / "lifecycle-state" / "lifecycle-05" / "ledger.json"
+LOOPX = "/opt/loopx-venv/bin/loopx"
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _ingest(url: str, *args: str) -> dict:
+    return _json(invoke(url, "ingest", *args, "--format", "json"))
+
+
+def _gates(url: str) -> dict[str, dict]:
+    view = _json(invoke(url, "show", "--goal", "w", "--format", "json"))
+    return {row["key"]: row for row in view["projections"]["attempt-learning-gate"]}
+
+
+def _loopx_gate(run: Path, ledger: Path | None) -> dict:
+    flags = ["--benchmark-learning-ledger-json", str(ledger)] if ledger else []
+    done = subprocess.run(
+        [LOOPX, "benchmark", "attempt-learning-gate", "--benchmark-run-json", str(run), *flags, "--format", "json"],
+        capture_output=True, text=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_each_attempt_is_gated_by_the_learning_ledger_written_for_it(migrated_url, tmp_path):
+    baseline, treatment, comparison = (DEMO / n for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json"))
+    _ingest(migrated_url, "--goal", "w", str(baseline))
+    (alone,) = _gates(migrated_url).values()
+    assert alone["payload"] == _loopx_gate(baseline, None)  # no ledger written for it yet: LoopX without the flag
+
+    _ingest(migrated_url, "--goal", "w", str(baseline), str(treatment), str(comparison))
+    paired = _gates(migrated_url)
+    assert len(paired) == 2 and all(row["payload"]["learning_row_present"] for row in paired.values())
+
+    # LoopX's own ledger for that comparison, arriving later: it gates exactly that comparison's attempts
+    late = json.loads(LEDGER.read_text())
+    late.update(comparison_id="fixture-pair", routing=dict(late["routing"], next_allowed_action="repair_then_repeat"))
+    late_path = tmp_path / "late-ledger.json"
+    late_path.write_text(json.dumps(late))
+    _ingest(migrated_url, "--goal", "w", "--kind", "learning-ledger", str(late_path))
+    regated = _gates(migrated_url)
+    assert set(regated) == set(paired)
+    for run_path in (baseline, treatment):
+        expected = _loopx_gate(run_path, late_path)
+        assert expected["next_required_action"] == "repair_then_repeat"
+        assert any(row["payload"] == expected for row in regated.values())
+
+    # an attempt of another comparison keeps its gate when a ledger for this one arrives
+    other_run = {**json.loads(baseline.read_text()), "run_id": "other-attempt"}
+    other_path = tmp_path / "other-run.json"
+    other_path.write_text(json.dumps(other_run))
+    _ingest(migrated_url, "--goal", "w", str(other_path))
+    before = _gates(migrated_url)
+    _ingest(migrated_url, "--goal", "w", "--kind", "learning-ledger", str(LEDGER))
+    assert _gates(migrated_url) == before  # it names "lifecycle-startup-failure", a comparison this goal never saw
+    assert _json(invoke(migrated_url, "status", "--format", "json"))["ok"] is True
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
+
+
+def test_a_tampered_checkpoint_is_named_by_audit_and_the_next_ingest_is_still_right(migrated_url):
+    for name in ("01-preflight.json", "02-launch.json"):
+        _ingest(migrated_url, "--goal", "w", str(DEMO / name))
+    engine = create_engine(normalize_url(migrated_url))
+    with engine.begin() as connection:  # an attacker (or a bug) with write access to the database
+        connection.execute(update(projection_rows).where(projection_rows.c.projection == "projector-checkpoint").values(payload='{"latest": {}}'))
+    engine.dispose()
+    audit = invoke(migrated_url, "audit")
+    assert audit.exit_code == 1
+    assert "projection_mismatch (goal w" in audit.stdout and "projector-checkpoint [current] differs from a replay" in audit.stdout
+    _ingest(migrated_url, "--goal", "w", str(DEMO / "03-post-launch.json"))
+    assert invoke(migrated_url, "audit").exit_code == 0  # the ingest folded the goal afresh and rewrote it
+    view = _json(invoke(migrated_url, "show", "--goal", "w", "--format", "json"))
+    assert view["projections"]["lifecycle-state"][0]["payload"]["current_phase"] == "compact_result_ready"
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
