@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, func, not_, select, text, true
+from sqlalchemy import and_, bindparam, case, func, not_, select, text, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
@@ -41,7 +41,7 @@ from benchledger.ledger.json_sql import (
 from benchledger.ledger.schema import events, projection_rows, stream_heads
 from benchledger.ledger.store import Ledger
 from benchledger.ledger.views import goal_listing_row
-from benchledger.projections import linking, runs
+from benchledger.projections import linking, retraction, runs
 
 INDEX_PAGE_SIZE = 100
 ATTEMPTS_PAGE_SIZE = 50
@@ -177,9 +177,19 @@ def _run_outcome_sql(dialect: str) -> tuple[ColumnElement, ColumnElement, Column
     return version_key, text_at("benchmark_id"), arm, outcome
 
 
+def _retracted(connection: Any, goal_ids: Sequence[str]) -> list[str]:
+    """The ids the goals' retractions retract (retractions are few: read whole, by the rule in ``projections.retraction``)."""
+    found = connection.execute(select(events.c.payload).where(events.c.goal_id.in_(goal_ids), events.c.kind == retraction.KIND))
+    return sorted({i for (text_value,) in found for i in retraction.retracted_ids_of(json.loads(text_value))})
+
+
+def _not_retracted(retracted: Sequence[str]) -> ColumnElement:
+    return events.c.event_id.not_in(retracted) if retracted else true()
+
+
 def _pass_rates(connection: Any, goal_ids: Sequence[str], dialect: str) -> dict[str, list[dict[str, Any]]]:
-    """Per goal, ``runs.pass_rates`` of its runs: counted in SQL, except goals holding a run the database cannot read."""
-    of_goals = and_(events.c.goal_id.in_(goal_ids), events.c.kind.in_(runs.RUN_KINDS))
+    """Per goal, ``runs.pass_rates`` of its runs (not retracted): counted in SQL, except goals holding a run the database cannot read."""
+    of_goals = and_(events.c.goal_id.in_(goal_ids), events.c.kind.in_(runs.RUN_KINDS), _not_retracted(_retracted(connection, goal_ids)))
     unreadable = {
         goal for (goal,) in connection.execute(select(events.c.goal_id).where(of_goals, not_(readable(events.c.payload, dialect))).distinct())
     }
@@ -380,30 +390,34 @@ def _counts(connection: Any, table: Any, where: ColumnElement, paths: Sequence[P
 
 
 def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dict[str, Any]]:
-    """Runs per ``failure_attribution_labels`` label and mode over the goal's run events (each run once), counted in SQL.
+    """Runs per ``failure_attribution_labels`` label and mode over the goal's run events (each run once, none retracted), counted in SQL.
 
     Run events the database cannot read are counted in Python.
     """
+    retracted = _retracted(connection, [goal_id])
+    unless_retracted = " AND e.event_id NOT IN :retracted" if retracted else ""
     if dialect == "sqlite":
         sql = (
             "SELECT label.value, json_extract(e.payload, '$.mode'), COUNT(*) FROM events AS e, "
             "json_each(e.payload, '$.failure_attribution_labels') AS label "
             "WHERE e.goal_id = :goal AND e.kind = :kind AND json_valid(e.payload) AND e.payload NOT GLOB :surrogate "
-            "AND json_type(e.payload, '$.failure_attribution_labels') = 'array' GROUP BY 1, 2"
+            f"AND json_type(e.payload, '$.failure_attribution_labels') = 'array'{unless_retracted} GROUP BY 1, 2"
         )
     else:
         sql = (
             "SELECT label, e.payload::json ->> 'mode', COUNT(*) FROM events AS e "
             "CROSS JOIN LATERAL json_array_elements_text(CASE WHEN json_typeof(e.payload::json -> 'failure_attribution_labels') = 'array' "
             "THEN e.payload::json -> 'failure_attribution_labels' ELSE '[]'::json END) AS label "
-            "WHERE e.goal_id = :goal AND e.kind = :kind AND e.payload !~ :unreadable GROUP BY 1, 2"
+            f"WHERE e.goal_id = :goal AND e.kind = :kind AND e.payload !~ :unreadable{unless_retracted} GROUP BY 1, 2"
         )
     counts: dict[tuple[str, Any], int] = {}
-    for label, mode, n in connection.execute(
-        text(sql), {"kind": runs.RUN_KIND, "goal": goal_id, "unreadable": POSTGRES_UNREADABLE, "surrogate": SQLITE_SURROGATE_ESCAPE}
-    ):
+    query = text(sql).bindparams(bindparam("retracted", expanding=True)) if retracted else text(sql)
+    parameters = {"kind": runs.RUN_KIND, "goal": goal_id, "unreadable": POSTGRES_UNREADABLE, "surrogate": SQLITE_SURROGATE_ESCAPE}
+    for label, mode, n in connection.execute(query, {**parameters, **({"retracted": retracted} if retracted else {})}):
         counts[(str(label), mode)] = counts.get((str(label), mode), 0) + n
-    unread = select(events.c.payload).where(events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, not_(readable(events.c.payload, dialect)))
+    unread = select(events.c.payload).where(
+        events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, not_(readable(events.c.payload, dialect)), _not_retracted(retracted)
+    )
     for (text_value,) in connection.execute(unread):
         payload = json.loads(text_value)
         found = payload.get("failure_attribution_labels") if isinstance(payload, Mapping) else None

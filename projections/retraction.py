@@ -41,12 +41,15 @@ def retraction_payload(event_ids: Sequence[str], reason: str) -> dict[str, Any]:
     return {"schema_version": SCHEMA, "retracts": list(event_ids), "reason": reason}
 
 
+def retracted_ids_of(payload: Any) -> list[str]:
+    """The ids a retraction's ``payload`` names."""
+    ids = payload.get("retracts") if isinstance(payload, Mapping) else None
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
 def retracted_by(event: EventLike) -> list[str]:
     """The ids ``event`` retracts (none unless it is a retraction)."""
-    if event.kind != KIND or not isinstance(event.payload, Mapping):
-        return []
-    ids = event.payload.get("retracts")
-    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+    return retracted_ids_of(event.payload) if event.kind == KIND else []
 
 
 def retracted_ids(events: Iterable[EventLike]) -> set[str]:

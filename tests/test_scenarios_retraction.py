@@ -168,3 +168,25 @@ def test_a_retraction_that_cannot_be_made_exits_2_and_writes_nothing(migrated_ur
     assert row_counts(migrated_url) == before
     if case in ("secret reason", "path reason"):
         assert reason.split()[-1] not in result.output  # the refusal never echoes what it refused
+
+
+def test_the_report_counts_no_retracted_run(migrated_url):
+    from benchledger.ledger import report_views
+    from benchledger.ledger.store import Ledger
+
+    _ingest(migrated_url, "demo", DEMO)
+    runs = _json(invoke(migrated_url, "runs", "--goal", "demo", "--format", "json"))["runs"]
+    baseline = next(r for r in runs if r["mode"] == "hardened-codex")
+
+    def seen() -> tuple[set[str], list[dict]]:
+        ledger = Ledger.open(migrated_url)
+        try:
+            (goal,) = report_views.goal_index(ledger)["goals"]
+            return {rate["arm"] for rate in goal["pass_rates"]}, report_views.chart_series(ledger, "demo")["attribution_labels"]
+        finally:
+            ledger.close()
+
+    arms, labels = seen()
+    assert arms == {"hardened-codex", "codex-loopx"} and {label["mode"] for label in labels} == {"hardened-codex"}
+    assert invoke(migrated_url, "retract", baseline["event_id"], "--reason", "baseline ran without its verifier").exit_code == 0
+    assert seen() == ({"codex-loopx"}, [])
