@@ -155,6 +155,7 @@ def test_4_an_ingest_of_a_folder_without_artifacts_writes_nothing(migrated_url, 
         ["history", "nope"],
         ["runs", "--goal", "nope"],
         ["export", "--goal", "nope"],
+        ["retract", "00000000-0000-0000-0000-000000000000", "--reason", "wrong goal", "--goal", "nope"],
     ],
 )
 def test_5_every_command_refuses_an_unknown_goal_alike(migrated_url, command):
