@@ -435,18 +435,22 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
     (and, by id, the few earlier ones those read): only the rows the new
     events create or change are computed and written over the stored ones,
     with the new checkpoint. A goal whose checkpoint is missing, of other
-    versions or unreadable is folded from its first event instead (and gets
-    a new one). So is a goal whose new events hold a retraction, and its rows
-    (but its lifecycle steps, which are history) are replaced: rows of
-    retracted evidence no longer exist, so an ingest leaves what a replay
-    would. A reducer that raises aborts the transaction (nothing is written).
+    versions or unreadable is folded from its first event instead, and so is
+    a goal whose new events hold a retraction: then all of its rows are
+    rebuilt, the rows of retracted evidence (which no longer exist) removed,
+    lifecycle steps written where missing and never removed (they are
+    history), so an ingest leaves what a replay would. A reducer that raises
+    aborts the transaction (nothing is written).
     """
     checkpoints = tx.projection_row_of_goals(list(first_new), linking.CHECKPOINT, linking.CURRENT_KEY)
     rows = []
     for goal, emit_from in first_new.items():
         projector = _resumed(tx, goal, checkpoints.get(goal), emit_from)
         if projector is None:
-            projector = project_goal(tx.read_goal(goal), strict=True, emit_from=emit_from)
+            # Every row is recomputed, not only the new events': a goal without a usable checkpoint was
+            # last written by an older benchledger (or tampered with), and its stored rows may lack
+            # lifecycle steps or be of older versions; the upgrade costs that goal's past once.
+            projector = project_goal(tx.read_goal(goal), strict=True)
         goal_rows = [row_record(goal, row) for row in projector.rows.values()]
         if not projector.emits_all:
             rows += goal_rows

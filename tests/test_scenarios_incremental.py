@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from sqlalchemy import create_engine, update
+from sqlalchemy import create_engine, delete, update
 
 from benchledger.ledger.schema import projection_rows
 from benchledger.ledger.store import normalize_url
@@ -90,4 +90,26 @@ def test_a_tampered_checkpoint_is_named_by_audit_and_the_next_ingest_is_still_ri
     assert invoke(migrated_url, "audit").exit_code == 0  # the ingest folded the goal afresh and rewrote it
     view = _json(invoke(migrated_url, "show", "--goal", "w", "--format", "json"))
     assert view["projections"]["lifecycle-state"][0]["payload"]["current_phase"] == "compact_result_ready"
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
+
+
+def test_the_first_ingest_after_an_upgrade_brings_an_older_goal_up_to_date(migrated_url):
+    # A goal written by a benchledger before checkpoints and lifecycle steps (and with an older gate
+    # version): found walking an upgrade by hand, where the next ingest stored steps for its own events
+    # only, so `history` lost the older ones' lifecycle, `audit` failed and `status` said all was current.
+    _ingest(migrated_url, "--goal", "w", str(DEMO / "01-preflight.json"))
+    _ingest(migrated_url, "--goal", "w", *(str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json")))
+    engine = create_engine(normalize_url(migrated_url))
+    with engine.begin() as connection:
+        connection.execute(delete(projection_rows).where(projection_rows.c.projection.in_(["projector-checkpoint", "lifecycle-step"])))
+        connection.execute(update(projection_rows).where(projection_rows.c.projection == "attempt-learning-gate").values(projection_version=1))
+    engine.dispose()
+    before = invoke(migrated_url, "status")
+    assert before.exit_code == 1 and "stale: attempt-learning-gate" in before.output and "missing: lifecycle-step" in before.output
+
+    _ingest(migrated_url, "--goal", "w", "--kind", "launch", str(DEMO / "02-launch.json"))
+    assert invoke(migrated_url, "status").exit_code == 0
+    assert invoke(migrated_url, "audit").exit_code == 0
+    history = _json(invoke(migrated_url, "history", "--goal", "w", "--format", "json"))
+    assert all(entry["lifecycle"] is not None for entry in history["entries"])
     assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
