@@ -91,14 +91,27 @@ def goals_command(ctx: click.Context, fmt: str, wide: bool) -> None:
 @with_goal(help="The goal to show.", positional_alias=True)
 @click.command("show")
 @click.option("--as-of", metavar="POSITION|TIME", help="Replay only the events up to then. " + AS_OF_HELP)
+@click.option("--projection", metavar="NAME", help="List this projection's rows (in position order) instead of the latest of each.")
+@click.option("--key", metavar="KEY", help="With --projection: only its row KEY (an event id, 'current', or a step's 12-digit position).")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="With --projection: at most N rows.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, metavar="M", help="With --projection: skip the first M rows.")
 @format_option("json", "markdown")
 @click.pass_context
-def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> None:
-    """The goal's current projections: all eight reviews where they apply."""
+def show_command(
+    ctx: click.Context, goal: str, as_of: str | None, projection: str | None, key: str | None, limit: int | None, offset: int, fmt: str
+) -> None:
+    """The goal's current state: the latest row of each projection, and how many rows each holds.
+
+    Every 'current' row (lifecycle-state, goal-summary) and the newest row of
+    each per-batch, per-run and per-step projection; --projection NAME lists
+    the rest (--key, --limit, --offset).
+    """
     from benchledger.ledger.views import show
 
+    if projection is None and (key is not None or limit is not None or offset):
+        raise click.UsageError("--key, --limit and --offset go with --projection NAME", ctx)
     with open_ledger(ctx) as ledger:
-        view = show(ledger, goal, as_of=as_of)
+        view = show(ledger, goal, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
     if fmt == "json":
         echo_json(view)
         return
@@ -106,6 +119,12 @@ def show_command(ctx: click.Context, goal: str, as_of: str | None, fmt: str) -> 
 
     when = _as_of_text(as_of, view["as_of_position"]) or "current"
     click.echo(f"# Goal `{goal}` ({when}; head at position {view['head_position']})\n")
+    shown = sum(len(rows) for rows in view["projections"].values())
+    listing = ", ".join(f"{name} {count}" for name, count in view["counts"].items())
+    if projection is None:
+        click.echo(f"Rows per projection: {listing or 'none'}. The latest of each follows; `--projection NAME` lists the rest.\n")
+    else:
+        click.echo(f"{projection}: rows {offset + 1 if shown else 0}-{offset + shown} of {view['counts'].get(projection, 0)}.\n")
     for name, rows in view["projections"].items():
         for row in rows:
             click.echo(f"## {name} [{row['key']}] @ position {row['position']}\n")

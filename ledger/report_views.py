@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, func, not_, select, text, true
+from sqlalchemy import JSON, and_, bindparam, case, cast, func, not_, or_, select, text, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
+from benchledger.ledger.append import row_to_event
 from benchledger.ledger.json_sql import (
     POSTGRES_UNREADABLE,
     SQLITE_SURROGATE_ESCAPE,
@@ -40,7 +41,7 @@ from benchledger.ledger.json_sql import (
 )
 from benchledger.ledger.schema import events, projection_rows, stream_heads
 from benchledger.ledger.store import Ledger
-from benchledger.ledger.views import goal_listing_row
+from benchledger.ledger.views import LifecycleStep, goal_listing_row, history, history_entry, stored_steps
 from benchledger.projections import linking, retraction, runs
 
 INDEX_PAGE_SIZE = 100
@@ -433,50 +434,65 @@ def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dic
 def lifecycle_timeline(ledger: Ledger, goal_id: str, *, limit: int = TIMELINE_POINTS) -> dict[str, Any]:
     """The goal's lifecycle changes (the phase after each event where the phase or a gate changed), the latest ``limit``.
 
-    Read from :func:`benchledger.ledger.views.history` (the lifecycle after every
-    event); only the changes are kept, so the page stays small however long the goal.
+    Read from the stored ``lifecycle-step`` rows (docs/linking.md): the changes
+    are counted in the database and only the latest ``limit`` are read, with
+    their events, so the page costs the same however long the goal. A goal
+    without current steps (a ledger not yet replayed) is read through
+    :func:`benchledger.ledger.views.history`, which folds it.
     """
-    from benchledger.ledger.views import history
+    with ledger.snapshot() as view, view.reading() as connection:
+        head = view.require_goal(goal_id)
+        if not stored_steps(connection, goal_id):
+            entries = history(view, goal_id, changes_only=True)["entries"]
+            changes = [_timeline_step(e) for e in entries if e["phase_changed"] or e["gates_changed"]]
+            return {"events": head["last_version"], "changes": len(changes), "steps": changes[len(changes) - limit :] if limit else []}
+        step = projection_rows
+        changed = and_(
+            step.c.projection == linking.STEP, step.c.goal_id == goal_id, readable(step.c.payload, ledger.dialect),
+            or_(json_is(step.c.payload, ("phase_changed",), "true", ledger.dialect), _json_array_length(step.c.payload, ("gates_changed",), ledger.dialect) > 0),
+        )
+        total = connection.execute(select(func.count()).select_from(step).where(changed)).scalar_one()
+        latest = connection.execute(
+            select(*events.c, step.c.payload.label("step_payload")).select_from(step).join(events, events.c.position == step.c.position)
+            .where(changed).order_by(step.c.key.desc()).limit(limit)
+        ).all()
+    width = len(events.c)
+    shown = [
+        _timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload), None)))
+        for row in reversed(latest)
+    ]
+    return {"events": head["last_version"], "changes": total, "steps": shown}
 
-    entries = history(ledger, goal_id)["entries"]
-    changes = [e for e in entries if e["phase_changed"] or e["gates_changed"]]
+
+def _json_array_length(column: ColumnElement, path: Path, dialect: str) -> ColumnElement:
+    if dialect == "sqlite":
+        return func.json_array_length(column, "$." + ".".join(path))
+    return func.json_array_length(func.json_extract_path(cast(column, JSON), *path))
+
+
+def _timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A history entry as the timeline shows it."""
+    lifecycle = entry["lifecycle"] or {}
+    gates = lifecycle.get("gates") or {}
     return {
-        "events": len(entries),
-        "changes": len(changes),
-        "steps": [
-            {
-                "position": e["position"],
-                "recorded_at": e["recorded_at"],
-                "kind": e["kind"],
-                "summary": e["summary"],
-                "phase": (e["lifecycle"] or {}).get("current_phase"),
-                "first_blocker": (e["lifecycle"] or {}).get("first_blocker"),
-                "phase_changed": e["phase_changed"],
-                "gates_opened": [g for g in e["gates_changed"] if ((e["lifecycle"] or {}).get("gates") or {}).get(g) is True],
-                "gates_closed": [g for g in e["gates_changed"] if ((e["lifecycle"] or {}).get("gates") or {}).get(g) is not True],
-                "faulted": e["lifecycle_status"] == "faulted",
-            }
-            for e in changes[-limit:]
-        ],
+        "position": entry["position"],
+        "recorded_at": entry["recorded_at"],
+        "kind": entry["kind"],
+        "summary": entry["summary"],
+        "phase": lifecycle.get("current_phase"),
+        "first_blocker": lifecycle.get("first_blocker"),
+        "phase_changed": entry["phase_changed"],
+        "gates_opened": [g for g in entry["gates_changed"] if gates.get(g) is True],
+        "gates_closed": [g for g in entry["gates_changed"] if gates.get(g) is not True],
+        "faulted": entry["lifecycle_status"] == "faulted",
     }
 
 
 def latest_reviews(ledger: Ledger, goal_id: str) -> list[dict[str, Any]]:
-    """The latest stored row of each of the goal's projections (by position, then key), payload decoded."""
+    """The latest stored row of each of the goal's reviews (by position, then key), payload decoded; lifecycle steps are the timeline."""
     _require_goals(ledger, [goal_id])
-    table = projection_rows
-    newest: ColumnElement = func.max(table.c.position)
-    with ledger.reading() as connection:
-        latest = connection.execute(
-            select(table.c.projection, newest).where(table.c.goal_id == goal_id).group_by(table.c.projection).order_by(table.c.projection)
-        ).all()
-        rows = []
-        for projection, position in latest:
-            row = connection.execute(
-                select(table).where(table.c.goal_id == goal_id, table.c.projection == projection, table.c.position == position)
-                .order_by(table.c.key.desc()).limit(1)
-            ).first()
-            record = dict(row._mapping)
-            record["payload"] = None if record["payload"] is None else json.loads(record["payload"])
-            rows.append(record)
-    return rows
+    return [
+        {**row, "payload": None if row["payload"] is None else json.loads(row["payload"])}
+        for row in ledger.goal_projections(goal_id)[1]
+        if row["projection"] != linking.STEP
+    ]

@@ -77,6 +77,11 @@ projection_rows = Table(
     PrimaryKeyConstraint("projection", "goal_id", "key", name="pk_projection_rows"),
 )
 Index("ix_projection_rows_goal", projection_rows.c.goal_id)
+# The latest row of each of a goal's projections, counts per projection, a page in position order (revision 0004).
+Index(
+    "ix_projection_rows_goal_position",
+    projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.position, projection_rows.c.key,
+)
 
 
 IMMUTABLE_MESSAGE = "events are immutable: the ledger is append-only"

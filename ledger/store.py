@@ -321,6 +321,41 @@ class Ledger:
             return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
 
 
+    def goal_projections(self, goal_id: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
+        """How many rows each of the goal's projections holds, and the latest row (highest position, then key) of each.
+
+        Read from an index (revision 0004): a count over the goal's index entries, then one row per projection.
+        """
+        rows = projection_rows.c
+        with self.reading() as connection:
+            counted = connection.execute(
+                select(rows.projection, func.count()).where(rows.goal_id == goal_id).group_by(rows.projection).order_by(rows.projection)
+            )
+            counts = dict(counted.all())
+            latest = [
+                dict(
+                    connection.execute(
+                        select(projection_rows)
+                        .where(rows.goal_id == goal_id, rows.projection == name)
+                        .order_by(rows.position.desc(), rows.key.desc())
+                        .limit(1)
+                    ).one()._mapping
+                )
+                for name in counts
+            ]
+            return counts, latest
+
+    def goal_projection_page(
+        self, goal_id: str, projection: str, *, key: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """One projection's rows of a goal (or its row ``key``) in position order, ``limit`` from ``offset``, and how many there are."""
+        rows = projection_rows.c
+        where = [rows.goal_id == goal_id, rows.projection == projection] + ([rows.key == key] if key is not None else [])
+        with self.reading() as connection:
+            total = connection.execute(select(func.count()).select_from(projection_rows).where(*where)).scalar_one()
+            page = connection.execute(select(projection_rows).where(*where).order_by(rows.position, rows.key).limit(limit).offset(offset))
+            return total, [dict(r._mapping) for r in page]
+
     def projection_stats(self) -> ProjectionStats:
         """How many rows each projection holds per version, in how many goals, its faulted rows and each goal's
         latest covered position: a few aggregate queries, no payload read."""

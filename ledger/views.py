@@ -163,23 +163,52 @@ def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, 
 
 
 @one_snapshot
-def show(ledger: Ledger, goal_id: str, *, as_of: str | None = None) -> dict[str, Any]:
-    """A goal's projections: the stored rows, or (``as_of``) a replay of the events up to then."""
+def show(
+    ledger: Ledger, goal_id: str, *, as_of: str | None = None, projection: str | None = None, key: str | None = None,
+    limit: int | None = None, offset: int = 0,
+) -> dict[str, Any]:
+    """A goal's projections: the stored rows, or (``as_of``) a replay of the events up to then.
+
+    By default its current state: the latest row of each projection (every
+    ``current`` row, the newest per-batch / per-run / per-step row), and in
+    ``counts`` how many rows each holds. ``projection`` lists that projection's
+    rows instead (or its row ``key``), in position order, ``limit`` from ``offset``.
+    """
     head = ledger.require_goal(goal_id)
+    if projection is not None and projection not in linking.projection_versions():
+        raise InvalidInput(f"--projection {projection!r} is not a projection; known: {', '.join(sorted(linking.projection_versions()))}")
     position = resolve_as_of(ledger, goal_id, as_of)
     if position is None:
-        rows = [{**r, "payload": _payload(r)} for r in ledger.projection_rows(goal_id=goal_id)]
+        if projection is None:
+            counts, rows = ledger.goal_projections(goal_id)
+        else:
+            total, rows = ledger.goal_projection_page(goal_id, projection, key=key, limit=limit, offset=offset)
+            counts = {projection: total} if total else {}
+        rows = [{**r, "payload": _payload(r)} for r in rows]
     else:
         projector = linking.project_goal(ledger.read_goal(goal_id, upto_position=position), strict=False)
-        rows = [
-            {"projection": r.projection, "key": r.key, "position": r.position, "status": r.status, "payload": r.payload, "error": r.error}
-            for r in projector.rows.values()
-        ]
+        folded = sorted(
+            (
+                {"projection": r.projection, "key": r.key, "position": r.position, "status": r.status, "payload": r.payload, "error": r.error}
+                for r in projector.rows.values()
+                if projection in (None, r.projection) and key in (None, r.key)
+            ),
+            key=lambda r: (r["projection"], r["position"], r["key"]),
+        )
+        counts = {}
+        for row in folded:
+            counts[row["projection"]] = counts.get(row["projection"], 0) + 1
+        if projection is None:
+            latest = {row["projection"]: row for row in folded}  # (sorted: the last of each projection is its latest)
+            rows = list(latest.values())
+        else:
+            rows = folded[offset : None if limit is None else offset + limit]
     return {
         "goal_id": goal_id,
         "as_of_position": position,
         "head_position": head["last_position"],
         "projections": _rows_by_projection(rows),
+        "counts": dict(sorted(counts.items())),
     }
 
 
@@ -200,7 +229,7 @@ class HistoryFilter:
 
 
 @dataclass(frozen=True)
-class _Step:
+class LifecycleStep:
     """A ``lifecycle-step`` row: the lifecycle after the event at ``position`` (until the next step)."""
 
     position: int
@@ -238,7 +267,7 @@ def history_reader(ledger: Ledger, goal_id: str, query: HistoryFilter = HistoryF
         as_of = resolve_as_of(view, goal_id, query.as_of)
         lowest = _resolve_point(view, goal_id, "--since", query.since, latest_at_or_before=False) or 0
         highest = min(p for p in (as_of, _resolve_point(view, goal_id, "--until", query.until, latest_at_or_before=True), MAX_POSITION) if p is not None)
-        stored = _has_current_steps(connection, goal_id)
+        stored = stored_steps(connection, goal_id)
         if stored:
             entries = _stored_history(connection, goal_id, query, lowest, highest)
         else:
@@ -246,7 +275,8 @@ def history_reader(ledger: Ledger, goal_id: str, query: HistoryFilter = HistoryF
         yield HistoryView(goal_id, as_of, "stored" if stored else "folded", entries)
 
 
-def _has_current_steps(connection: Any, goal_id: str) -> bool:
+def stored_steps(connection: Any, goal_id: str) -> bool:
+    """Whether the goal's ``lifecycle-step`` rows are stored by this code (else a history folds the goal)."""
     found = connection.execute(
         select(projection_rows.c.key)
         .where(projection_rows.c.projection == linking.STEP, projection_rows.c.goal_id == goal_id, projection_rows.c.projection_version == linking.STEP_VERSION)
@@ -261,33 +291,39 @@ def _steps_of(goal_id: str) -> Any:
     )
 
 
-def _step(row: Any) -> _Step:
-    return _Step(row.position, None if row.payload is None else json.loads(row.payload), row.error)
+def _step(row: Any) -> LifecycleStep:
+    return LifecycleStep(row.position, None if row.payload is None else json.loads(row.payload), row.error)
 
 
 def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
-    selected = select(events).where(events.c.goal_id == goal_id, events.c.position >= lowest, events.c.position <= highest)
+    # Within a goal stream versions follow positions: the bounds become a range of the (goal, version) index.
+    version = events.c.stream_version
+    selected = select(events).where(events.c.goal_id == goal_id)
+    if lowest > 0:
+        selected = selected.where(version >= select(func.min(version)).where(events.c.goal_id == goal_id, events.c.position >= lowest).scalar_subquery())
+    if highest < MAX_POSITION:
+        selected = selected.where(version <= select(func.max(version)).where(events.c.goal_id == goal_id, events.c.position <= highest).scalar_subquery())
     if query.kind is not None:
         selected = selected.where(events.c.kind == query.kind)
     if query.changes_only:
         selected = selected.where(events.c.position.in_(_steps_of(goal_id).with_only_columns(projection_rows.c.position)))
     if query.limit is not None:
         # The latest ``limit`` entries: start at the limit-th newest one.
-        newest = selected.with_only_columns(events.c.position).order_by(events.c.stream_version.desc())
+        newest = selected.with_only_columns(version).order_by(version.desc())
         first = connection.execute(newest.limit(1).offset(query.limit - 1)).scalar()
         if first is not None:
-            selected = selected.where(events.c.position >= first)
+            selected = selected.where(version >= first)
 
     def pages() -> Iterator[StoredEvent]:
         after = 0
         while True:
-            page = [row_to_event(r) for r in connection.execute(selected.where(events.c.stream_version > after).order_by(events.c.stream_version).limit(HISTORY_PAGE))]
+            page = [row_to_event(r) for r in connection.execute(selected.where(version > after).order_by(version).limit(HISTORY_PAGE))]
             yield from page
             if len(page) < HISTORY_PAGE:
                 return
             after = page[-1].stream_version
 
-    def steps_from(position: int) -> Iterator[_Step]:
+    def steps_from(position: int) -> Iterator[LifecycleStep]:
         """The latest step at or before ``position``, then every later one, in order."""
         key = linking.step_key(position)
         latest = connection.execute(_steps_of(goal_id).where(projection_rows.c.key <= key).order_by(projection_rows.c.key.desc()).limit(1)).first()
@@ -308,7 +344,7 @@ def _folded_history(ledger: Ledger, goal_id: str, query: HistoryFilter, lowest: 
     folded = ledger.read_goal(goal_id, upto_position=highest)
     projector = linking.project_goal(folded, strict=False, lifecycle_only=True)
     steps = [
-        _Step(row.position, row.payload, row.error) for (name, _), row in sorted(projector.rows.items()) if name == linking.STEP
+        LifecycleStep(row.position, row.payload, row.error) for (name, _), row in sorted(projector.rows.items()) if name == linking.STEP
     ]
     stepped = {step.position for step in steps}
     shown = [
@@ -320,7 +356,7 @@ def _folded_history(ledger: Ledger, goal_id: str, query: HistoryFilter, lowest: 
     return _entries(iter(shown), lambda _: iter(steps))
 
 
-def _entries(shown: Iterator[StoredEvent], steps_from: Callable[[int], Iterator[_Step]]) -> Iterator[dict[str, Any]]:
+def _entries(shown: Iterator[StoredEvent], steps_from: Callable[[int], Iterator[LifecycleStep]]) -> Iterator[dict[str, Any]]:
     """``shown`` (in order), each with the latest step at or before it: the history's entries."""
     first = next(shown, None)
     if first is None:
@@ -330,10 +366,11 @@ def _entries(shown: Iterator[StoredEvent], steps_from: Callable[[int], Iterator[
     for event in itertools.chain([first], shown):
         while pending is not None and pending.position <= event.position:
             current, pending = pending, next(steps, None)
-        yield _entry(event, current)
+        yield history_entry(event, current)
 
 
-def _entry(event: StoredEvent, step: _Step | None) -> dict[str, Any]:
+def history_entry(event: StoredEvent, step: LifecycleStep | None) -> dict[str, Any]:
+    """A history entry: ``event`` and the lifecycle after it, ``step`` (the latest step at or before it)."""
     payload = event.payload
     here = step is not None and step.position == event.position and step.payload is not None
     lifecycle = None if step is None or step.payload is None else stored_summary(step.payload)

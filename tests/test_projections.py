@@ -108,7 +108,11 @@ def test_show_covers_the_reviews_that_apply(ledger):
         "attempt-learning-gate",
         "lifecycle-state",
     } <= set(shown)
-    assert len(shown["review-runner-invariants"]) == 2  # one per run
+    # The latest row of each; the counts say how many there are, --projection lists them.
+    assert all(len(rows) == 1 for rows in shown.values())
+    assert views.show(ledger, "demo")["counts"]["review-runner-invariants"] == 2  # one per run
+    listed = views.show(ledger, "demo", projection="review-runner-invariants")["projections"]["review-runner-invariants"]
+    assert [row["key"] for row in listed] == [e.event_id for e in ledger.read_goal("demo") if e.kind == "run"]
     goal = next(g for g in views.goals(ledger) if g["goal_id"] == "demo")
     assert goal["current_phase"] == lifecycle.BUDGET_COUNTED
     assert goal["claim_strength"] == shown["review-claim"][0]["payload"]["decision"]["claim_strength"]

@@ -119,3 +119,60 @@ def test_steps_of_an_old_version_are_stale_and_not_read(migrated_url):
     stale = _json(migrated_url, "status", exit_code=1)["stale"]
     assert [s["projection"] for s in stale] == [STEP] and stale[0]["stored_version"] == 0
     assert invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout == before
+
+
+# -- show: the current state by default, the rest a page at a time ----------------------------------
+
+
+def test_show_prints_the_latest_row_of_each_projection_and_counts_the_rest(migrated_url):
+    ingest_demo(migrated_url)
+    view = _json(migrated_url, "show", "--goal", "demo")
+    stored = _sql(migrated_url, "SELECT projection, key, position FROM projection_rows WHERE goal_id = 'demo'")
+    counts: dict[str, int] = {}
+    latest: dict[str, tuple] = {}
+    for projection, key, position in stored:
+        counts[projection] = counts.get(projection, 0) + 1
+        latest[projection] = max(latest.get(projection, (0, "")), (position, key))
+    assert view["counts"] == dict(sorted(counts.items()))
+    assert {name: [(r["position"], r["key"]) for r in rows] for name, rows in view["projections"].items()} == {
+        name: [value] for name, value in latest.items()
+    }
+    assert view["projections"]["lifecycle-state"][0]["key"] == "current"
+    markdown = invoke(migrated_url, "show", "--goal", "demo", "--format", "markdown").stdout
+    assert "Rows per projection: " in markdown and "review-runner-invariants 2" in markdown
+
+
+def test_show_projection_pages_through_one_projection(migrated_url):
+    ingest_demo(migrated_url)
+    steps = _sql(migrated_url, f"SELECT key FROM projection_rows WHERE projection = '{STEP}' ORDER BY position")
+    listed = _json(migrated_url, "show", "--goal", "demo", "--projection", STEP)
+    assert [r["key"] for r in listed["projections"][STEP]] == [k for (k,) in steps] and listed["counts"] == {STEP: len(steps)}
+    page = _json(migrated_url, "show", "--goal", "demo", "--projection", STEP, "--limit", "2", "--offset", "1")
+    assert [r["key"] for r in page["projections"][STEP]] == [k for (k,) in steps[1:3]]
+    one = _json(migrated_url, "show", "--goal", "demo", "--projection", STEP, "--key", steps[0][0])
+    assert [r["key"] for r in one["projections"][STEP]] == [steps[0][0]]
+    markdown = invoke(migrated_url, "show", "--goal", "demo", "--projection", STEP, "--limit", "2", "--format", "markdown").stdout
+    assert f"{STEP}: rows 1-2 of {len(steps)}." in markdown
+    # --as-of replays: the steps up to then, paged the same way
+    early = _json(migrated_url, "show", "--goal", "demo", "--as-of", "3", "--projection", STEP)
+    assert [r["key"] for r in early["projections"][STEP]] == [k for (k,) in steps if int(k) <= 3]
+    unknown = invoke(migrated_url, "show", "--goal", "demo", "--projection", "review-claims")
+    assert unknown.exit_code == 2 and "--projection 'review-claims' is not a projection; known: " in unknown.stderr
+    assert invoke(migrated_url, "show", "--goal", "demo", "--limit", "2").exit_code == 2
+
+
+def test_the_report_timeline_reads_the_steps_and_a_fold_says_the_same(migrated_url):
+    from benchledger.ledger import report_views
+
+    ingest_demo(migrated_url)
+    ledger = Ledger.open(migrated_url)
+    try:
+        stored = report_views.lifecycle_timeline(ledger, "demo")
+        assert stored["events"] == 11 and stored["changes"] == len(stored["steps"]) == 6
+        assert [s["phase"] for s in stored["steps"]][-1] == "budget_counted"
+        assert report_views.lifecycle_timeline(ledger, "demo", limit=2)["steps"] == stored["steps"][-2:]
+        _sql(migrated_url, f"DELETE FROM projection_rows WHERE projection = '{STEP}'")
+        assert report_views.lifecycle_timeline(ledger, "demo") == stored
+        assert report_views.lifecycle_timeline(ledger, "demo", limit=2)["steps"] == stored["steps"][-2:]
+    finally:
+        ledger.close()

@@ -70,6 +70,8 @@ CREATE INDEX ix_events_goal_kind ON events USING btree (goal_id, kind);
 CREATE UNIQUE INDEX uq_events_goal_version ON events USING btree (goal_id, stream_version);
 -- index projection_rows.ix_projection_rows_goal
 CREATE INDEX ix_projection_rows_goal ON projection_rows USING btree (goal_id);
+-- index projection_rows.ix_projection_rows_goal_position
+CREATE INDEX ix_projection_rows_goal_position ON projection_rows USING btree (goal_id, projection, "position", key);
 -- index projection_rows.pk_projection_rows
 CREATE UNIQUE INDEX pk_projection_rows ON projection_rows USING btree (projection, goal_id, key);
 -- index stream_heads.stream_heads_pkey
