@@ -28,7 +28,7 @@ def _ingest(url: str, *args: str) -> dict:
 
 
 def _gates(url: str) -> dict[str, dict]:
-    view = _json(invoke(url, "show", "--goal", "w", "--format", "json"))
+    view = _json(invoke(url, "show", "--goal", "w", "--projection", "attempt-learning-gate", "--format", "json"))
     return {row["key"]: row for row in view["projections"]["attempt-learning-gate"]}
 
 

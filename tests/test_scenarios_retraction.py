@@ -102,16 +102,18 @@ def test_runs_and_reviews_no_longer_show_a_retracted_run(migrated_url, tmp_path)
     runs = _json(invoke(migrated_url, "runs", "--goal", "demo", "--format", "json"))["runs"]
     assert len(runs) == 2
     treatment = next(r for r in runs if r["mode"] == "codex-loopx")
-    shown = _json(invoke(migrated_url, "show", "--goal", "demo", "--format", "json"))["projections"]
-    assert treatment["event_id"] in {row["key"] for row in shown["review-runner-invariants"]}
+    def keys(projection: str) -> set[str]:
+        shown = _json(invoke(migrated_url, "show", "--goal", "demo", "--projection", projection, "--format", "json"))["projections"]
+        return {row["key"] for rows in shown.values() for row in rows}
+
+    assert treatment["event_id"] in keys("review-runner-invariants") & keys("attempt-learning-gate")
 
     assert invoke(migrated_url, "retract", treatment["event_id"], "--reason", "treatment ran on a stale image").exit_code == 0
 
     runs = _json(invoke(migrated_url, "runs", "--goal", "demo", "--format", "json"))["runs"]
     assert [r["mode"] for r in runs] == ["hardened-codex"]
+    assert treatment["event_id"] not in keys("review-runner-invariants") | keys("attempt-learning-gate")  # its rows are gone
     shown = _json(invoke(migrated_url, "show", "--goal", "demo", "--format", "json"))["projections"]
-    keys = {row["key"] for rows in shown.values() for row in rows}
-    assert treatment["event_id"] not in keys  # its runner-invariants and attempt-gate rows are gone
     # the batch's reviews read the batch without it
     (verifier,) = shown["review-verifier-attribution"]
     assert "codex-loopx" not in json.dumps(verifier["payload"])
