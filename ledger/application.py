@@ -18,7 +18,16 @@ from typing import Any
 from benchledger.errors import CheckFailed, InvalidInput, capped
 from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.storage_guard import UnstorableContent
-from benchledger.ledger.store import Appended, Ledger, NewEvent, StoredEvent, StreamAppend, Transaction, one_snapshot
+from benchledger.ledger.store import (
+    Appended,
+    Ledger,
+    NewEvent,
+    StoredEvent,
+    StreamAppend,
+    Transaction,
+    VersionConflict,
+    one_snapshot,
+)
 from benchledger.ledger.verification import Problem, verify_events
 from benchledger.projections import linking, retraction, review_module
 from benchledger.projections.artifacts import Artifact
@@ -34,6 +43,9 @@ REVIEW_GOAL = "review"
 # Goals a replay folds per read: bounds memory on a large ledger while the
 # reads and writes still go a few hundred goals per statement.
 REPLAY_GOALS_PER_STEP = 200
+# A retraction is checked against the goal as read, then appended only if the goal has not moved
+# since; a goal that busy writers keep moving is checked again this many times before giving up.
+RETRACT_ATTEMPTS = 5
 
 
 class NothingToIngest(InvalidInput):
@@ -351,12 +363,20 @@ def retract(ledger: Ledger, event_ids: Sequence[str], reason: str, *, goal_id: s
     projections are folded again in the same transaction.
     """
     ids = list(dict.fromkeys(event_ids))
-    plan = _retraction_plan(ledger, ids, reason, goal_id)
-    try:
-        ((appended,),) = append_projected(ledger, [plan], source=source)
-    except UnstorableContent as exc:
-        raise retraction.InvalidRetraction(f"cannot retract: {exc}") from exc
-    return appended
+    attempt = 1
+    while True:
+        plan = _retraction_plan(ledger, ids, reason, goal_id)
+        try:
+            ((appended,),) = append_projected(ledger, [plan], source=source)
+            return appended
+        except UnstorableContent as exc:
+            raise retraction.InvalidRetraction(f"cannot retract: {exc}") from exc
+        except VersionConflict:
+            # Another writer appended to the goal after the checks (which read the goal as it was):
+            # check again against what it holds now, which may refuse (a retraction of the same id).
+            if attempt == RETRACT_ATTEMPTS:
+                raise
+            attempt += 1
 
 
 # benchledger keeps one ledger (shared through its database), so there is no

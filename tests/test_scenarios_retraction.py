@@ -192,3 +192,39 @@ def test_the_report_counts_no_retracted_run(migrated_url):
     assert arms == {"hardened-codex", "codex-loopx"} and {label["mode"] for label in labels} == {"hardened-codex"}
     assert invoke(migrated_url, "retract", baseline["event_id"], "--reason", "baseline ran without its verifier").exit_code == 0
     assert seen() == ({"codex-loopx"}, [])
+
+
+def _writer_between_check_and_append(monkeypatch, url: str, *args: str) -> None:
+    """Make another writer run ``benchledger ARGS`` after the retraction is checked and before it is appended (once)."""
+    from benchledger.ledger import application
+
+    plan = application._retraction_plan
+    pending = [args]
+
+    def checked_then_raced(*a, **kw):
+        checked = plan(*a, **kw)
+        while pending:
+            assert invoke(url, *pending.pop()).exit_code == 0
+        return checked
+
+    monkeypatch.setattr(application, "_retraction_plan", checked_then_raced)
+
+
+def test_a_retraction_raced_by_an_ingest_is_checked_again_and_made(migrated_url, tmp_path, monkeypatch):
+    # Reported by the retraction's author: a retract beside a concurrent ingest of the same goal failed
+    # with a version conflict; it is now checked again against what the goal holds and appended.
+    first, second = _two_preflights(migrated_url, tmp_path)
+    _writer_between_check_and_append(monkeypatch, migrated_url, "ingest", "--goal", "w", str(DEMO / "04-run-baseline.json"))
+    done = invoke(migrated_url, "retract", second["event_id"], "--reason", "fixture mix-up")
+    assert done.exit_code == 0, done.output
+    assert _phase(migrated_url, "w")[1] == "preflight_not_ready"
+    assert invoke(migrated_url, "audit").exit_code == 0
+
+
+def test_the_same_retraction_made_twice_at_once_is_kept_once(migrated_url, tmp_path, monkeypatch):
+    first, second = _two_preflights(migrated_url, tmp_path)
+    _writer_between_check_and_append(monkeypatch, migrated_url, "retract", second["event_id"], "--reason", "the other operator")
+    done = invoke(migrated_url, "retract", second["event_id"], "--reason", "fixture mix-up")
+    assert done.exit_code == 2 and "retracted already" in done.output
+    entries = _json(invoke(migrated_url, "history", "--goal", "w", "--format", "json"))["entries"]
+    assert [e["kind"] for e in entries].count("retraction") == 1
