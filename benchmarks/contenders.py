@@ -21,7 +21,8 @@ from typing import Any
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text, create_engine, insert, select
 
 from benchledger.ledger import canonical
-from benchledger.ledger.application import BatchRequest, ingest_many, replay, row_record
+from benchledger.ledger.application import BatchRequest, ingest_many, replay
+from benchledger.ledger.folding import row_record
 from benchledger.ledger.intake.artifacts import to_artifact
 from benchledger.ledger.intake.files import parse_document
 from benchledger.ledger.schema import events as events_table

@@ -19,8 +19,9 @@ from typing import Any
 from sqlalchemy import Table, insert, text
 
 from benchledger.ledger import canonical
-from benchledger.ledger.application import ingest, row_record
+from benchledger.ledger.application import ingest
 from benchledger.ledger.event_records import chained_record, head_record
+from benchledger.ledger.folding import row_record
 from benchledger.ledger.intake.artifacts import to_artifact
 from benchledger.ledger.intake.files import parse_document
 from benchledger.ledger.schema import events as events_table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -231,16 +232,34 @@ def status_command(ctx: click.Context, fmt: str) -> None:
     ctx.exit(0 if report["ok"] else 1)
 
 
+def jobs_option(command):
+    """``--jobs N``: how many worker processes fold goals (default: one per CPU)."""
+    return click.option(
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=os.cpu_count() or 1,
+        show_default="the CPU count",
+        help="Worker processes that fold goals, each reading its own goals from the database (1: fold here).",
+    )(command)
+
+
+def _progress_bar(total: int, label: str):
+    """A progress bar on stderr when it is a terminal and the work is large; ``None`` otherwise."""
+    return click.progressbar(length=total, label=label, file=sys.stderr) if sys.stderr.isatty() and total > 1000 else None
+
+
 @click.command("replay")
 @goal_filter(help="Only this goal (default: every goal).")
 @click.option("--projection", help="Only this projection (a review name or goal-summary).")
+@jobs_option
 @format_option("markdown", "json")
 @click.pass_context
-def replay_command(ctx: click.Context, goal: str | None, projection: str | None, fmt: str) -> None:
+def replay_command(ctx: click.Context, goal: str | None, projection: str | None, jobs: int, fmt: str) -> None:
     """Recompute stored projections from the events and replace them atomically.
 
     Every row is recomputed; only rows that differ from the stored ones are
-    rewritten (the report says how many: 0 on a healthy ledger).
+    rewritten (the report says how many: 0 on a healthy ledger). Worker
+    processes fold the goals; this one writes every row in one transaction.
 
     A reducer that raises marks its row faulted (queries say so) and the
     command exits 1.
@@ -252,9 +271,9 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     started = time.perf_counter()
     with open_ledger(ctx) as ledger:
         total = ledger.require_goal(goal)["last_version"] if goal else ledger.event_count()
-        bar = click.progressbar(length=total, label="replaying", file=sys.stderr) if sys.stderr.isatty() and total > 1000 else None
+        bar = _progress_bar(total, "replaying")
         try:
-            report = replay(ledger, goal_id=goal, projection=projection, progress=bar.update if bar else None)
+            report = replay(ledger, goal_id=goal, projection=projection, progress=bar.update if bar else None, jobs=jobs)
         finally:
             if bar is not None:
                 bar.render_finish()
@@ -275,16 +294,22 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
 @click.command("audit")
 @goal_filter(help="Audit only this goal (its chain, its projections, a digest over its events).")
 @click.option("--expect-digest", metavar="DIGEST", help="A digest printed by an earlier audit: prove that history is unchanged.")
+@jobs_option
 @format_option("markdown", "json")
 @click.pass_context
-def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | None, fmt: str) -> None:
+def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | None, jobs: int, fmt: str) -> None:
     """Prove the ledger: hashes, chains, versions, positions, projections; print its digest.
 
     Exits 1 when any problem is found. See docs/hash-chain.md for the digest.
     """
     from benchledger.ledger.application import audit
     with open_ledger(ctx) as ledger:
-        report = audit(ledger, goal_id=goal, expect_digest=expect_digest)
+        bar = _progress_bar(ledger.require_goal(goal)["last_version"] if goal else ledger.event_count(), "auditing")
+        try:
+            report = audit(ledger, goal_id=goal, expect_digest=expect_digest, jobs=jobs, progress=bar.update if bar else None)
+        finally:
+            if bar is not None:
+                bar.render_finish()
     problems = report["problems"]
     if fmt == "json":
         echo_json(_capped_lists(report, problems="problem_count"))

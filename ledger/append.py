@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, tuple_
+from sqlalchemy import Connection, bindparam, func, insert, select, tuple_
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
 from benchledger.ledger import canonical
@@ -202,6 +202,14 @@ class Transaction:
     def goal_ids(self) -> list[str]:
         """Every goal of the ledger, by id."""
         return list(self.connection.execute(select(stream_heads.c.goal_id).order_by(stream_heads.c.goal_id)).scalars())
+
+    def heads(self) -> list[dict[str, Any]]:
+        """Every goal's stream head, by goal id."""
+        return [dict(r._mapping) for r in self.connection.execute(select(stream_heads).order_by(stream_heads.c.goal_id))]
+
+    def last_position(self) -> int:
+        """The highest event position (0 for an empty ledger)."""
+        return self.connection.execute(select(func.coalesce(func.max(events.c.position), 0))).scalar_one()
 
     def read_goals(self, goal_ids: Sequence[str]) -> dict[str, list[StoredEvent]]:
         """Several goals' events (each in stream order) in a few queries."""

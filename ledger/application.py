@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchledger.errors import CheckFailed, InvalidInput, capped
-from benchledger.ledger.canonical import canonical_json
+from benchledger.ledger import folding
+from benchledger.ledger.folding import FoldedGoal, row_record
 from benchledger.ledger.storage_guard import UnstorableContent
 from benchledger.ledger.store import (
     Appended,
@@ -35,14 +36,10 @@ from benchledger.projections.linking import (
     CheckpointUnusable,
     GoalProjector,
     ProjectionFault,
-    ProjectionRow,
     project_goal,
 )
 
 REVIEW_GOAL = "review"
-# Goals a replay folds per read: bounds memory on a large ledger while the
-# reads and writes still go a few hundred goals per statement.
-REPLAY_GOALS_PER_STEP = 200
 # A retraction is checked against the goal as read, then appended only if the goal has not moved
 # since; a goal that busy writers keep moving is checked again this many times before giving up.
 RETRACT_ATTEMPTS = 5
@@ -433,20 +430,6 @@ def execute_baseline_failure_gate(
 # -- materialized projections ------------------------------------------------------
 
 
-def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
-    """A projection row as stored (payload in canonical JSON)."""
-    return {
-        "projection": row.projection,
-        "goal_id": goal_id,
-        "key": row.key,
-        "projection_version": row.version,
-        "status": row.status,
-        "payload": None if row.payload is None else canonical_json(row.payload),
-        "error": row.error,
-        "position": row.position,
-    }
-
-
 def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
     """Bring the projections of goals that just gained events up to date, inside the append's transaction.
 
@@ -525,27 +508,20 @@ def _resumed(tx: Transaction, goal: str, checkpoint: Mapping[str, Any] | None, f
 
 def rebuild_projections(
     tx: Transaction, goals: Sequence[str], *, projection: str | None = None
-) -> Iterator[tuple[dict[str, GoalProjector], int]]:
-    """Rebuild the stored projections of ``goals`` (all, or only ``projection``'s rows), a step of goals at a time.
+) -> Iterator[tuple[list[FoldedGoal], int]]:
+    """Rebuild the stored projections of ``goals`` (all, or only ``projection``'s rows), a step of goals at a time, in this process.
 
-    Yields each step's projectors and how many stored rows it changed (a
-    healthy ledger: none). A reducer that raises marks its row faulted:
-    history is rebuilt whatever today's reducers make of it.
+    (For a transaction whose events no other process sees yet: import-ndjson.)
     """
-    for start in range(0, len(goals), REPLAY_GOALS_PER_STEP):
-        step = goals[start : start + REPLAY_GOALS_PER_STEP]
-        events_of = tx.read_goals(step)
-        projectors = {goal: project_goal(events_of[goal], strict=False) for goal in step}
-        rows = [
-            row_record(goal, row)
-            for goal, projector in projectors.items()
-            for row in projector.rows.values()
-            if projection is None or row.projection == projection
-        ]
-        changed = tx.replace_projection_rows(step, rows, projection=projection)
-        del events_of, rows  # (a step's events and rows are freed before the next step reads its own)
-        yield projectors, changed
-        del projectors
+    steps = [list(goals[start : start + folding.GOALS_PER_STEP]) for start in range(0, len(goals), folding.GOALS_PER_STEP)]
+    for step in steps:
+        folded = folding.fold_goals(tx.read_goals(step), projection=projection)
+        yield folded, _replace_rows(tx, step, folded, projection)
+
+
+def _replace_rows(tx: Transaction, step: list[str], folded: list[FoldedGoal], projection: str | None) -> int:
+    """Make the stored rows of the ``step``'s goals what the fold gave; how many changed (a healthy ledger: none)."""
+    return tx.replace_projection_rows(step, [row for goal in folded for row in goal.rows], projection=projection)
 
 
 def replay(
@@ -554,13 +530,16 @@ def replay(
     goal_id: str | None = None,
     projection: str | None = None,
     progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Rebuild stored projections from the events, atomically (readers see old rows or new rows).
 
     Every row is recomputed; only those that differ from the stored ones are
     written or deleted (``rows_changed``). A reducer that raises marks its row
-    faulted instead of aborting the replay. ``progress`` is called with the
-    number of events folded for each goal.
+    faulted instead of aborting the replay. ``jobs`` worker processes fold the
+    goals (``ledger.folding``); this process writes every row in one
+    transaction. ``progress`` is called with the number of events folded for
+    each step of goals.
     """
     if projection is not None and projection not in linking.projection_versions():
         known = ", ".join(sorted(linking.projection_versions()))
@@ -573,30 +552,29 @@ def replay(
         report.update(goals=0, events=0, rows=0, rows_changed=0, faulted=[])
         with ledger.transaction(write=True) as tx:
             # (under the append lock: the goals and their events are what the rebuild writes over)
-            goals = [goal_id] if goal_id else tx.goal_ids()
-            for projectors, changed in rebuild_projections(tx, goals, projection=projection):
-                report["rows_changed"] += changed
-                for goal, projector in projectors.items():
-                    _count_replayed(report, goal, projector, projection, progress)
-                del projectors  # (not held while the next step is built: one step in memory at a time)
+            heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
+            steps = folding.steps_of(heads, jobs=jobs)
+            for step, folded in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
+                report["rows_changed"] += _replace_rows(tx, step, folded, projection)
+                _count_replayed(report, folded, progress)
+                del folded  # (not held while the next step is folded: a few steps in memory at a time)
 
     ledger.retrying_when_locked(rebuild)
     return report
 
 
-def _count_replayed(
-    report: dict[str, Any], goal: str, projector: GoalProjector, projection: str | None, progress: Callable[[int], None] | None
-) -> None:
-    folded = len(projector.events)
-    report["goals"] += 1
-    report["events"] += folded
-    for row in projector.rows.values():
-        if projection is None or row.projection == projection:
-            report["rows"] += 1
-            if row.error is not None:
-                report["faulted"].append({"goal_id": goal, "projection": row.projection, "key": row.key, "error": row.error})
+def _count_replayed(report: dict[str, Any], folded: list[FoldedGoal], progress: Callable[[int], None] | None) -> None:
+    for goal in folded:
+        report["goals"] += 1
+        report["events"] += goal.events
+        report["rows"] += len(goal.rows)
+        report["faulted"] += [
+            {"goal_id": goal.goal_id, "projection": row["projection"], "key": row["key"], "error": row["error"]}
+            for row in goal.rows
+            if row["error"] is not None
+        ]
     if progress is not None:
-        progress(folded)
+        progress(sum(goal.events for goal in folded))
 
 
 @one_snapshot
@@ -632,40 +610,39 @@ def status(ledger: Ledger) -> dict[str, Any]:
 
 
 @one_snapshot
-def audit(ledger: Ledger, *, goal_id: str | None = None, expect_digest: str | None = None) -> dict[str, Any]:
+def audit(
+    ledger: Ledger,
+    *,
+    goal_id: str | None = None,
+    expect_digest: str | None = None,
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Prove the ledger: hashes, chains, versions, positions, digest, and every projection against a replay.
 
     Everything is read in one snapshot: a ledger that writers change meanwhile
-    is proved as it was when the audit began, never a mix of two moments.
+    is proved as it was when the audit began, never a mix of two moments
+    (``jobs`` worker processes fold the goals from the events up to the
+    snapshot's last position, which are exactly the snapshot's events).
+    ``progress`` is called with the number of events folded for each step of goals.
     """
     if goal_id is not None:
         ledger.require_goal(goal_id)
-    report = verify_events(
-        ledger.read_all(goal_id=goal_id), ledger.heads(), scope_goal=goal_id, expect_digest=expect_digest
-    )
+    heads = ledger.heads()
+    report = verify_events(ledger.read_all(goal_id=goal_id), heads, scope_goal=goal_id, expect_digest=expect_digest)
     problems = list(report.problems)
     projections_checked = 0
-    goals = sorted(report.goals | {h["goal_id"] for h in ledger.heads() if goal_id in (None, h["goal_id"])})
-    for goal in goals:
-        stored = {(r["projection"], r["key"]): r for r in ledger.projection_rows(goal_id=goal)}
-        try:
-            projector = project_goal(ledger.read_goal(goal), strict=False)
-        except Exception as exc:  # tampered events may not even fold (e.g. a manifest naming a lost event)
-            problems.append(Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {type(exc).__name__}: {exc}"))
-            continue
-        expected = {key: row_record(goal, row) for key, row in projector.rows.items()}
-        for key in sorted(set(stored) | set(expected)):
-            projections_checked += 1
-            have, want = stored.get(key), expected.get(key)
-            where = (want or have)["position"]
-            label = f"{key[0]} [{key[1]}]"
-            if have is None:
-                problems.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
-            elif want is None:
-                problems.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
-            elif have != want:
-                fields = sorted(f for f in want if have.get(f) != want[f])
-                problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
+    versions = {h["goal_id"]: h["last_version"] for h in heads}
+    goals = sorted(report.goals | {goal for goal in versions if goal_id in (None, goal)})
+    with ledger.reading() as connection:
+        read = Transaction(connection)
+        steps = folding.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
+        folded_steps = folding.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), keep_failures=True)
+        for _step, folded in folded_steps:
+            for goal in folded:
+                projections_checked += _audit_goal(ledger, goal, problems)
+            if progress is not None:
+                progress(sum(goal.events for goal in folded))
     return {
         "ok": not problems,
         "events_checked": report.events_checked,
@@ -674,3 +651,25 @@ def audit(ledger: Ledger, *, goal_id: str | None = None, expect_digest: str | No
         "digest": report.digest,
         "problems": [p.as_dict() for p in problems],
     }
+
+
+def _audit_goal(ledger: Ledger, folded: FoldedGoal, problems: list[Problem]) -> int:
+    """Compare a goal's stored rows with its fold; adds what differs to ``problems``; returns how many rows it checked."""
+    goal = folded.goal_id
+    if folded.failure is not None:  # tampered events may not even fold (e.g. a manifest naming a lost event)
+        problems.append(Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {folded.failure}"))
+        return 0
+    stored = {(r["projection"], r["key"]): r for r in ledger.projection_rows(goal_id=goal)}
+    expected = {(r["projection"], r["key"]): r for r in folded.rows}
+    for key in sorted(set(stored) | set(expected)):
+        have, want = stored.get(key), expected.get(key)
+        where = (want or have)["position"]
+        label = f"{key[0]} [{key[1]}]"
+        if have is None:
+            problems.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
+        elif want is None:
+            problems.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
+        elif have != want:
+            fields = sorted(f for f in want if have.get(f) != want[f])
+            problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
+    return len(stored.keys() | expected.keys())

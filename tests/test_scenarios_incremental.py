@@ -113,3 +113,71 @@ def test_the_first_ingest_after_an_upgrade_brings_an_older_goal_up_to_date(migra
     history = _json(invoke(migrated_url, "history", "--goal", "w", "--format", "json"))
     assert all(entry["lifecycle"] is not None for entry in history["entries"])
     assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
+
+
+def _ledger_of_goals(url: str, count: int) -> None:
+    for goal in range(count):
+        for name in ("01-preflight.json", "04-run-baseline.json"):
+            _ingest(url, "--goal", f"g{goal}", str(DEMO / name))
+        _ingest(url, "--goal", f"g{goal}", *(str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json")))
+
+
+def _rows(url: str) -> list[dict]:
+    from benchledger.ledger.store import Ledger
+
+    ledger = Ledger.open(url)
+    try:
+        return ledger.projection_rows()
+    finally:
+        ledger.close()
+
+
+def test_replay_and_audit_fold_goals_in_worker_processes(migrated_url, monkeypatch):
+    from benchledger.ledger import folding
+
+    monkeypatch.setattr(folding, "GOALS_PER_STEP", 1)  # one goal a step: the four goals go to the workers
+    _ledger_of_goals(migrated_url, 4)
+    rows = _rows(migrated_url)
+    serial = _json(invoke(migrated_url, "replay", "--jobs", "1", "--format", "json"))
+    parallel = _json(invoke(migrated_url, "replay", "--jobs", "2", "--format", "json"))
+    assert {k: parallel[k] for k in ("goals", "events", "rows", "rows_changed")} == {k: serial[k] for k in ("goals", "events", "rows", "rows_changed")}
+    assert parallel["rows_changed"] == 0 and _rows(migrated_url) == rows
+    assert _json(invoke(migrated_url, "audit", "--jobs", "2", "--format", "json"))["ok"] is True
+
+    engine = create_engine(normalize_url(migrated_url))
+    with engine.begin() as connection:
+        connection.execute(update(projection_rows).where(projection_rows.c.goal_id == "g2", projection_rows.c.projection == "review-claim").values(payload="{}"))
+    engine.dispose()
+    audits = [invoke(migrated_url, "audit", "--jobs", jobs, "--format", "json") for jobs in ("1", "2")]
+    assert [a.exit_code for a in audits] == [1, 1] and json.loads(audits[0].stdout) == json.loads(audits[1].stdout)
+    assert [(p["kind"], p["goal_id"]) for p in json.loads(audits[1].stdout)["problems"]] == [("projection_mismatch", "g2")]
+    assert _json(invoke(migrated_url, "replay", "--jobs", "2", "--format", "json"))["rows_changed"] == 1
+    assert _rows(migrated_url) == rows
+
+
+def test_a_replay_whose_worker_fails_writes_nothing(migrated_url, monkeypatch):
+    from sqlalchemy import text
+
+    from benchledger.ledger import folding
+    from benchledger.ledger.schema import drop_immutability_ddl
+
+    monkeypatch.setattr(folding, "GOALS_PER_STEP", 1)
+    _ledger_of_goals(migrated_url, 3)
+    engine = create_engine(normalize_url(migrated_url))
+    with engine.begin() as connection:  # a stale row in g0, and an event of g2 that no longer holds JSON
+        connection.execute(update(projection_rows).where(projection_rows.c.goal_id == "g0", projection_rows.c.projection == "review-claim").values(payload="{}"))
+        for statement in drop_immutability_ddl(engine.dialect.name):
+            connection.execute(text(statement))
+        connection.execute(text("UPDATE events SET payload = 'not json' WHERE goal_id = 'g2' AND kind = 'preflight'"))
+    engine.dispose()
+    rows = _rows(migrated_url)
+    failed = invoke(migrated_url, "replay", "--jobs", "2")
+    assert failed.exit_code != 0 and "does not hold JSON" in failed.output
+    assert _rows(migrated_url) == rows  # g0's row was rebuilt in the transaction, which rolled back
+    audit = _json_exit(invoke(migrated_url, "audit", "--jobs", "2", "--format", "json"), 1)
+    assert {(p["kind"], p["goal_id"]) for p in audit["problems"]} >= {("projection_mismatch", "g0"), ("replay_failed", "g2")}
+
+
+def _json_exit(result, code: int) -> dict:
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)

@@ -2,4 +2,5 @@
 
 from benchledger.cli.main import main
 
-main()
+if __name__ == "__main__":  # (not when a replay's or audit's worker process imports this module)
+    main()
