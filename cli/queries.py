@@ -72,21 +72,25 @@ def info_command(ctx: click.Context, fmt: str) -> None:
 
 
 @click.command("goals")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N goals (by id).")
 @format_option("table", "json", "csv")
 @wide_option
 @click.pass_context
-def goals_command(ctx: click.Context, fmt: str, wide: bool) -> None:
-    """Every goal: event count, last activity, lifecycle phase, first blocker, claim strength, learning status."""
-    from benchledger.ledger.views import goals
+def goals_command(ctx: click.Context, limit: int | None, fmt: str, wide: bool) -> None:
+    """Every goal: event count, last activity, lifecycle phase, first blocker, claim strength, learning status.
 
-    with open_ledger(ctx) as ledger:
-        listing = goals(ledger)
-    if fmt == "json":
-        echo_json({"goals": listing})
-        return
-    headers = ["goal", "events", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
-    keys = ["goal_id", "event_count", "last_activity", "current_phase", "first_blocker", "claim_strength", "learning_status"]
-    echo_rows(headers, [[utc_text(g[k]) if k == "last_activity" else g[k] for k in keys] for g in listing], fmt, wide=wide)
+    Printed as they are read, a page of goals at a time.
+    """
+    from benchledger.ledger.views import goal_listing
+
+    with open_ledger(ctx) as ledger, ledger.snapshot() as view:
+        listing = goal_listing(view, limit=limit)
+        if fmt == "json":
+            echo_json_listing({}, "goals", listing)
+            return
+        headers = ["goal", "events", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
+        keys = ["goal_id", "event_count", "last_activity", "current_phase", "first_blocker", "claim_strength", "learning_status"]
+        echo_rows(headers, ([utc_text(g[k]) if k == "last_activity" else g[k] for k in keys] for g in listing), fmt, wide=wide)
 
 
 @with_goal(help="The goal to show.", positional_alias=True)

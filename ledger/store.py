@@ -285,10 +285,13 @@ class Ledger:
         with self.reading() as connection:
             return Transaction(connection).events_by_id(event_ids)
 
-    def heads(self) -> list[dict[str, Any]]:
+    def heads(self, *, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The goals' stream heads by goal id (those after ``after``, at most ``limit``: a page)."""
+        query = select(stream_heads).order_by(stream_heads.c.goal_id).limit(limit)
+        if after is not None:
+            query = query.where(stream_heads.c.goal_id > after)
         with self.reading() as connection:
-            rows = connection.execute(select(stream_heads).order_by(stream_heads.c.goal_id))
-            return [dict(r._mapping) for r in rows]
+            return [dict(r._mapping) for r in connection.execute(query)]
 
     def head(self, goal_id: str) -> dict[str, Any] | None:
         with self.reading() as connection:
@@ -320,6 +323,13 @@ class Ledger:
         with self.reading() as connection:
             return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
 
+
+    def current_rows(self, goal_ids: Sequence[str], projections: Sequence[str]) -> list[dict[str, Any]]:
+        """The ``current`` rows of ``projections`` for ``goal_ids``."""
+        rows = projection_rows.c
+        query = select(projection_rows).where(rows.key == "current", rows.projection.in_(projections), rows.goal_id.in_(goal_ids))
+        with self.reading() as connection:
+            return [dict(r._mapping) for r in connection.execute(query)]
 
     def goal_projections(self, goal_id: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
         """How many rows each of the goal's projections holds, and the latest row (highest position, then key) of each.

@@ -117,22 +117,37 @@ def info(ledger: Ledger) -> dict[str, Any]:
     }
 
 
-@one_snapshot
-def goals(ledger: Ledger) -> list[dict[str, Any]]:
-    """Every goal with its size, last activity, lifecycle and latest claim/learning verdicts."""
-    current = {
-        (r["goal_id"], r["projection"]): r
-        for r in ledger.projection_rows(key=linking.CURRENT_KEY)
-    }
-    listing = []
-    for head in ledger.heads():
-        goal = head["goal_id"]
-        lifecycle_row = current.get((goal, linking.LIFECYCLE))
-        lifecycle = (_payload(lifecycle_row) if lifecycle_row else None) or {}
-        summary_row = current.get((goal, linking.SUMMARY))
-        summary = (_payload(summary_row) if summary_row else None) or {}
-        listing.append(goal_listing_row(head, lifecycle, summary, lifecycle_row is not None and lifecycle_row["status"] == "faulted"))
-    return listing
+# Goals a listing reads per statement (their heads and current rows): its memory, however many goals there are.
+GOALS_PAGE = 500
+
+
+def goals(ledger: Ledger, *, limit: int | None = None) -> list[dict[str, Any]]:
+    """Every goal (the first ``limit`` by id) with its size, last activity, lifecycle and latest claim/learning verdicts."""
+    with ledger.snapshot() as view:
+        return list(goal_listing(view, limit=limit))
+
+
+def goal_listing(ledger: Ledger, *, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """:func:`goals` a page of :data:`GOALS_PAGE` goals at a time (read it inside one :meth:`Ledger.snapshot`)."""
+    after = None
+    left = limit
+    while left is None or left > 0:
+        heads = ledger.heads(after=after, limit=GOALS_PAGE if left is None else min(GOALS_PAGE, left))
+        if not heads:
+            return
+        current = {
+            (r["goal_id"], r["projection"]): r
+            for r in ledger.current_rows([h["goal_id"] for h in heads], (linking.LIFECYCLE, linking.SUMMARY))
+        }
+        for head in heads:
+            goal = head["goal_id"]
+            lifecycle_row = current.get((goal, linking.LIFECYCLE))
+            lifecycle = (_payload(lifecycle_row) if lifecycle_row else None) or {}
+            summary_row = current.get((goal, linking.SUMMARY))
+            summary = (_payload(summary_row) if summary_row else None) or {}
+            yield goal_listing_row(head, lifecycle, summary, lifecycle_row is not None and lifecycle_row["status"] == "faulted")
+        after = heads[-1]["goal_id"]
+        left = None if left is None else left - len(heads)
 
 
 def goal_listing_row(head: Mapping[str, Any], lifecycle: Mapping[str, Any], summary: Mapping[str, Any], faulted: bool) -> dict[str, Any]:

@@ -142,7 +142,7 @@ def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("a bug")
 
-    monkeypatch.setattr(views, "goals", broken)
+    monkeypatch.setattr(views, "goal_listing", broken)
     result = CliRunner().invoke(cli, ["--database-url", "sqlite://", "goals"])
     assert result.exit_code == 70
     assert result.stderr.startswith("benchledger: internal error (KeyError") and "Traceback" not in result.output

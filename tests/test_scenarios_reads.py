@@ -176,3 +176,22 @@ def test_the_report_timeline_reads_the_steps_and_a_fold_says_the_same(migrated_u
         assert report_views.lifecycle_timeline(ledger, "demo", limit=2)["steps"] == stored["steps"][-2:]
     finally:
         ledger.close()
+
+
+# -- goals: streamed a page at a time, --limit -----------------------------------------------------
+
+
+def test_goals_are_listed_a_page_at_a_time_and_limited(migrated_url, monkeypatch):
+    from benchledger.ledger import views
+
+    for goal in ("c-goal", "a-goal", "b-goal"):
+        ingest_demo(migrated_url, goal)
+    whole = _json(migrated_url, "goals")["goals"]
+    assert [g["goal_id"] for g in whole] == ["a-goal", "b-goal", "c-goal"]
+    assert {g["current_phase"] for g in whole} == {"budget_counted"}
+    monkeypatch.setattr(views, "GOALS_PAGE", 2)  # three goals: two pages
+    assert _json(migrated_url, "goals")["goals"] == whole
+    assert _json(migrated_url, "goals", "--limit", "2")["goals"] == whole[:2]
+    csv_lines = invoke(migrated_url, "goals", "--limit", "1", "--format", "csv").stdout.splitlines()
+    assert len(csv_lines) == 2 and csv_lines[1].startswith("a-goal,")
+    assert invoke(migrated_url, "goals", "--limit", "0").exit_code == 2
