@@ -92,6 +92,13 @@ class Site:
         if self.goal_ids:
             views.goal_index(ledger, self.goal_ids, limit=1)  # unknown goals fail here, before anything is written
 
+    def warm_up(self) -> None:
+        """Compile the templates and build each kind of chart once (empty), so the first visitor of ``serve`` does not pay for it."""
+        for name in self.env.list_templates():
+            self.env.get_template(name)
+        for build in (figures.timeline, figures.score_delta, figures.claim_strengths, figures.attribution_labels, figures.learning_status):
+            build([])
+
     # -- addressing ----------------------------------------------------------------------
 
     def render(self, path: str) -> Page | None:
