@@ -9,10 +9,11 @@ through the real path: every batch of a goal goes through ``ingest_many`` (all t
 big goal's batches in one transaction, one fold), so its events, projections and
 lifecycle steps are what ordinary ingests store. Then, in the same run:
 
-* latency, in process (the query and its rendering to text, as the command prints
-  it, into a null sink): ``history GOAL --limit 50`` and the default ``show GOAL``,
-  each repeated; p50 / p99, and the ratio big / small against the targets
-  (history p99 <= 20 ms, show p99 <= 50 ms, each <= 2x the 100-event goal);
+* latency, in process on an open ledger, as ``benchmarks/run.py`` measures
+  history/show (the view and ``json.dumps`` of it): ``history GOAL --limit 50``
+  and the default ``show GOAL``, each repeated; p50 / p99, and the ratio big /
+  small against the targets (history p99 <= 20 ms, show p99 <= 50 ms, each <= 2x
+  the 100-event goal);
 * peak RSS of whole commands (the console script, as a user runs it; ``ru_maxrss``
   of the child) on the big goal: ``history``, ``show``, ``replay --goal``,
   ``audit --goal``, ``export --goal`` (target <= 300 MB), against the same run's
@@ -22,14 +23,16 @@ lifecycle steps are what ordinary ingests store. Then, in the same run:
 from __future__ import annotations
 
 import argparse
-import io
+import gc
+import json
 import random
 import sys
 import time
 from collections.abc import Callable
-from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any
 
+from benchledger.ledger import views
 from benchledger.ledger.application import BatchRequest, ingest_many
 from benchledger.ledger.intake.artifacts import to_artifact
 from benchledger.ledger.intake.files import parse_document
@@ -57,30 +60,17 @@ def build_goal(ledger: Ledger, goal_id: str, events: int, seed: int) -> int:
     return ledger.require_goal(goal_id)["last_version"]
 
 
-def timed(work: Callable[[], None], repeat: int) -> list[float]:
-    work()  # warm: imports, statement caches
+def timed(work: Callable[[], Any], repeat: int) -> list[float]:
+    """Milliseconds of each of ``repeat`` calls of ``work`` and ``json.dumps`` of its answer, after three warm-up calls."""
+    for _ in range(3):
+        json.dumps(work())
+    gc.collect()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        work()
+        json.dumps(work())
         times.append((time.perf_counter() - start) * 1000)
     return times
-
-
-def command(url: str, *args: str) -> Callable[[], None]:
-    """The CLI command in process, its output rendered and dropped."""
-    from click.testing import CliRunner
-
-    from benchledger.cli.main import cli
-
-    runner = CliRunner()
-
-    def run() -> None:
-        result = runner.invoke(cli, ["--database-url", url, *args], catch_exceptions=False)
-        if result.exit_code != 0:
-            raise RuntimeError(f"{args}: exit {result.exit_code}: {result.output[:500]}")
-
-    return run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,28 +91,32 @@ def main(argv: list[str] | None = None) -> int:
             build_goal(ledger, BIG, args.events, args.seed + 1)
             log(f"built {path} in {time.perf_counter() - started:.0f} s")
         sizes = {goal: ledger.require_goal(goal)["last_version"] for goal in (SMALL, BIG)}
-        steps = {goal: len(ledger.projection_rows(goal_id=goal, projection="lifecycle-step")) for goal in (SMALL, BIG)}
+        steps = {goal: ledger.goal_projections(goal)[0].get("lifecycle-step", 0) for goal in (SMALL, BIG)}
     finally:
         ledger.close()
     print(f"ledger {path}: {sizes[BIG]} events in {BIG} ({steps[BIG]} lifecycle steps), {sizes[SMALL]} in {SMALL} ({steps[SMALL]})")
     print()
-    print("| read (in process, SQLite) | 100-event goal p50 / p99 | 10^5-event goal p50 / p99 | ratio (p99) | target |")
+    print("| read (in process, SQLite, view + json.dumps) | 100-event goal p50 / p99 | 10^5-event goal p50 / p99 | ratio (p99) | target |")
     print("| --- | --- | --- | --- | --- |")
-    sink = io.StringIO()
-    for name, extra in (("history --limit 50", ("history", "--limit", "50")), ("show", ("show",))):
-        p = {}
-        for goal in (SMALL, BIG):
-            with redirect_stdout(sink):
-                times = timed(command(url, *extra[:1], "--goal", goal, *extra[1:]), args.repeat)
-            p[goal] = (pct(times, 0.5), pct(times, 0.99))
-            sink.seek(0)
-            sink.truncate()
-        ratio = p[BIG][1] / p[SMALL][1]
-        held = p[BIG][1] <= TARGETS[name] and ratio <= 2.0
-        print(
-            f"| `{name}` | {p[SMALL][0]:.1f} / {p[SMALL][1]:.1f} ms | {p[BIG][0]:.1f} / {p[BIG][1]:.1f} ms | {ratio:.2f}x "
-            f"| p99 <= {TARGETS[name]:.0f} ms and <= 2x: {'held' if held else 'MISSED'} |"
-        )
+    ledger = Ledger.open(url)
+    try:
+        reads: dict[str, Callable[[str], Callable[[], Any]]] = {
+            "history --limit 50": lambda goal: lambda: views.history(ledger, goal, limit=50),
+            "show": lambda goal: lambda: views.show(ledger, goal),
+        }
+        for name, read in reads.items():
+            p = {}
+            for goal in (SMALL, BIG):
+                times = timed(read(goal), args.repeat)
+                p[goal] = (pct(times, 0.5), pct(times, 0.99))
+            ratio = p[BIG][1] / p[SMALL][1]
+            held = p[BIG][1] <= TARGETS[name] and ratio <= 2.0
+            print(
+                f"| `{name}` | {p[SMALL][0]:.1f} / {p[SMALL][1]:.1f} ms | {p[BIG][0]:.1f} / {p[BIG][1]:.1f} ms | {ratio:.2f}x "
+                f"| p99 <= {TARGETS[name]:.0f} ms and <= 2x: {'held' if held else 'MISSED'} |"
+            )
+    finally:
+        ledger.close()
     print()
     benchledger = find_benchledger()
     baseline, _ = peak_rss([*benchledger, "--database-url", url, "goals"])
