@@ -28,9 +28,12 @@ from benchledger.ledger.schema import events as events_table
 from benchledger.ledger.schema import projection_rows as projection_table
 from benchledger.ledger.schema import stream_heads
 from benchledger.ledger.store import Ledger, NewEvent, StoredEvent
-from benchledger.projections.linking import BATCH_KIND, CHECKPOINT, STEP, project_goal, step_key
+from benchledger.projections.linking import BATCH_KIND, CHECKPOINT, COMPARISON_INDEX, STEP, project_goal, step_key
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE
+
+# Rows whose payload names events by id (cloned with the ids renamed); no other payload may.
+NAMES_EVENTS = (CHECKPOINT, COMPARISON_INDEX)
 
 # ---------------------------------------------------------------------------------------------
 # 4. history / show latency on 10^4..10^6-event ledgers
@@ -60,8 +63,8 @@ def build_templates(templates: wl.Templates, count: int, seed: int) -> list[Temp
             i: [index[m["event_id"]] for m in e.payload["members"]] for i, e in enumerate(events) if e.kind == BATCH_KIND
         }
         rows = ledger.projection_rows(goal_id=goal.goal_id)
-        for row in rows:  # cloning is only exact if no payload but the checkpoint's (cloned by clone_goal) mentions an event id
-            if row["projection"] != CHECKPOINT and row["payload"] and any(e.event_id in row["payload"] for e in events):
+        for row in rows:  # cloning is only exact if no payload but those of NAMES_EVENTS (renamed by clone_goal) mentions an event id
+            if row["projection"] not in NAMES_EVENTS and row["payload"] and any(e.event_id in row["payload"] for e in events):
                 raise RuntimeError(f"projection {row['projection']} embeds an event id; cloning would be wrong")
         out.append(TemplateGoal(events, rows, members))
     ledger.close()
@@ -107,7 +110,7 @@ def clone_goal(tpl: TemplateGoal, goal_id: str, positions: list[int], stamps: li
         # (a lifecycle step is keyed by its event's position, every other row by an event id or `current`)
         key = step_key(new_position) if row["projection"] == STEP else id_map.get(row["key"], row["key"])
         cloned = {**row, "goal_id": goal_id, "key": key, "position": new_position}
-        if row["projection"] == CHECKPOINT:  # it names the goal's evidence by event id
+        if row["projection"] in NAMES_EVENTS:  # they name the goal's events by id
             cloned["payload"] = canonical.canonical_json(_renamed_ids(json.loads(row["payload"]), id_map))
         rows.append(cloned)
     return records, rows, head_record(records[-1])

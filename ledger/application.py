@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -477,17 +476,24 @@ class StoredGoalEvents:
     def by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
         return {i: e for i, e in self.tx.events_by_id(event_ids).items() if e.goal_id == self.goal_id}
 
-    def latest_comparison_batch(self, comparison_id: str, before: int, retracted: AbstractSet[str]) -> StoredEvent | None:
-        """Read off the goal's comparisons and batches: a cost only a learning ledger naming a comparison pays."""
-        named = {
-            e.event_id
-            for e in self.tx.read_goal(self.goal_id, kinds=["comparison"], upto_position=before - 1)
-            if e.event_id not in retracted and isinstance(e.payload, dict) and e.payload.get("comparison_id") == comparison_id
-        }
-        if not named:
+    def latest_comparison_batch(self, comparison_id: str, before: int) -> StoredEvent | None:
+        key = linking.comparison_key(comparison_id)
+        row = self.tx.projection_row_of_goals([self.goal_id], linking.COMPARISON_INDEX, key).get(self.goal_id)
+        if row is None or row["status"] != "ok":
             return None
-        batches = self.tx.read_goal(self.goal_id, kinds=[linking.BATCH_KIND], upto_position=before - 1)
-        return next((b for b in reversed(batches) if any(m["event_id"] in named for m in b.payload["members"])), None)
+        batch_id = _json_field(row["payload"], "batch_id")
+        batch = self.by_id([batch_id]).get(batch_id) if isinstance(batch_id, str) else None
+        if batch is None or batch.position >= before or batch.kind != linking.BATCH_KIND:
+            raise CheckpointUnusable(f"the {linking.COMPARISON_INDEX} row {key} names no earlier batch of the goal")
+        return batch
+
+
+def _json_field(text: str | None, name: str) -> Any:
+    try:
+        value = json.loads(text or "null")
+    except ValueError:
+        return None
+    return value.get(name) if isinstance(value, dict) else None
 
 
 def _resumed(tx: Transaction, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int) -> GoalProjector | None:
@@ -503,7 +509,10 @@ def _resumed(tx: Transaction, goal: str, checkpoint: Mapping[str, Any] | None, f
         return None  # the checkpoint claims a later state than the goal's (tampered): not one to continue
     if any(retraction.retracted_by(event) for event in new):
         return None  # a retraction changes rows of earlier events: the goal is folded whole
-    return projector.fold_new(new)
+    try:
+        return projector.fold_new(new)
+    except CheckpointUnusable:
+        return None  # a stored row the fold resumed from is not what the events say: fold the goal whole
 
 
 def rebuild_projections(

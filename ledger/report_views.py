@@ -491,11 +491,11 @@ def _timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
 def latest_reviews(ledger: Ledger, goal_id: str) -> list[dict[str, Any]]:
     """The latest stored row of each of the goal's reviews (by position, then key), payload decoded.
 
-    Lifecycle steps (the timeline shows them) and the projector's checkpoint (its own bookkeeping) are no reviews.
+    Lifecycle steps (the timeline shows them), the projector's checkpoint and comparison index (its own bookkeeping) are no reviews.
     """
     _require_goals(ledger, [goal_id])
     return [
         {**row, "payload": None if row["payload"] is None else json.loads(row["payload"])}
         for row in ledger.goal_projections(goal_id)[1]
-        if row["projection"] not in (linking.STEP, linking.CHECKPOINT)
+        if row["projection"] not in (linking.STEP, linking.CHECKPOINT, linking.COMPARISON_INDEX)
     ]

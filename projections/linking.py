@@ -40,7 +40,8 @@ any other, so replay rebuilds it and audit checks it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -82,6 +83,10 @@ CHECKPOINT = "projector-checkpoint"
 CHECKPOINT_SCHEMA = "benchledger_projector_checkpoint_v1"
 # Bump when what the checkpoint holds changes (a checkpoint of another version is not resumed from).
 CHECKPOINT_VERSION = 1
+# comparison_id -> the latest batch that listed a comparison so named (one row per name): how a
+# learning ledger naming a comparison finds that comparison's runs without reading the goal's past.
+COMPARISON_INDEX = "comparison-batch"
+COMPARISON_INDEX_VERSION = 1
 # The kinds a derived review of a batch can stand for (claim review, learning ledger).
 DERIVED = {"claim-review": CLAIM, "learning-ledger": LEARNING}
 
@@ -93,6 +98,7 @@ def projection_versions() -> dict[str, int]:
     versions[BATCH_LINKS] = SUMMARY_VERSION
     versions[STEP] = STEP_VERSION
     versions[CHECKPOINT] = CHECKPOINT_VERSION
+    versions[COMPARISON_INDEX] = COMPARISON_INDEX_VERSION
     return versions
 
 
@@ -186,8 +192,8 @@ class EarlierEvents(Protocol):
         """Those of ``event_ids`` that are events of the goal."""
         ...
 
-    def latest_comparison_batch(self, comparison_id: str, before: int, retracted: Set[str]) -> EventLike | None:
-        """The goal's latest batch before position ``before`` that lists a comparison named ``comparison_id`` (not ``retracted``)."""
+    def latest_comparison_batch(self, comparison_id: str, before: int) -> EventLike | None:
+        """The goal's latest batch before position ``before`` that lists a comparison named ``comparison_id`` (its ``comparison-batch`` row)."""
         ...
 
 
@@ -400,6 +406,10 @@ class GoalProjector:
             name = _comparison_id(event) if event.kind == "comparison" else None
             if name is not None:
                 self._comparison_batches[name] = batch
+                if emitting:
+                    key = comparison_key(name)
+                    payload = {"comparison_id": name, "batch_id": batch.event_id}
+                    self.rows[(COMPARISON_INDEX, key)] = ProjectionRow(COMPARISON_INDEX, key, COMPARISON_INDEX_VERSION, batch.position, payload=payload)
         if not emitting:
             # Already projected: only what later reviews may read of it, computed if they do.
             if has_comparison:
@@ -449,11 +459,15 @@ class GoalProjector:
             return None
         batch = self._comparison_batches.get(comparison_id)
         if batch is None and self._earlier is not None:
-            batch = self._earlier.latest_comparison_batch(comparison_id, before, self._retracted)
+            batch = self._earlier.latest_comparison_batch(comparison_id, before)
         if batch is None:
             return None
         members, missing = self._members(batch)
-        return None if missing else (batch, {i: e for i, e in members.items() if i not in self._retracted})
+        kept = {i: e for i, e in members.items() if i not in self._retracted}
+        if not missing and not any(e.kind == "comparison" and _comparison_id(e) == comparison_id for e in kept.values()):
+            # (only a stored comparison-batch row that is not what the events say points there)
+            raise CheckpointUnusable(f"batch {batch.event_id} lists no comparison {comparison_id!r}")
+        return None if missing else (batch, kept)
 
     def _gate(self, members: Mapping[str, EventLike], ledger: Any, position: int) -> None:
         """The attempt gate of each run among ``members``, against ``ledger``, as of ``position``."""
@@ -573,6 +587,11 @@ class GoalProjector:
             return None
         self.rows[(name, key)] = ProjectionRow(name, key, module.VERSION, position, payload=payload)
         return payload
+
+
+def comparison_key(comparison_id: str) -> str:
+    """The ``comparison-batch`` row key of a comparison name (keys hold 128 characters; a name may hold 180)."""
+    return f"id:{comparison_id}" if len(comparison_id) <= 120 else f"sha256:{hashlib.sha256(comparison_id.encode()).hexdigest()}"
 
 
 def _holds_comparison(manifest: Mapping[str, Any]) -> bool:

@@ -351,6 +351,25 @@ def test_an_ingest_reads_only_the_events_after_the_checkpoint(ledger, monkeypatc
     application.ingest(ledger, "demo", [artifact("run", LIFECYCLE_CASE / "run.json")], source="test")
     head = ledger.head("demo")["last_version"]
     assert reads == [{"after_version": head - 2}]  # the run and its batch
+    reads.clear()  # a learning ledger naming a comparison finds its batch by the comparison-batch row
+    application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
+    assert reads == [{"after_version": head}]
+    assert {json.loads(g["payload"])["next_required_action"] for g in gates(ledger, "demo").values()} >= {"late_action"}
+
+
+def test_a_tampered_comparison_index_is_never_followed_and_audit_names_it(ledger):
+    *_, (baseline, treatment, comparison) = demo_steps()
+    application.ingest(ledger, "demo", [baseline, treatment, comparison], source="test")
+    launch = application.ingest(ledger, "demo", [artifact("launch", DEMO / "02-launch.json")], source="test")
+    with ledger.engine.begin() as connection:  # point the comparison's row at a batch that lists no comparison
+        connection.execute(
+            update(projection_rows)
+            .where(projection_rows.c.projection == "comparison-batch")
+            .values(payload=json.dumps({"batch_id": launch.batch.event.event_id, "comparison_id": "fixture-pair"}))
+        )
+    assert [p["detail"] for p in application.audit(ledger)["problems"]] == ["comparison-batch [id:fixture-pair] differs from a replay in payload"]
+    application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
+    assert_equals_replay(ledger, "demo")
 
 
 def test_a_deleted_checkpoint_is_reported_and_the_next_ingest_folds_the_whole_goal(ledger, monkeypatch):

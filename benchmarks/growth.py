@@ -1,0 +1,171 @@
+"""Incremental projections (issue 15 parts 1, 2, 4): what an ingest costs as its goal grows, and replay on every core.
+
+    .venv/bin/python -m benchmarks.growth --quick     # goals of 10^3 and 10^4 attempts; a 3x10^4-event replay
+    .venv/bin/python -m benchmarks.growth             # also 5x10^4 attempts; a 10^5-event replay
+
+Everything is measured in one run, on one SQLite ledger per section (``--workdir``):
+
+1. **Goal growth**, in process. Goals of 10^3 and 10^4 attempts (full: 5x10^4)
+   are built through the real path (``ingest_many``, whole batches in
+   transactions of about 500 artifacts, each transaction resuming each goal's
+   fold from its checkpoint). Then one sequence of ordinary batches (a
+   preflight, a launch, attempts of baseline run + treatment run + comparison,
+   a post-launch record, now and then a learning ledger or claim review) is
+   ingested batch by batch (``ingest``: one transaction each, as one
+   ``benchledger ingest`` call) into a fresh goal and into each grown goal,
+   interleaved batch by batch so that drift hits every goal alike. Only the
+   ``ingest`` call is timed (the documents are parsed and normalized before).
+   Reported: median and p95 per batch, and their ratio to the fresh goal's.
+2. **Replay on every core**: a ledger of many ordinary goals (clones of real
+   goals, as in ``benchmarks.run``, section 4) replayed with ``jobs=1`` and
+   ``jobs=2`` (wall clock, worker start-up included), against the fold alone
+   (the same events already read and decoded, folded into serialized rows in
+   this process, no database): the ceiling one process can reach.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchledger.ledger.application import BatchRequest, ingest, ingest_many, replay
+from benchledger.ledger.intake.artifacts import to_artifact
+from benchledger.ledger.intake.files import parse_document
+from benchledger.ledger.store import Ledger
+from benchmarks import workload as wl
+from benchmarks.contenders import BULK_ARTIFACTS, bench_fold_only
+from benchmarks.harness import log, pct
+from benchmarks.synthetic_ledger import build_big_ledger, build_templates
+
+TARGETS = {"median": 1.5, "p95": 3.0}  # per-batch ingest into a 10^4-attempt goal vs a fresh goal
+JOBS_TARGET, FOLD_TARGET = 1.6, 0.7  # replay --jobs 2 vs --jobs 1; --jobs 1 vs the fold alone
+
+
+def artifacts_of(batch: wl.Batch) -> list:
+    return [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents]
+
+
+def grow(ledger: Ledger, goal_id: str, attempts: int, seed: int) -> int:
+    """A goal of ``attempts`` attempts, ingested in transactions of whole batches (about 500 artifacts each)."""
+    goal = wl.make_goal(wl.load_templates(), goal_id, random.Random(seed), attempts=attempts)
+    group: list[BatchRequest] = []
+    for batch in goal.batches:
+        group.append(BatchRequest(goal_id, artifacts_of(batch)))
+        if sum(len(r.artifacts) for r in group) >= BULK_ARTIFACTS:
+            ingest_many(ledger, group, source="benchmark")
+            group = []
+    if group:
+        ingest_many(ledger, group, source="benchmark")
+    return ledger.require_goal(goal_id)["last_version"]
+
+
+def goal_growth(workdir: Path, sizes: list[int], measured_attempts: int, seed: int) -> list[dict]:
+    ledger = Ledger.open(f"sqlite:///{workdir / 'growth.sqlite'}")
+    goals = {0: "fresh"}
+    events = {0: 0}
+    for attempts in sizes:
+        started = time.perf_counter()
+        goals[attempts] = f"grown-{attempts}"
+        events[attempts] = grow(ledger, goals[attempts], attempts, seed + attempts)
+        log(f"grew {goals[attempts]}: {events[attempts]} events in {time.perf_counter() - started:.0f} s")
+    measured = wl.make_goal(wl.load_templates(), "measured", random.Random(seed - 1), attempts=measured_attempts)
+    batches = [artifacts_of(batch) for batch in measured.batches]
+    times: dict[int, list[float]] = {size: [] for size in goals}
+    for artifacts in batches:
+        for size, goal_id in goals.items():
+            started = time.perf_counter()
+            ingest(ledger, goal_id, artifacts, source="benchmark")
+            times[size].append((time.perf_counter() - started) * 1000)
+    ledger.close()
+    fresh = times[0]
+    return [
+        {
+            "attempts": size,
+            "events_before": events[size],
+            "batches": len(times[size]),
+            "median_ms": pct(times[size], 0.5),
+            "p95_ms": pct(times[size], 0.95),
+            "median_ratio": pct(times[size], 0.5) / pct(fresh, 0.5),
+            "p95_ratio": pct(times[size], 0.95) / pct(fresh, 0.95),
+        }
+        for size in goals
+    ]
+
+
+def replay_on_cores(workdir: Path, target_events: int, seed: int, repeat: int) -> dict:
+    ledger = Ledger.open(f"sqlite:///{workdir / 'replay.sqlite'}")
+    templates = build_templates(wl.load_templates(), 24, seed)
+    _goal, written = build_big_ledger(ledger, templates, target_events, 0)
+    log(f"built a {written}-event ledger of {len(ledger.heads())} goals")
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(repeat):  # interleaved, so drift hits both
+        for jobs in (1, 2):
+            started = time.perf_counter()
+            report = replay(ledger, jobs=jobs)
+            seconds[jobs].append(time.perf_counter() - started)
+            if report["rows_changed"] or report["faulted"]:
+                raise RuntimeError(f"replay --jobs {jobs} changed {report['rows_changed']} rows, faulted {len(report['faulted'])}")
+    fold = bench_fold_only(ledger)
+    ledger.close()
+    rate = {jobs: written / min(s) for jobs, s in seconds.items()}
+    return {
+        "events": written,
+        "jobs1_events_per_s": rate[1],
+        "jobs2_events_per_s": rate[2],
+        "fold_events_per_s": fold["events_per_s"],
+        "jobs2_vs_jobs1": rate[2] / rate[1],
+        "jobs1_vs_fold": rate[1] / fold["events_per_s"],
+        "jobs2_vs_fold": rate[2] / fold["events_per_s"],
+    }
+
+
+def held(ok: bool) -> str:
+    return "held" if ok else "MISSED"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="goals of 10^3 and 10^4 attempts, a 3x10^4-event replay")
+    parser.add_argument("--measured-attempts", type=int, default=None, help="attempts of the measured batch sequence (default 40 quick, 100 full)")
+    parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--workdir", type=Path, default=None, help="where the scratch SQLite files go (default: a temporary directory)")
+    args = parser.parse_args(argv)
+    sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 5 * 10**4]
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="benchledger-growth-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    growth = goal_growth(workdir, sizes, args.measured_attempts or (40 if args.quick else 100), args.seed)
+    print("| goal before the batches | events before | batches | per-batch ingest median / p95 | vs fresh goal: median / p95 | target |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for row in growth:
+        name = "fresh (0 attempts)" if row["attempts"] == 0 else f"{row['attempts']:,} attempts"
+        target = ""
+        if row["attempts"] == 10**4:
+            ok = row["median_ratio"] <= TARGETS["median"] and row["p95_ratio"] <= TARGETS["p95"]
+            target = f"median <= {TARGETS['median']}x, p95 <= {TARGETS['p95']}x: {held(ok)}"
+        print(
+            f"| {name} | {row['events_before']:,} | {row['batches']} | {row['median_ms']:.1f} / {row['p95_ms']:.1f} ms "
+            f"| {row['median_ratio']:.2f}x / {row['p95_ratio']:.2f}x | {target} |"
+        )
+    print()
+    result = replay_on_cores(workdir, 3 * 10**4 if args.quick else 10**5, args.seed, 2 if args.quick else 3)
+    print(f"| replay of {result['events']:,} events (SQLite) | events/s | ratio | target |")
+    print("| --- | --- | --- | --- |")
+    print(f"| fold alone (no database, one process) | {result['fold_events_per_s']:,.0f} | 1.00x | |")
+    print(
+        f"| `replay --jobs 1` | {result['jobs1_events_per_s']:,.0f} | {result['jobs1_vs_fold']:.2f}x the fold alone "
+        f"| >= {FOLD_TARGET}x: {held(result['jobs1_vs_fold'] >= FOLD_TARGET)} |"
+    )
+    print(
+        f"| `replay --jobs 2` | {result['jobs2_events_per_s']:,.0f} | {result['jobs2_vs_jobs1']:.2f}x `--jobs 1` "
+        f"({result['jobs2_vs_fold']:.2f}x the fold alone) | >= {JOBS_TARGET}x: {held(result['jobs2_vs_jobs1'] >= JOBS_TARGET)} |"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
