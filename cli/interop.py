@@ -114,6 +114,7 @@ def _rate(value: float | None) -> str:
 @click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (see below).")
 @click.option("--paired", is_flag=True, help="One row per pair: a task's baseline and treatment runs side by side, with the score delta.")
 @click.option("--summary", is_flag=True, help="Pass rates per benchmark and arm (with --current: over each arm's current run).")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N rows of the listing (not with --summary).")
 @format_option("table", "json", "csv")
 @wide_option
 @click.pass_context
@@ -128,6 +129,7 @@ def runs_command(
     current: bool,
     paired: bool,
     summary: bool,
+    limit: int | None,
     fmt: str,
     wide: bool,
 ) -> None:
@@ -158,16 +160,18 @@ def runs_command(
 
     if paired and (current or summary):
         raise click.UsageError("--paired cannot be combined with --current or --summary", ctx)
+    if summary and limit is not None:
+        raise click.UsageError("--limit does not apply to --summary (one row per benchmark and arm)", ctx)
     filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
     with open_ledger(ctx) as ledger:
         if paired:
-            _echo_listing("pairs", select_pairs(ledger, **filters), PAIR_HEADERS, _pair_row, fmt, wide)
+            _echo_listing("pairs", select_pairs(ledger, **filters)[:limit], PAIR_HEADERS, _pair_row, fmt, wide)
         elif summary:
             _echo_listing("pass_rates", run_pass_rates(ledger, current=current, **filters), RATE_HEADERS, _rate_row, fmt, wide)
         elif current:
-            _echo_listing("current_runs", select_runs(ledger, current=True, **filters), CURRENT_HEADERS, _current_row, fmt, wide)
+            _echo_listing("current_runs", select_runs(ledger, current=True, **filters)[:limit], CURRENT_HEADERS, _current_row, fmt, wide)
         else:
-            _echo_listing("runs", select_runs(ledger, **filters), RUN_HEADERS, _run_row, fmt, wide)
+            _echo_listing("runs", select_runs(ledger, **filters)[:limit], RUN_HEADERS, _run_row, fmt, wide)
 
 
 def _echo_listing(

@@ -32,8 +32,7 @@ def _run_events(ledger: Ledger, goal_id: str | None) -> list[StoredEvent]:
     if goal_id is not None:
         ledger.require_goal(goal_id)
     # (a goal's retractions follow what they retract: retraction.visible reads each goal's in stream order)
-    read = [e for e in ledger.read_all(goal_id=goal_id) if e.kind in (*runs.RUN_KINDS, runs.COMPARISON_KIND, retraction.KIND)]
-    return retraction.visible(read)
+    return retraction.visible(list(ledger.read_all(goal_id=goal_id, kinds=(*runs.RUN_KINDS, runs.COMPARISON_KIND, retraction.KIND))))
 
 
 def list_runs(ledger: Ledger, *, goal_id: str | None = None) -> list[dict[str, Any]]:

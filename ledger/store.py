@@ -268,13 +268,17 @@ class Ledger:
         with self.reading() as connection:
             return Transaction(connection).read_goal(goal_id, upto_position=upto_position)
 
-    def read_all(self, *, after_position: int = 0, goal_id: str | None = None, batch_size: int = 2000) -> Iterator[StoredEvent]:
-        """Every event in global order (optionally one goal's), fetched in pages of one snapshot."""
+    def read_all(
+        self, *, after_position: int = 0, goal_id: str | None = None, kinds: Sequence[str] | None = None, batch_size: int = 2000
+    ) -> Iterator[StoredEvent]:
+        """Every event in global order (optionally one goal's, or only ``kinds``), fetched in pages of one snapshot."""
         with self.reading() as connection:
             while True:
                 query = select(events).where(events.c.position > after_position)
                 if goal_id is not None:
                     query = query.where(events.c.goal_id == goal_id)
+                if kinds is not None:
+                    query = query.where(events.c.kind.in_(kinds))
                 page = [row_to_event(r) for r in connection.execute(query.order_by(events.c.position).limit(batch_size))]
                 yield from page
                 if len(page) < batch_size:

@@ -195,3 +195,16 @@ def test_goals_are_listed_a_page_at_a_time_and_limited(migrated_url, monkeypatch
     csv_lines = invoke(migrated_url, "goals", "--limit", "1", "--format", "csv").stdout.splitlines()
     assert len(csv_lines) == 2 and csv_lines[1].startswith("a-goal,")
     assert invoke(migrated_url, "goals", "--limit", "0").exit_code == 2
+
+
+def test_runs_limit_keeps_the_first_rows_of_each_listing(migrated_url):
+    from tests.test_cli_consistency import PUBLIC
+
+    assert invoke(migrated_url, "import-loopx", "--goal", "loopx-public", str(PUBLIC)).exit_code == 0
+    ingest_demo(migrated_url)
+    for listing, key in (((), "runs"), (("--current",), "current_runs"), (("--paired",), "pairs")):
+        whole = _json(migrated_url, "runs", *listing)[key]
+        assert len(whole) > 3
+        assert _json(migrated_url, "runs", *listing, "--limit", "3")[key] == whole[:3]
+    refused = invoke(migrated_url, "runs", "--summary", "--limit", "3")
+    assert refused.exit_code == 2 and "--limit does not apply to --summary" in refused.stderr
