@@ -229,7 +229,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
         for s in report["stale"]:
             click.echo(f"stale: {s['projection']} stored by version {s['stored_version']}, code is {s['code_version']} ({s['rows']} rows)")
         for m in report["missing"]:
-            click.echo(f"missing: {m['projection']} rows of {m['goals']} goal(s), stored before this benchledger kept them")
+            click.echo(f"stale: no {m['projection']} rows for {m['goals']} goal(s), stored before this benchledger kept them (`benchledger replay` builds them)")
         _echo_faulted(report["faulted"])
         for line in capped([f"{g['goal_id']} reflects position {g['reflects_position']}, head is {g['head_position']}" for g in report["lagging_goals"]]):
             click.echo(f"lagging: {line}")

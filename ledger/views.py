@@ -254,10 +254,10 @@ class LifecycleStep:
 
 @dataclass(frozen=True)
 class HistoryView:
+    """A goal's history as :func:`history_reader` streams it: the ``--as-of`` position it resolved, and the entries."""
+
     goal_id: str
     as_of_position: int | None
-    # "stored": read from the lifecycle-step rows; "folded": the goal's events folded now (rows missing or stale).
-    source: str
     entries: Iterator[dict[str, Any]]
 
 
@@ -282,12 +282,11 @@ def history_reader(ledger: Ledger, goal_id: str, query: HistoryFilter = HistoryF
         as_of = resolve_as_of(view, goal_id, query.as_of)
         lowest = _resolve_point(view, goal_id, "--since", query.since, latest_at_or_before=False) or 0
         highest = min(p for p in (as_of, _resolve_point(view, goal_id, "--until", query.until, latest_at_or_before=True), MAX_POSITION) if p is not None)
-        stored = stored_steps(connection, goal_id)
-        if stored:
+        if stored_steps(connection, goal_id):
             entries = _stored_history(connection, goal_id, query, lowest, highest)
         else:
             entries = _folded_history(view, goal_id, query, lowest, highest)
-        yield HistoryView(goal_id, as_of, "stored" if stored else "folded", entries)
+        yield HistoryView(goal_id, as_of, entries)
 
 
 def stored_steps(connection: Any, goal_id: str) -> bool:

@@ -90,7 +90,7 @@ def test_a_ledger_stored_before_steps_answers_and_says_to_replay(migrated_url):
     _sql(migrated_url, f"DELETE FROM projection_rows WHERE projection = '{STEP}'")  # what an older benchledger left
 
     status = invoke(migrated_url, "status")
-    assert status.exit_code == 1 and f"missing: {STEP} rows of 1 goal(s)" in status.stdout
+    assert status.exit_code == 1 and f"stale: no {STEP} rows for 1 goal(s)" in status.stdout
     assert _json(migrated_url, "status", exit_code=1)["missing"] == [{"projection": STEP, "goals": 1}]
     # Until a replay, history folds the goal instead: the same answer.
     assert invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout == before
