@@ -26,6 +26,7 @@ import argparse
 import gc
 import json
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -60,6 +61,17 @@ def build_goal(ledger: Ledger, goal_id: str, events: int, seed: int) -> int:
     return ledger.require_goal(goal_id)["last_version"]
 
 
+def build(url: str, args: argparse.Namespace) -> None:
+    ledger = Ledger.open(url)
+    try:
+        started = time.perf_counter()
+        build_goal(ledger, SMALL, args.small_events, args.seed)
+        build_goal(ledger, BIG, args.events, args.seed + 1)
+        log(f"built {url} in {time.perf_counter() - started:.0f} s")
+    finally:
+        ledger.close()
+
+
 def timed(work: Callable[[], Any], repeat: int) -> list[float]:
     """Milliseconds of each of ``repeat`` calls of ``work`` and ``json.dumps`` of its answer, after three warm-up calls."""
     for _ in range(3):
@@ -80,16 +92,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--ledger", type=Path, help="the SQLite file to build (reused when it exists)")
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     path = args.ledger or Path(f"/tmp/benchledger-reads-{args.events}.sqlite")
     url = f"sqlite:///{path}"
+    if args.build_only:
+        build(url, args)
+        return 0
+    if not path.exists():
+        # In a child: a process's peak RSS carries over to the processes it starts (Linux keeps the
+        # high-water mark across fork and exec), and building the big goal takes gigabytes.
+        subprocess.run([sys.executable, "-m", "benchmarks.reads", "--build-only", *(argv if argv is not None else sys.argv[1:]), "--ledger", str(path)], check=True)
     ledger = Ledger.open(url)
     try:
-        if ledger.head(BIG) is None:
-            started = time.perf_counter()
-            build_goal(ledger, SMALL, args.small_events, args.seed)
-            build_goal(ledger, BIG, args.events, args.seed + 1)
-            log(f"built {path} in {time.perf_counter() - started:.0f} s")
         sizes = {goal: ledger.require_goal(goal)["last_version"] for goal in (SMALL, BIG)}
         steps = {goal: ledger.goal_projections(goal)[0].get("lifecycle-step", 0) for goal in (SMALL, BIG)}
     finally:
