@@ -1,7 +1,7 @@
 """Peak memory of the intake commands at the documented limits, against bounds stated in the README.
 
     .venv/bin/python -m benchmarks.memory                      # 64 MiB ingest and ingest-batches, 3x10^5-event import-ndjson (SQLite)
-    .venv/bin/python -m benchmarks.memory --full               # ... and import-ndjson of 10^6 events too (about an hour more)
+    .venv/bin/python -m benchmarks.memory --full               # ... and import-ndjson of 10^6 events too (about ten minutes more)
     .venv/bin/python -m benchmarks.memory --quick              # 8 MiB and 10^5 events, a few minutes
     .venv/bin/python -m benchmarks.memory --ndjson-mib 64 --export-events 300000 1000000
 
