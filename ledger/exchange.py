@@ -298,16 +298,6 @@ def _check_trailer(scan: _Scan, digest: str, unverifiable_tail: bool) -> None:
         scan.problem(f"the trailer's digest {trailer['digest']} is not the digest of the events above it ({digest})")
 
 
-def _renumbered(path: str, byte_hash: Any) -> Iterator[dict[str, Any]]:
-    """The second pass: the event records again, renumbered 1..N (the first pass verified them)."""
-    count = 0
-    for _number, value in _export_records(path, byte_hash):
-        if TRAILER_KEY in value:
-            continue
-        count += 1
-        yield {**value, "position": count}
-
-
 def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False) -> ImportedExport:
     """Import an export file into an empty ledger, exactly (module docstring); all or nothing.
 
