@@ -55,6 +55,16 @@ def parse_digest(digest: str) -> tuple[int, str]:
     return position, running
 
 
+@dataclass(frozen=True, slots=True)
+class _Tail:
+    """What the chain check keeps of each goal's last event: never its payload (a ledger of many goals stays small)."""
+
+    goal_id: str
+    position: int
+    stream_version: int
+    chain_hash: str
+
+
 def verify_events(
     ordered_events: Iterable[StoredEvent],
     heads: Iterable[dict[str, Any]],
@@ -79,9 +89,9 @@ def verify_events(
     last_recorded_at = ""
     expected_position, expected_running = parse_digest(expect_digest) if expect_digest else (None, None)
     digest_checked = expected_position == 0 and expected_running == canonical.GENESIS_HASH
-    tails: dict[str, StoredEvent] = {}
+    tails: dict[str, _Tail] = {}
 
-    def problem(kind: str, event: StoredEvent | None, detail: str, goal_id: str | None = None) -> None:
+    def problem(kind: str, event: StoredEvent | _Tail | None, detail: str, goal_id: str | None = None) -> None:
         report.problems.append(
             Problem(kind, event.goal_id if event else goal_id, event.position if event else None, detail)
         )
@@ -123,7 +133,7 @@ def verify_events(
         )
         if recomputed != event.chain_hash:
             problem("chain_hash", event, "chain_hash does not match the event's fields")
-        tails[event.goal_id] = event
+        tails[event.goal_id] = _Tail(event.goal_id, event.position, event.stream_version, event.chain_hash)
 
         running = canonical.digest_step(running, event.chain_hash)
         covered = event.position if scope_goal is None else event.stream_version
