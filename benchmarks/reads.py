@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.reads                 # SQLite, a 10^5-event goal (builds it: a few minutes)
     .venv/bin/python -m benchmarks.reads --events 20000  # a smaller big goal (quick)
     .venv/bin/python -m benchmarks.reads --ledger /tmp/reads.sqlite   # keep (or reuse) the built ledger
+    .venv/bin/python -m benchmarks.reads --postgres-url postgresql://postgres@127.0.0.1:5432/test   # on PostgreSQL
 
 One ledger holds both goals, built from the seeded workload (benchmarks/workload.py)
 through the real path: every batch of a goal goes through ``ingest_many`` (all the
@@ -25,19 +26,25 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import create_engine, text
 
 from benchledger.ledger import views
 from benchledger.ledger.application import BatchRequest, ingest_many
 from benchledger.ledger.intake.artifacts import to_artifact
 from benchledger.ledger.intake.files import parse_document
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.migrate import upgrade
+from benchledger.ledger.store import Ledger, create_ledger_engine, normalize_url
 from benchmarks import workload as wl
 from benchmarks.harness import find_benchledger, log, pct
 from benchmarks.memory import peak_rss
@@ -67,7 +74,9 @@ def build(url: str, args: argparse.Namespace) -> None:
         started = time.perf_counter()
         build_goal(ledger, SMALL, args.small_events, args.seed)
         build_goal(ledger, BIG, args.events, args.seed + 1)
-        log(f"built {url} in {time.perf_counter() - started:.0f} s")
+        with ledger.engine.begin() as connection:  # fresh statistics, as a long-lived ledger has
+            connection.execute(text("ANALYZE"))
+        log(f"built {url.split('?')[0]} in {time.perf_counter() - started:.0f} s")
     finally:
         ledger.close()
 
@@ -91,27 +100,55 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small-events", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--ledger", type=Path, help="the SQLite file to build (reused when it exists)")
+    parser.add_argument("--postgres-url", help="measure on PostgreSQL instead: a fresh schema of this database, dropped at the end")
     parser.add_argument("--seed", type=int, default=15)
-    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--build-only", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    path = args.ledger or Path(f"/tmp/benchledger-reads-{args.events}.sqlite")
-    url = f"sqlite:///{path}"
     if args.build_only:
-        build(url, args)
+        build(args.build_only, args)
         return 0
-    if not path.exists():
+    if args.postgres_url:
+        with postgres_schema(args.postgres_url) as url:
+            return measure(url, args, build_first=True)
+    path = args.ledger or Path(f"/tmp/benchledger-reads-{args.events}.sqlite")
+    return measure(f"sqlite:///{path}", args, build_first=not path.exists())
+
+
+@contextmanager
+def postgres_schema(server_url: str) -> Iterator[str]:
+    """The URL of a fresh, migrated schema of ``server_url``'s database (dropped afterwards)."""
+    schema = f"benchledger_reads_{os.getpid()}"
+    admin = create_engine(normalize_url(server_url))
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = f"{server_url}{'&' if '?' in server_url else '?'}options={quote(f'-csearch_path={schema}')}"
+    try:
+        engine = create_ledger_engine(url)
+        upgrade(engine)
+        engine.dispose()
+        yield url
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def measure(url: str, args: argparse.Namespace, *, build_first: bool) -> int:
+    backend = "PostgreSQL" if url.startswith("postgres") else "SQLite"
+    if build_first:
         # In a child: a process's peak RSS carries over to the processes it starts (Linux keeps the
         # high-water mark across fork and exec), and building the big goal takes gigabytes.
-        subprocess.run([sys.executable, "-m", "benchmarks.reads", "--build-only", *(argv if argv is not None else sys.argv[1:]), "--ledger", str(path)], check=True)
+        sizes_args = ["--events", str(args.events), "--small-events", str(args.small_events), "--seed", str(args.seed)]
+        subprocess.run([sys.executable, "-m", "benchmarks.reads", "--build-only", url, *sizes_args], check=True)
     ledger = Ledger.open(url)
     try:
         sizes = {goal: ledger.require_goal(goal)["last_version"] for goal in (SMALL, BIG)}
         steps = {goal: ledger.goal_projections(goal)[0].get("lifecycle-step", 0) for goal in (SMALL, BIG)}
     finally:
         ledger.close()
-    print(f"ledger {path}: {sizes[BIG]} events in {BIG} ({steps[BIG]} lifecycle steps), {sizes[SMALL]} in {SMALL} ({steps[SMALL]})")
+    print(f"ledger {url.split('?')[0]}: {sizes[BIG]} events in {BIG} ({steps[BIG]} lifecycle steps), {sizes[SMALL]} in {SMALL} ({steps[SMALL]})")
     print()
-    print("| read (in process, SQLite, view + json.dumps) | 100-event goal p50 / p99 | 10^5-event goal p50 / p99 | ratio (p99) | target |")
+    print(f"| read (in process, {backend}, view + json.dumps) | 100-event goal p50 / p99 | 10^5-event goal p50 / p99 | ratio (p99) | target |")
     print("| --- | --- | --- | --- | --- |")
     ledger = Ledger.open(url)
     try:
