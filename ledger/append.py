@@ -179,8 +179,9 @@ class Transaction:
         upto_position: int | None = None,
         kinds: Sequence[str] | None = None,
         after_version: int = 0,
+        limit: int | None = None,
     ) -> list[StoredEvent]:
-        """The goal's events in stream order (those after stream version ``after_version``, up to ``upto_position``, of ``kinds``)."""
+        """The goal's events in stream order (those after stream version ``after_version``, up to ``upto_position``, of ``kinds``; the first ``limit``)."""
         query = select(events).where(events.c.goal_id == goal_id)
         if after_version:
             query = query.where(events.c.stream_version > after_version)
@@ -188,7 +189,7 @@ class Transaction:
             query = query.where(events.c.position <= upto_position)
         if kinds is not None:
             query = query.where(events.c.kind.in_(kinds))
-        return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version))]
+        return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version).limit(limit))]
 
     def projection_row_of_goals(self, goal_ids: Sequence[str], projection: str, key: str) -> dict[str, dict[str, Any]]:
         """Each goal's stored row ``key`` of ``projection`` (goals without one are left out)."""
@@ -231,8 +232,9 @@ class Transaction:
         query = select(projection_rows).where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
         if projection is not None:
             query = query.where(projection_rows.c.projection == projection)
-        stored = {_row_key(row._mapping): dict(row._mapping) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
-        changed = [row for row in rows if stored.pop(_row_key(row), None) != row]
+        # (compared as tuples in column order: a replay reads every stored row of the ledger)
+        stored = {tuple(row[:_KEY_WIDTH]): tuple(row) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
+        changed = [row for row in rows if stored.pop(_row_key(row), None) != tuple(row[name] for name in _ROW_COLUMNS)]
         self.upsert_projection_rows(changed)
         unwanted = list(stored)
         for start in range(0, len(unwanted), 500):
@@ -286,6 +288,12 @@ _UPDATE_HEAD = (
     .where(stream_heads.c.goal_id == bindparam("head_goal_id"))
     .values({name: bindparam(name) for name in ("last_version", "last_chain_hash", "last_position", "last_recorded_at")})
 )
+
+
+_ROW_COLUMNS = tuple(column.name for column in projection_rows.c)
+# The primary key is the table's first columns: a stored row's key is the start of its tuple.
+_KEY_WIDTH = len(projection_rows.primary_key.columns)
+assert _ROW_COLUMNS[:_KEY_WIDTH] == tuple(column.name for column in projection_rows.primary_key.columns)
 
 
 def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -107,6 +107,14 @@ def grouped_before(tx: Transaction, goal_id: str, member_ids: Sequence[str]) -> 
     review command is always recorded (its flags are the new observation).
     """
     wanted = set(member_ids)
+    stored = tx.events_by_id(wanted)
+    if stored:
+        # The batch appended right after the newest member (its own manifest) is the earliest that can
+        # list it: when it lists them all (a file or a group ingested again), no other batch is read.
+        newest = max(stored.values(), key=lambda event: event.stream_version)
+        home = tx.read_goal(goal_id, kinds=(linking.BATCH_KIND,), after_version=newest.stream_version, limit=1)
+        if home and wanted <= {member["event_id"] for member in home[0].payload["members"]}:
+            return home[0]
     for batch in tx.read_goal(goal_id, kinds=(linking.BATCH_KIND,)):
         if wanted <= {member["event_id"] for member in batch.payload["members"]}:
             return batch

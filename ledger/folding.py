@@ -28,7 +28,7 @@ from benchledger.projections.linking import ProjectionRow, project_goal
 GOALS_PER_STEP = 200
 # With workers, a step also stops at this many events, so that a few large goals
 # are spread over the workers instead of landing in one step.
-EVENTS_PER_STEP = 20_000
+EVENTS_PER_STEP = 2_000
 
 
 @dataclass(frozen=True)
