@@ -229,16 +229,25 @@ class Transaction:
         Only rows that differ are written or deleted: a replay of a healthy
         ledger reads its rows and writes nothing.
         """
+        return self.write_projection_rows_diff(*self.projection_rows_diff(goal_ids, rows, projection=projection))
+
+    def projection_rows_diff(
+        self, goal_ids: Sequence[str], rows: Sequence[dict[str, Any]], *, projection: str | None = None
+    ) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
+        """What :meth:`replace_projection_rows` would change: the rows that differ from the stored ones, and the keys of stored rows not in ``rows``."""
         query = select(projection_rows).where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
         if projection is not None:
             query = query.where(projection_rows.c.projection == projection)
         # (compared as tuples in column order: a replay reads every stored row of the ledger)
         stored = {tuple(row[:_KEY_WIDTH]): tuple(row) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
         changed = [row for row in rows if stored.pop(_row_key(row), None) != tuple(row[name] for name in _ROW_COLUMNS)]
+        return changed, list(stored)
+
+    def write_projection_rows_diff(self, changed: Sequence[dict[str, Any]], unwanted: Sequence[tuple[Any, ...]]) -> int:
+        """Write ``changed`` over the stored rows and delete the rows keyed ``unwanted``; returns how many rows that is."""
         self.upsert_projection_rows(changed)
-        unwanted = list(stored)
         for start in range(0, len(unwanted), 500):
-            self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": unwanted[start : start + 500]})
+            self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": list(unwanted[start : start + 500])})
         return len(changed) + len(unwanted)
 
     def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:

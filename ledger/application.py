@@ -16,7 +16,7 @@ from typing import Any
 
 from benchledger.errors import CheckFailed, InvalidInput, capped
 from benchledger.ledger import folding
-from benchledger.ledger.folding import FoldedGoal, row_record
+from benchledger.ledger.folding import FoldedGoal, FoldedStep, row_record
 from benchledger.ledger.storage_guard import UnstorableContent
 from benchledger.ledger.store import (
     Appended,
@@ -523,22 +523,16 @@ def _resumed(tx: Transaction, goal: str, checkpoint: Mapping[str, Any] | None, f
         return None  # a stored row the fold resumed from is not what the events say: fold the goal whole
 
 
-def rebuild_projections(
-    tx: Transaction, goals: Sequence[str], *, projection: str | None = None
-) -> Iterator[tuple[list[FoldedGoal], int]]:
-    """Rebuild the stored projections of ``goals`` (all, or only ``projection``'s rows), a step of goals at a time, in this process.
+def rebuild_projections(tx: Transaction, goals: Sequence[str]) -> Iterator[FoldedStep]:
+    """Rebuild the stored projections of ``goals``, a step of goals at a time, in this process; yields each step.
 
     (For a transaction whose events no other process sees yet: import-ndjson.)
     """
-    steps = [list(goals[start : start + folding.GOALS_PER_STEP]) for start in range(0, len(goals), folding.GOALS_PER_STEP)]
-    for step in steps:
-        folded = folding.fold_goals(tx.read_goals(step), projection=projection)
-        yield folded, _replace_rows(tx, step, folded, projection)
-
-
-def _replace_rows(tx: Transaction, step: list[str], folded: list[FoldedGoal], projection: str | None) -> int:
-    """Make the stored rows of the ``step``'s goals what the fold gave; how many changed (a healthy ledger: none)."""
-    return tx.replace_projection_rows(step, [row for goal in folded for row in goal.rows], projection=projection)
+    upto = tx.last_position()
+    for start in range(0, len(goals), folding.GOALS_PER_STEP):
+        step = folding.fold_step(tx, list(goals[start : start + folding.GOALS_PER_STEP]), upto, compare=True)
+        tx.write_projection_rows_diff(step.changed, step.unwanted)
+        yield step
 
 
 def replay(
@@ -554,9 +548,9 @@ def replay(
     Every row is recomputed; only those that differ from the stored ones are
     written or deleted (``rows_changed``). A reducer that raises marks its row
     faulted instead of aborting the replay. ``jobs`` worker processes fold the
-    goals (``ledger.folding``); this process writes every row in one
-    transaction. ``progress`` is called with the number of events folded for
-    each step of goals.
+    goals and compare their rows (``ledger.folding``); this process writes what
+    differs, all in one transaction. ``progress`` is called with the number of
+    events folded for each step of goals.
     """
     if projection is not None and projection not in linking.projection_versions():
         known = ", ".join(sorted(linking.projection_versions()))
@@ -568,30 +562,21 @@ def replay(
     def rebuild() -> None:
         report.update(goals=0, events=0, rows=0, rows_changed=0, faulted=[])
         with ledger.transaction(write=True) as tx:
-            # (under the append lock: the goals and their events are what the rebuild writes over)
+            # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
             steps = folding.steps_of(heads, jobs=jobs)
-            for step, folded in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
-                report["rows_changed"] += _replace_rows(tx, step, folded, projection)
-                _count_replayed(report, folded, progress)
-                del folded  # (not held while the next step is folded: a few steps in memory at a time)
+            for step in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection, compare=True):
+                report["rows_changed"] += tx.write_projection_rows_diff(step.changed, step.unwanted)
+                for goal in step.folded:
+                    report["goals"] += 1
+                    report["events"] += goal.events
+                    report["rows"] += goal.row_count
+                    report["faulted"] += goal.faulted
+                if progress is not None:
+                    progress(sum(goal.events for goal in step.folded))
 
     ledger.retrying_when_locked(rebuild)
     return report
-
-
-def _count_replayed(report: dict[str, Any], folded: list[FoldedGoal], progress: Callable[[int], None] | None) -> None:
-    for goal in folded:
-        report["goals"] += 1
-        report["events"] += goal.events
-        report["rows"] += len(goal.rows)
-        report["faulted"] += [
-            {"goal_id": goal.goal_id, "projection": row["projection"], "key": row["key"], "error": row["error"]}
-            for row in goal.rows
-            if row["error"] is not None
-        ]
-    if progress is not None:
-        progress(sum(goal.events for goal in folded))
 
 
 @one_snapshot
@@ -655,11 +640,11 @@ def audit(
         read = Transaction(connection)
         steps = folding.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
         folded_steps = folding.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), keep_failures=True)
-        for _step, folded in folded_steps:
-            for goal in folded:
+        for step in folded_steps:
+            for goal in step.folded:
                 projections_checked += _audit_goal(ledger, goal, problems)
             if progress is not None:
-                progress(sum(goal.events for goal in folded))
+                progress(sum(goal.events for goal in step.folded))
     return {
         "ok": not problems,
         "events_checked": report.events_checked,

@@ -4,14 +4,19 @@ A goal's fold is independent of every other goal's, so ``replay --jobs N`` and
 ``audit --jobs N`` hand steps of goals to N worker processes. Each worker opens
 the ledger's database itself and reads its own goals' events (only events up to
 the position the caller's snapshot ends at: positions follow commit order, so
-those are exactly the events the caller sees); it returns the goals' rows as
-stored records. The caller alone writes (replay: all steps in its one
-transaction) or compares (audit). A ledger no other process can open (the
-throwaway in-memory one) and a one-job run fold in this process.
+those are exactly the events the caller sees). For a replay it also compares
+them with its goals' stored rows (the replay holds the append lock, and only
+this step writes these goals' rows, so what the worker reads is what the
+replay's transaction holds) and returns only what differs; the caller alone
+writes, all steps in its one transaction. For an audit it returns the rows and
+the caller compares them with the rows of its own snapshot. A ledger no other
+process can open (the throwaway in-memory one) and a one-job run fold in this
+process, through the same code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,12 +38,24 @@ EVENTS_PER_STEP = 2_000
 
 @dataclass(frozen=True)
 class FoldedGoal:
-    """One goal folded from its first event: its rows as stored, or why it could not be folded."""
+    """One goal folded from its first event: its rows as stored (unless compared where it was folded), or why it could not be folded."""
 
     goal_id: str
     events: int
     rows: list[dict[str, Any]]
+    row_count: int
+    faulted: list[dict[str, Any]]  # {"goal_id", "projection", "key", "error"} of each faulted row
     failure: str | None = None
+
+
+@dataclass(frozen=True)
+class FoldedStep:
+    """A step of goals folded; with ``compare``, the rows that differ from the stored ones and the stored keys no row has."""
+
+    goals: list[str]
+    folded: list[FoldedGoal]
+    changed: list[dict[str, Any]]
+    unwanted: list[tuple[Any, ...]]
 
 
 def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
@@ -71,11 +88,29 @@ def fold_goals(
         except Exception as exc:
             if not keep_failures:
                 raise
-            folded.append(FoldedGoal(goal, len(events), [], f"{type(exc).__name__}: {exc}"))
+            folded.append(FoldedGoal(goal, len(events), [], 0, [], f"{type(exc).__name__}: {exc}"))
             continue
         rows = [row_record(goal, row) for row in projector.rows.values() if projection is None or row.projection == projection]
-        folded.append(FoldedGoal(goal, len(projector.events), rows))
+        faulted = [{"goal_id": goal, "projection": r["projection"], "key": r["key"], "error": r["error"]} for r in rows if r["error"] is not None]
+        folded.append(FoldedGoal(goal, len(projector.events), rows, len(rows), faulted))
     return folded
+
+
+def fold_step(
+    read: Transaction,
+    goals: list[str],
+    upto_position: int,
+    *,
+    projection: str | None = None,
+    keep_failures: bool = False,
+    compare: bool = False,
+) -> FoldedStep:
+    """Read and fold ``goals`` through ``read``; with ``compare``, diff their rows against the stored ones (rows then not kept)."""
+    folded = fold_goals(_events_upto(read.read_goals(goals), upto_position), projection=projection, keep_failures=keep_failures)
+    if not compare:
+        return FoldedStep(goals, folded, [], [])
+    changed, unwanted = read.projection_rows_diff(goals, [row for goal in folded for row in goal.rows], projection=projection)
+    return FoldedStep(goals, [dataclasses.replace(goal, rows=[]) for goal in folded], changed, unwanted)
 
 
 def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[list[str]]:
@@ -99,27 +134,23 @@ def folded_steps(
     *,
     jobs: int,
     upto_position: int,
-    projection: str | None = None,
-    keep_failures: bool = False,
-) -> Iterator[tuple[list[str], list[FoldedGoal]]]:
-    """Each step of goals with its folded goals, in order; folded by ``jobs`` worker processes, or here through ``read``."""
-    options = {"projection": projection, "keep_failures": keep_failures}
+    **options: Any,
+) -> Iterator[FoldedStep]:
+    """Each step of goals folded (:func:`fold_step`, ``options`` passed on), in order; by ``jobs`` worker processes, or here through ``read``."""
     if jobs <= 1 or len(steps) <= 1 or not ledger.persistent:
         for step in steps:
-            yield step, fold_goals(_events_upto(read.read_goals(step), upto_position), **options)
+            yield fold_step(read, step, upto_position, **options)
         return
     url = ledger.engine.url.render_as_string(hide_password=False)
     context = multiprocessing.get_context("spawn")  # a worker shares no connection (nor lock) with this process
     with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=(url,)) as pool:
         pending: deque = deque()
         for step in steps:
-            pending.append((step, pool.submit(_fold_in_worker, step, upto_position, options)))
-            if len(pending) >= 2 * jobs:  # (bounded: the writer holds a few steps' rows, not the ledger's)
-                done, future = pending.popleft()
-                yield done, future.result()
+            pending.append(pool.submit(_fold_in_worker, step, upto_position, options))
+            if len(pending) >= 2 * jobs:  # (bounded: the caller holds a few steps, not the ledger)
+                yield pending.popleft().result()
         while pending:
-            done, future = pending.popleft()
-            yield done, future.result()
+            yield pending.popleft().result()
 
 
 def _events_upto(events_of: Mapping[str, list[StoredEvent]], position: int) -> dict[str, list[StoredEvent]]:
@@ -134,8 +165,7 @@ def _open_worker(url: str) -> None:
     _worker_ledger = Ledger.open(url, migrate=False)
 
 
-def _fold_in_worker(goals: list[str], upto_position: int, options: Mapping[str, Any]) -> list[FoldedGoal]:
+def _fold_in_worker(goals: list[str], upto_position: int, options: Mapping[str, Any]) -> FoldedStep:
     assert _worker_ledger is not None, "the pool's initializer opens the ledger"
     with _worker_ledger.reading() as connection:
-        events_of = Transaction(connection).read_goals(goals)
-    return fold_goals(_events_upto(events_of, upto_position), **options)
+        return fold_step(Transaction(connection), goals, upto_position, **options)
