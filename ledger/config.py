@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from benchledger.errors import LedgerUnavailable
+
 IN_MEMORY_URL = "sqlite://"
 
 
@@ -28,7 +30,17 @@ def resolve_url(explicit: str | None = None) -> str:
     if url:
         return url
     path = default_ledger_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        # BENCHLEDGER_HOME set to the ledger file itself (or below a file): name the setting, not the OSError.
+        if os.environ.get("BENCHLEDGER_HOME"):
+            raise LedgerUnavailable(
+                f"BENCHLEDGER_HOME is {path.parent}, which is not a directory: it must name the folder that holds ledger.sqlite"
+            ) from exc
+        raise LedgerUnavailable(f"cannot create the ledger's folder {path.parent}: a file stands in its path") from exc
+    except OSError as exc:
+        raise LedgerUnavailable(f"cannot create the ledger's folder {path.parent}: {exc.strerror or exc}") from exc
     return f"sqlite:///{path}"
 
 
