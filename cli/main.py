@@ -40,10 +40,13 @@ class _Root(click.Group):
         from benchledger.errors import INTERNAL_ERROR, BenchledgerError, redact_url
 
         real_stdout, sys.stdout = sys.stdout, _OutputStream(sys.stdout)
+        committed_before = _commits_so_far()
         try:
             return super().invoke(ctx)
         except _OutputFailed as failure:
             _report_output_failure(ctx, failure.error)
+        except KeyboardInterrupt:
+            _report_interruption(ctx, _commits_so_far() - committed_before)
         except BenchledgerError as exc:
             click.echo(f"benchledger: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -100,6 +103,31 @@ class _OutputStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def _commits_so_far() -> int:
+    """Write transactions this process committed (0 before the store is even imported: a command that never opened a ledger)."""
+    store = sys.modules.get("benchledger.ledger.store")
+    return store.Ledger.writes_committed if store is not None else 0
+
+
+def _report_interruption(ctx: click.Context, committed: int) -> None:
+    """Ctrl-C: one line saying what the ledger kept, exit 130 (not click's "Aborted!" and 1, which reads as "a check said no").
+
+    The transaction under way rolls back as the interruption unwinds it, so what
+    stays is exactly what committed before (only ``ingest-batches`` commits in steps).
+    """
+    from benchledger.errors import INTERRUPTED
+
+    if committed:
+        click.echo(
+            f"benchledger: interrupted; the {committed} transaction(s) committed before it are kept, the one under way "
+            "was not written (`benchledger ingest-batches` of the same file appends only the rest)",
+            err=True,
+        )
+    else:
+        click.echo("benchledger: interrupted; nothing was written", err=True)
+    ctx.exit(INTERRUPTED)
 
 
 def _report_output_failure(ctx: click.Context, exc: OSError) -> None:

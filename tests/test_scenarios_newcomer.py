@@ -7,11 +7,13 @@ test checks that no internal error escapes).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from benchledger.cli.main import cli
+from tests.helpers import invoke, row_counts
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "examples" / "demo"
@@ -38,3 +40,73 @@ def test_benchledger_home_pointing_to_a_file_is_named_not_an_internal_error(tmp_
     # a file further up the path is named the same way
     below = _embedded(["goals"], home / "sub")
     assert below.exit_code == 2 and "which is not a directory" in below.stderr and "internal error" not in below.stderr
+
+
+# -- Ctrl-C: one line saying what the ledger kept, and an exit code that is not "a check said no" --------
+
+
+def _big_ndjson(path: Path, runs: int) -> Path:
+    """``runs`` distinct compact runs, one a line: more than one chunk of an ingest."""
+    run = json.loads((DEMO / "04-run-baseline.json").read_text())
+    path.write_text("".join(json.dumps({**run, "job_name": f"job-{i}"}) + "\n" for i in range(runs)))
+    return path
+
+
+def test_ctrl_c_during_an_ingest_says_nothing_was_written_and_exits_130(migrated_url, tmp_path, monkeypatch):
+    from benchledger.ledger import bulk
+
+    invoke(migrated_url, "ingest", "--goal", "kept", str(DEMO / "04-run-baseline.json"))
+    counts = row_counts(migrated_url)
+    chunks = []
+    real_append = bulk._append_or_check
+
+    def interrupted(*args, **kwargs):
+        if chunks:
+            raise KeyboardInterrupt  # the user's Ctrl-C while the second chunk is appended
+        chunks.append(real_append(*args, **kwargs))
+        return chunks[-1]
+
+    monkeypatch.setattr(bulk, "_append_or_check", interrupted)
+    result = invoke(
+        migrated_url, "ingest", "--goal", "big", str(_big_ndjson(tmp_path / "big.ndjson", bulk.CHUNK_ARTIFACTS + 20))
+    )
+
+    assert chunks, "the interruption came after a chunk was appended inside the transaction"
+    assert result.exit_code == 130, result.output
+    assert result.stderr == "benchledger: interrupted; nothing was written\n"
+    assert row_counts(migrated_url) == counts
+    monkeypatch.undo()
+    assert json.loads(invoke(migrated_url, "audit", "--format", "json").stdout)["ok"] is True
+
+
+def test_ctrl_c_during_ingest_batches_says_what_was_kept_and_a_rerun_appends_the_rest(
+    migrated_url, tmp_path, monkeypatch
+):
+    from benchledger.ledger import bulk
+
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 1)  # one batch (of one run) per transaction
+    run = json.loads((DEMO / "04-run-baseline.json").read_text())
+    path = tmp_path / "backlog.ndjson"
+    lines = [{"goal_id": "g", "kind": None, "artifacts": [{**run, "job_name": f"job-{i}"}]} for i in range(4)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    committed = []
+    real_ingest_many = bulk.ingest_many
+
+    def interrupted(*args, **kwargs):
+        if len(committed) == 2:
+            raise KeyboardInterrupt  # Ctrl-C after two transactions committed
+        committed.append(real_ingest_many(*args, **kwargs))
+        return committed[-1]
+
+    monkeypatch.setattr(bulk, "ingest_many", interrupted)
+    result = invoke(migrated_url, "ingest-batches", str(path))
+
+    assert result.exit_code == 130, result.output
+    assert result.stderr == (
+        "benchledger: interrupted; the 2 transaction(s) committed before it are kept, the one under way was not written "
+        "(`benchledger ingest-batches` of the same file appends only the rest)\n"
+    )
+    assert row_counts(migrated_url)["events"] == 2 * 2  # two batches: a run and its manifest each
+    monkeypatch.setattr(bulk, "ingest_many", real_ingest_many)
+    rest = json.loads(invoke(migrated_url, "ingest-batches", str(path), "--format", "json").stdout)
+    assert (rest["appended"], rest["duplicates"]) == (2, 2)

@@ -15,7 +15,8 @@ Exit codes (README "Exit codes" states them for users):
   ingest or import refused its inputs (each one listed), the ledger refused
   to store an input's content (too long, not finite, a local path or secret);
 * 2 – usage, bad input or an unusable database (:data:`USAGE`);
-* 70 – an internal error: a bug in benchledger (:data:`INTERNAL_ERROR`).
+* 70 – an internal error: a bug in benchledger (:data:`INTERNAL_ERROR`);
+* 130 – interrupted (Ctrl-C, :data:`INTERRUPTED`): what committed before stays, the rest was not written.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ CHECK_FAILED = 1
 USAGE = 2
 # sysexits.h's EX_SOFTWARE: "an internal software error has been detected".
 INTERNAL_ERROR = 70
+# 128 + SIGINT, what a shell reports for a command Ctrl-C stopped.
+INTERRUPTED = 130
 
 
 class BenchledgerError(Exception):
