@@ -45,7 +45,10 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> 
     with open_ledger(ctx) as ledger, ledger.snapshot() as view:
         site = pages.Site(view, list(goals), lambda: result)
         result = {**audit(view), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
-        written = pages.write_site(site, output)
+        try:
+            written = pages.write_site(site, output)
+        except OSError as exc:  # a file in the folder's path, a read-only or full disk: the user's to fix, not a bug
+            raise InvalidInput(f"cannot write the report into {output}: {exc.strerror or exc} ({exc.filename})") from exc
     click.echo(f"wrote {written} files into {output}; open {output / 'index.html'}")
 
 

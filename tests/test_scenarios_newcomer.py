@@ -110,3 +110,14 @@ def test_ctrl_c_during_ingest_batches_says_what_was_kept_and_a_rerun_appends_the
     monkeypatch.setattr(bulk, "ingest_many", real_ingest_many)
     rest = json.loads(invoke(migrated_url, "ingest-batches", str(path), "--format", "json").stdout)
     assert (rest["appended"], rest["duplicates"]) == (2, 2)
+
+
+def test_report_into_a_folder_that_cannot_be_made_names_it_in_one_line(migrated_url, tmp_path):
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
+    blocker = tmp_path / "site.html"  # the user gave a file where the report's folder should go, one level up
+    blocker.write_text("mine")
+    result = invoke(migrated_url, "report", "--output", str(blocker / "site"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"benchledger: cannot write the report into {blocker / 'site'}: ")
+    assert "Not a directory" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert blocker.read_text() == "mine"
