@@ -18,6 +18,7 @@ from typing import Any
 import click
 from click.shell_completion import CompletionItem
 
+from benchledger.errors import InvalidInput
 from benchledger.ledger.store import GOAL_ID_PATTERN
 
 GOAL_ALIASES = ("--goal-id",)
@@ -174,6 +175,13 @@ def open_ledger(ctx: click.Context) -> Iterator[Any]:
     url = (ctx.find_root().obj or {}).get("database_url")
     created = new_default_ledger(url)
     ledger = open_at(url)
+    if not ledger.persistent:
+        # `sqlite:///$LEDGER` with LEDGER unset: every command would "succeed" on a ledger that ends with the process.
+        ledger.close()
+        raise InvalidInput(
+            f"{url} is an in-memory database: nothing written there outlives the command; "
+            "name a file (sqlite:///PATH) or a server (postgresql://USER@HOST/DATABASE)"
+        )
     if created is not None and created.exists():
         click.echo(f"benchledger: note: created a new, empty ledger at {created} (`benchledger info` names the ledger in use)", err=True)
     try:

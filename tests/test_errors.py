@@ -134,7 +134,7 @@ def test_the_installed_entry_point_prints_no_traceback(tmp_path):
     assert done.stderr == "benchledger: cannot use the ledger at sqlite:////nonexistent-dir/x.sqlite: the directory /nonexistent-dir does not exist\n"
 
 
-def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch):
+def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch, tmp_path):
     from benchledger.ledger import views
 
     monkeypatch.delenv("BENCHLEDGER_DEBUG")
@@ -143,7 +143,7 @@ def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch):
         raise KeyError("a bug")
 
     monkeypatch.setattr(views, "goal_listing", broken)
-    result = CliRunner().invoke(cli, ["--database-url", "sqlite://", "goals"])
+    result = CliRunner().invoke(cli, ["--database-url", f"sqlite:///{tmp_path / 'l.sqlite'}", "goals"])
     assert result.exit_code == 70
     assert result.stderr.startswith("benchledger: internal error (KeyError") and "Traceback" not in result.output
 

@@ -121,3 +121,23 @@ def test_report_into_a_folder_that_cannot_be_made_names_it_in_one_line(migrated_
     assert result.stderr.startswith(f"benchledger: cannot write the report into {blocker / 'site'}: ")
     assert "Not a directory" in result.stderr and len(result.stderr.splitlines()) == 1
     assert blocker.read_text() == "mine"
+
+
+def test_an_in_memory_database_url_is_refused_rather_than_an_ingest_that_vanishes(tmp_path):
+    # `export BENCHLEDGER_DATABASE_URL=sqlite:///$LEDGER` with LEDGER unset is `sqlite:///`: SQLite's in-memory
+    # database. The ingest said "appended: 1 event(s)", exit 0, and the event was gone when the process ended.
+    run = str(DEMO / "04-run-baseline.json")
+    for url in ("sqlite:///", "sqlite://", "sqlite:///:memory:"):
+        env = {"BENCHLEDGER_DATABASE_URL": url, "BENCHLEDGER_DEBUG": None}
+        for args in (["ingest", "--goal", "g", run], ["goals"], ["audit"]):
+            result = CliRunner().invoke(cli, args, env=env)
+            assert result.exit_code == 2, (url, args, result.output)
+            assert result.stderr == (
+                f"benchledger: {url} is an in-memory database: nothing written there outlives the command; "
+                "name a file (sqlite:///PATH) or a server (postgresql://USER@HOST/DATABASE)\n"
+            ), (url, args)
+    # a review without --goal still runs in its throwaway ledger, whatever the URL says
+    review = CliRunner().invoke(
+        cli, ["--database-url", "sqlite:///", "benchmark", "review-verifier-attribution", "--benchmark-run-json", run]
+    )
+    assert review.exit_code in (0, 1) and review.stderr == "" and review.stdout.strip(), review.output
