@@ -78,6 +78,26 @@ class AliasedOption(click.Option):
             self.opts = every
 
 
+class _OneGoalOption(AliasedOption):
+    """``--goal`` of a command that takes one goal: given twice with two ids, it is refused, not the last one taken.
+
+    (Click keeps the last value of a repeated option silently: `export --goal a --goal b` exported b alone.)
+    """
+
+    def __init__(self, *args: Any, callback: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, multiple=True, **kwargs)
+        self.one_callback = callback
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        given = tuple(dict.fromkeys(super().process_value(ctx, value)))
+        if len(given) > 1:
+            raise click.BadParameter(
+                f"--goal given twice ({', '.join(map(repr, given))}): this command takes one goal", ctx=ctx, param=self
+            )
+        goal = given[0] if given else None
+        return self.one_callback(ctx, self, goal) if self.one_callback else goal
+
+
 def _goal_declaration(*, required: bool = False, help: str, name: str = "goal", validate: bool = True) -> tuple[list[str], dict[str, Any]]:
     return ["--goal", *GOAL_ALIASES, name], {
         "hidden_aliases": GOAL_ALIASES,
@@ -94,16 +114,21 @@ def goal_option(**settings: Any) -> click.Option:
 
     Settings: ``help``, ``required``, ``name`` (the parameter's name) and
     ``validate=False``, which leaves the id to the command
-    (baseline-failure-gate reports a bad one in its review payload, as LoopX does).
+    (baseline-failure-gate reports a bad one in its review payload, and takes the last
+    of a repeated one, as LoopX does). Otherwise two different goals are refused.
     """
     declarations, attributes = _goal_declaration(**settings)
-    return AliasedOption(declarations, **attributes)
+    return _one_goal_class(settings)(declarations, **attributes)
 
 
 def goal_filter(**settings: Any) -> Any:
     """:func:`goal_option` as a decorator (same settings)."""
     declarations, attributes = _goal_declaration(**settings)
-    return click.option(*declarations, cls=AliasedOption, **attributes)
+    return click.option(*declarations, cls=_one_goal_class(settings), **attributes)
+
+
+def _one_goal_class(settings: dict[str, Any]) -> type[AliasedOption]:
+    return _OneGoalOption if settings.get("validate", True) else AliasedOption
 
 
 class _HiddenArgument(click.Argument):

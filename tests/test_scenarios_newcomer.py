@@ -141,3 +141,28 @@ def test_an_in_memory_database_url_is_refused_rather_than_an_ingest_that_vanishe
         cli, ["--database-url", "sqlite:///", "benchmark", "review-verifier-attribution", "--benchmark-run-json", run]
     )
     assert review.exit_code in (0, 1) and review.stderr == "" and review.stdout.strip(), review.output
+
+
+def test_a_goal_given_twice_is_refused_not_the_last_one_silently_taken(migrated_url):
+    # `export --goal a --goal b > backup.ndjson` exported b alone, exit 0; `ingest --goal a --goal b` wrote into b.
+    run = str(DEMO / "04-run-baseline.json")
+    for goal in ("a", "b"):
+        assert invoke(migrated_url, "ingest", "--goal", goal, run).exit_code == 0
+    counts = row_counts(migrated_url)
+    for args in (
+        ["ingest", "--goal", "a", "--goal", "b", str(DEMO / "05-run-treatment.json")],
+        ["export", "--goal", "a", "--goal", "b"],
+        ["audit", "--goal", "a", "--goal-id", "b"],
+        ["runs", "--goal", "a", "--goal", "b"],
+        ["history", "--goal", "a", "--goal", "b"],
+        ["show", "--goal", "a", "--goal", "b"],
+        ["replay", "--goal", "a", "--goal", "b"],
+    ):
+        result = invoke(migrated_url, *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "--goal given twice ('a', 'b'): this command takes one goal" in result.stderr, (args, result.stderr)
+        assert result.stdout == "", args
+    assert row_counts(migrated_url) == counts
+    # the same goal twice is still that goal
+    same = invoke(migrated_url, "export", "--goal", "a", "--goal", "a")
+    assert same.exit_code == 0 and all('"goal_id":"a"' in line for line in same.stdout.splitlines()[:-1])
