@@ -63,7 +63,7 @@ def _require_goals(ledger: Ledger, goal_ids: Sequence[str]) -> None:
         found = set(connection.execute(select(stream_heads.c.goal_id).where(stream_heads.c.goal_id.in_(goal_ids))).scalars())
     missing = [g for g in goal_ids if g not in found]
     if missing:
-        raise UnknownGoal(f"no goal {missing[0]!r} in this ledger")
+        raise UnknownGoal.named(missing[0])
 
 
 def _rows_of(projection: str, goal_id: str, *, alias: str) -> Any:

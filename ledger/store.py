@@ -306,7 +306,7 @@ class Ledger:
         """The head of ``goal_id``; :class:`UnknownGoal` when the ledger holds no such goal (every command that reads a goal)."""
         head = self.head(goal_id)
         if head is None:
-            raise UnknownGoal(f"no goal {goal_id!r} in this ledger (`benchledger goals` lists them)")
+            raise UnknownGoal.named(goal_id)
         return head
 
     def event_count(self) -> int:

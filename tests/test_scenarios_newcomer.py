@@ -166,3 +166,15 @@ def test_a_goal_given_twice_is_refused_not_the_last_one_silently_taken(migrated_
     # the same goal twice is still that goal
     same = invoke(migrated_url, "export", "--goal", "a", "--goal", "a")
     assert same.exit_code == 0 and all('"goal_id":"a"' in line for line in same.stdout.splitlines()[:-1])
+
+
+def test_report_and_serve_name_an_unknown_goal_as_every_other_command_does(migrated_url, tmp_path):
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json")).exit_code == 0
+    expected = invoke(migrated_url, "show", "--goal", "nosuch").stderr
+    assert expected == "benchledger: no goal 'nosuch' in this ledger (`benchledger goals` lists them)\n"
+    for args in (
+        ["report", "--goal", "g", "--goal", "nosuch", "--output", str(tmp_path / "site")],
+        ["serve", "--goal", "nosuch", "--port", "0"],
+    ):
+        result = invoke(migrated_url, *args)
+        assert (result.exit_code, result.stderr) == (2, expected), args

@@ -49,6 +49,11 @@ class InvalidGoalId(InvalidInput, ValueError):
 class UnknownGoal(InvalidInput, LookupError):
     """The ledger holds no goal of that id."""
 
+    @classmethod
+    def named(cls, goal_id: str) -> UnknownGoal:
+        """The one message every command gives for a goal the ledger does not hold."""
+        return cls(f"no goal {goal_id!r} in this ledger (`benchledger goals` lists them)")
+
 
 class LedgerUnavailable(BenchledgerError):
     """The database cannot be used: unreachable, not a ledger, unwritable, or at another schema revision."""
