@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -239,7 +240,7 @@ export_command.params.insert(0, goal_option(help="Only this goal's events (its p
 
 
 @click.command("import-ndjson")
-@click.argument("file", metavar="FILE")
+@click.argument("file", metavar="FILE|-")
 @click.option(
     "--unverifiable-tail",
     is_flag=True,
@@ -249,7 +250,7 @@ export_command.params.insert(0, goal_option(help="Only this goal's events (its p
 @format_option("markdown", "json")
 @click.pass_context
 def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool, fmt: str) -> None:
-    """Restore a `benchledger export` file into an EMPTY ledger, exactly.
+    """Restore a `benchledger export` file (or - for standard input) into an EMPTY ledger, exactly.
 
     The same event ids, versions, payloads, chain hashes and digest: the file
     is verified first (payload hashes, event ids, every goal's chain, positions
@@ -260,17 +261,21 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
     imported goals are rebuilt in the same transaction. A ledger that already
     holds events is refused.
     """
+    from benchledger.ledger.bulk import spooled_stdin
     from benchledger.ledger.exchange import ExportRefused, import_export
 
-    with open_ledger(ctx) as ledger:
+    name = "<stdin>" if file == "-" else file
+    with contextlib.ExitStack() as stack:
+        path = stack.enter_context(spooled_stdin()) if file == "-" else file  # (the file is read twice)
+        ledger = stack.enter_context(open_ledger(ctx))
         try:
-            result = import_export(ledger, file, unverifiable_tail=unverifiable_tail).as_dict()
+            result = import_export(ledger, path, unverifiable_tail=unverifiable_tail, name=name).as_dict()
         except ExportRefused as exc:
             if fmt == "json":
                 echo_json({"ok": False, "error": str(exc), "problem_count": exc.problem_count, "problems": exc.problems[:SHOWN_PROBLEMS]})
             else:
-                click.echo(_refusals(str(exc), [{"source": file, "reason": p} for p in exc.problems], exc.problem_count), nl=False)
-            _echo_errors([f"{file}: {problem}" for problem in exc.problems], exc.problem_count)
+                click.echo(_refusals(str(exc), [{"source": name, "reason": p} for p in exc.problems], exc.problem_count), nl=False)
+            _echo_errors([f"{name}: {problem}" for problem in exc.problems], exc.problem_count)
             ctx.exit(1)
     if fmt == "json":
         echo_json(result)

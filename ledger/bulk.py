@@ -488,7 +488,7 @@ def ingest_batch_file(
 
 @contextmanager
 def spooled_stdin(stream: BinaryIO | None = None) -> Iterator[str]:
-    """Standard input copied to a temporary file (``ingest-batches -`` reads its input twice, a line at a time)."""
+    """Standard input copied to a temporary file (``ingest-batches -`` and ``import-ndjson -`` read their input twice)."""
     with tempfile.NamedTemporaryFile(prefix="benchledger-batches-", suffix=".ndjson") as spool:
         shutil.copyfileobj(stream or sys.stdin.buffer, spool, 1024 * 1024)
         spool.flush()

@@ -174,10 +174,11 @@ def _trailer_problems(trailer: dict[str, Any]) -> list[str]:
     return []
 
 
-def _export_records(path: str, byte_hash: Any) -> Iterator[tuple[int, Any]]:
-    """``(line number, parsed JSON or the reason it is not)`` for each line of the file; ``byte_hash`` sees every byte."""
-    with open_regular_file(path, path) as handle:
-        for number, line in read_lines(handle, path, limit=None, line_limit=MAX_EXPORT_LINE_BYTES):
+def _export_records(path: str, byte_hash: Any, name: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed JSON or the reason it is not)`` for each line of the file (called ``name`` in messages);
+    ``byte_hash`` sees every byte."""
+    with open_regular_file(path, name) as handle:
+        for number, line in read_lines(handle, name, limit=None, line_limit=MAX_EXPORT_LINE_BYTES):
             byte_hash.update(line + b"\n")
             try:
                 yield number, json.loads(line.decode("utf-8"))
@@ -216,13 +217,13 @@ def _stored(record: dict[str, Any]) -> StoredEvent:
     return StoredEvent(**{("payload_text" if name == "payload" else name): value for name, value in record.items()})
 
 
-def _scan(path: str, scan: _Scan, byte_hash: Any) -> Iterator[StoredEvent]:
+def _scan(path: str, scan: _Scan, byte_hash: Any, name: str) -> Iterator[StoredEvent]:
     """The file's events, renumbered 1..N, for the chain check; every other finding goes into ``scan``.
 
     After a malformed line the chain check stops (it would only repeat the
     line's problem as broken links); the lines are still all checked.
     """
-    for number, value in _export_records(path, byte_hash):
+    for number, value in _export_records(path, byte_hash, name):
         if isinstance(value, Exception):
             scan.malformed(f"line {number}: invalid JSON: {value}")
         elif scan.trailer is not None:
@@ -245,11 +246,13 @@ def _scan(path: str, scan: _Scan, byte_hash: Any) -> Iterator[StoredEvent]:
                 yield _stored({**value, "position": scan.events})
 
 
-def verify_export(path: str, *, unverifiable_tail: bool = False) -> _Scan:
+def verify_export(path: str, *, unverifiable_tail: bool = False, name: str | None = None) -> _Scan:
     """Read the whole file once and verify it: each line, every goal's chain, positions, the trailer.
 
-    Raises :class:`ExportRefused` listing the first problems and counting all.
+    Raises :class:`ExportRefused` listing the first problems and counting all; messages call the file
+    ``name``, by default ``path`` (``import-ndjson -`` reads a spooled copy of standard input).
     """
+    name = name or path
     scan, byte_hash, tails = _Scan(), hashlib.sha256(), {}
 
     def heads() -> Iterator[dict[str, Any]]:
@@ -257,7 +260,7 @@ def verify_export(path: str, *, unverifiable_tail: bool = False) -> _Scan:
         yield from tails.values()
 
     def tracked() -> Iterator[StoredEvent]:
-        for event in _scan(path, scan, byte_hash):
+        for event in _scan(path, scan, byte_hash, name):
             tails[event.goal_id] = {
                 "goal_id": event.goal_id, "last_version": event.stream_version,
                 "last_chain_hash": event.chain_hash, "last_position": event.position,
@@ -272,7 +275,7 @@ def verify_export(path: str, *, unverifiable_tail: bool = False) -> _Scan:
             scan.problem("positions are not 1..N: an event of this whole-ledger export is missing")
         _check_trailer(scan, report.digest, unverifiable_tail)
     if scan.problem_count:
-        raise ExportRefused(path, scan.problems, scan.problem_count)
+        raise ExportRefused(name, scan.problems, scan.problem_count)
     scan.sha256 = byte_hash.hexdigest()
     return scan
 
@@ -298,15 +301,17 @@ def _check_trailer(scan: _Scan, digest: str, unverifiable_tail: bool) -> None:
         scan.problem(f"the trailer's digest {trailer['digest']} is not the digest of the events above it ({digest})")
 
 
-def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False) -> ImportedExport:
+def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False, name: str | None = None) -> ImportedExport:
     """Import an export file into an empty ledger, exactly (module docstring); all or nothing.
 
     ``unverifiable_tail`` accepts a file without a trailer (written before
     benchledger had one): every line still verifies, but lost last lines cannot be noticed.
+    Messages call the file ``name``, by default ``path``.
     """
+    name = name or path
     if ledger.event_count():
         raise NotEmpty(_not_empty_message(ledger.event_count()))
-    scan = verify_export(path, unverifiable_tail=unverifiable_tail)
+    scan = verify_export(path, unverifiable_tail=unverifiable_tail, name=name)
     goals = sorted(scan.goals)
     digest: list[str] = []
 
@@ -316,7 +321,7 @@ def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False)
         def records() -> Iterator[dict[str, Any]]:
             """The second pass: the event records again, renumbered 1..N, adding up the digest."""
             nonlocal running, count
-            for _number, value in _export_records(path, byte_hash):
+            for _number, value in _export_records(path, byte_hash, name):
                 if TRAILER_KEY not in value:
                     count += 1
                     running = canonical.digest_step(running, value["chain_hash"])
@@ -324,7 +329,7 @@ def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False)
 
         def check_and_rebuild(tx: Transaction) -> None:
             if byte_hash.hexdigest() != scan.sha256:
-                raise ExportRefused(path, ["the file changed while it was being imported"])
+                raise ExportRefused(name, ["the file changed while it was being imported"])
             for step in rebuild_projections(tx, goals):
                 del step  # the rows are written as each step is rebuilt; one step in memory at a time
 

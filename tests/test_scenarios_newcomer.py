@@ -178,3 +178,24 @@ def test_report_and_serve_name_an_unknown_goal_as_every_other_command_does(migra
     ):
         result = invoke(migrated_url, *args)
         assert (result.exit_code, result.stderr) == (2, expected), args
+
+
+def test_an_export_piped_into_import_ndjson_dash_restores_the_ledger(migrated_url, tmp_path):
+    # `benchledger export | benchledger --database-url … import-ndjson -`, as `ingest -` and `ingest-batches -` read
+    # standard input; it said "-: No such file or directory".
+    source = f"sqlite:///{tmp_path / 'source.sqlite'}"
+    assert invoke(source, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
+    exported = invoke(source, "export")
+    digest = json.loads(invoke(source, "audit", "--format", "json").stdout)["digest"]
+
+    restored = invoke(migrated_url, "import-ndjson", "-", "--format", "json", input=exported.stdout)
+
+    assert restored.exit_code == 0, restored.output
+    assert json.loads(restored.stdout)["digest"] == digest
+    assert invoke(migrated_url, "audit", "--expect-digest", digest).exit_code == 0
+    # a truncated copy on standard input is refused like a truncated file, nothing written
+    counts = row_counts(f"sqlite:///{tmp_path / 'empty.sqlite'}")
+    lost_tail = "".join(exported.stdout.splitlines(keepends=True)[:-2])
+    refused = invoke(f"sqlite:///{tmp_path / 'empty.sqlite'}", "import-ndjson", "-", input=lost_tail)
+    assert refused.exit_code == 1 and "<stdin>" in refused.output, refused.output
+    assert row_counts(f"sqlite:///{tmp_path / 'empty.sqlite'}") == counts
