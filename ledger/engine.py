@@ -142,6 +142,12 @@ def _reason(exc: DBAPIError, url: str) -> str:
     """The driver's message, first line, with SQLite's terse ones made specific."""
     message = (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
     parsed = make_url(normalize_url(url))
+    if "no schema has been selected to create in" in message:
+        # PostgreSQL's words for a search_path whose schemas do not exist (CREATE SCHEMA forgotten).
+        wanted = re.search(r"search_path\s*=\s*([^\s&,]+)", str(parsed.query.get("options", "")))
+        schema = wanted.group(1) if wanted else "…"
+        named = f" ({schema})" if wanted else ""
+        return f"no schema of the search_path{named} exists: create it first (CREATE SCHEMA {schema}), then run `benchledger db upgrade` again"
     if parsed.get_backend_name() != "sqlite" or not parsed.database:
         return message
     path = Path(parsed.database.removeprefix("file:"))  # (a file: URI opened with uri=true)

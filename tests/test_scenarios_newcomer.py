@@ -199,3 +199,21 @@ def test_an_export_piped_into_import_ndjson_dash_restores_the_ledger(migrated_ur
     refused = invoke(f"sqlite:///{tmp_path / 'empty.sqlite'}", "import-ndjson", "-", input=lost_tail)
     assert refused.exit_code == 1 and "<stdin>" in refused.output, refused.output
     assert row_counts(f"sqlite:///{tmp_path / 'empty.sqlite'}") == counts
+
+
+def test_a_search_path_naming_no_schema_says_to_create_it(tmp_path):
+    # The README's own recipe with the CREATE SCHEMA step forgotten: `goals` said "run db upgrade", and
+    # `db upgrade` said only "no schema has been selected to create in".
+    import pytest
+
+    from tests.conftest import POSTGRES_URL, _postgres_schema_url
+
+    if not POSTGRES_URL:
+        pytest.skip("BENCHLEDGER_TEST_POSTGRES_URL is not set")
+    url = _postgres_schema_url("nc_no_such_schema")
+    result = invoke(url, "db", "upgrade")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.endswith(
+        ": no schema of the search_path (nc_no_such_schema) exists: create it first "
+        "(CREATE SCHEMA nc_no_such_schema), then run `benchledger db upgrade` again\n"
+    ), result.stderr
