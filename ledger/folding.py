@@ -52,7 +52,6 @@ class FoldedGoal:
 class FoldedStep:
     """A step of goals folded; with ``compare``, the rows that differ from the stored ones and the stored keys no row has."""
 
-    goals: list[str]
     folded: list[FoldedGoal]
     changed: list[dict[str, Any]]
     unwanted: list[tuple[Any, ...]]
@@ -108,9 +107,9 @@ def fold_step(
     """Read and fold ``goals`` through ``read``; with ``compare``, diff their rows against the stored ones (rows then not kept)."""
     folded = fold_goals(_events_upto(read.read_goals(goals), upto_position), projection=projection, keep_failures=keep_failures)
     if not compare:
-        return FoldedStep(goals, folded, [], [])
+        return FoldedStep(folded, [], [])
     changed, unwanted = read.projection_rows_diff(goals, [row for goal in folded for row in goal.rows], projection=projection)
-    return FoldedStep(goals, [dataclasses.replace(goal, rows=[]) for goal in folded], changed, unwanted)
+    return FoldedStep([dataclasses.replace(goal, rows=[]) for goal in folded], changed, unwanted)
 
 
 def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[list[str]]:
