@@ -10,6 +10,7 @@ password redacted.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
@@ -154,6 +155,12 @@ def _reason(exc: DBAPIError, url: str) -> str:
     lowered = message.lower()
     if "unable to open database file" in lowered and not path.parent.is_dir():
         return f"the directory {path.parent} does not exist"
+    if "unable to open database file" in lowered and path.is_file() and not os.access(path.parent, os.W_OK):
+        return (
+            f"its folder {path.parent} is read-only, and SQLite writes its write-ahead-log index beside the ledger even "
+            f"to read it: copy it to a writable folder, or read it in place with "
+            f"--database-url 'sqlite:///file:{path}?immutable=1&uri=true' (only while nothing writes to it)"
+        )
     if "file is not a database" in lowered:
         return f"{path} is not a SQLite database"
     if "readonly" in lowered or "read-only" in lowered:

@@ -217,3 +217,41 @@ def test_a_search_path_naming_no_schema_says_to_create_it(tmp_path):
         ": no schema of the search_path (nc_no_such_schema) exists: create it first "
         "(CREATE SCHEMA nc_no_such_schema), then run `benchledger db upgrade` again\n"
     ), result.stderr
+
+
+def test_a_ledger_on_a_read_only_medium_says_why_and_how_to_read_it(tmp_path):
+    # A ledger copied onto a read-only mount (an archive, a CI artifact): every command, reads included,
+    # said only "unable to open database file" (SQLite's WAL index must be written beside the file).
+    import shutil
+    import subprocess
+
+    import pytest
+
+    writable, mount = tmp_path / "ledger", tmp_path / "read-only"
+    writable.mkdir()
+    mount.mkdir()
+    url = f"sqlite:///{writable / 'ledger.sqlite'}"
+    assert invoke(url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json")).exit_code == 0
+    # (the WAL checkpointed into the file, as a copy of a closed ledger is)
+    if (
+        shutil.which("mount") is None
+        or subprocess.run(["mount", "--bind", str(writable), str(mount)], capture_output=True).returncode
+    ):
+        pytest.skip("needs a read-only bind mount (root)")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(mount)], capture_output=True).returncode:
+            pytest.skip("needs a read-only bind mount (root)")
+        path = mount / "ledger.sqlite"
+        result = CliRunner().invoke(
+            cli, ["--database-url", f"sqlite:///{path}", "goals"], env={"BENCHLEDGER_DEBUG": None}
+        )
+        assert result.exit_code == 2, result.output
+        assert result.stderr == (
+            f"benchledger: cannot use the ledger at sqlite:///{path}: its folder {mount} is read-only, and SQLite writes "
+            f"its write-ahead-log index beside the ledger even to read it: copy it to a writable folder, or read it in place "
+            f"with --database-url 'sqlite:///file:{path}?immutable=1&uri=true' (only while nothing writes to it)\n"
+        )
+        in_place = invoke(f"sqlite:///file:{path}?immutable=1&uri=true", "goals", "--format", "json")
+        assert in_place.exit_code == 0 and [g["goal_id"] for g in json.loads(in_place.stdout)["goals"]] == ["g"]
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
