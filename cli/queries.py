@@ -16,7 +16,8 @@ from benchledger.projections.linking import EVENT_KINDS
 
 AS_OF_HELP = (
     "Only the events up to this global position, or those the ledger recorded at or before TIME "
-    "(ISO-8601, no offset = UTC; compared with the ledger's recording time, recorded_at, never an artifact's own time)."
+    "(ISO-8601, no offset = UTC; compared with the ledger's recording time, recorded_at, never an artifact's own time; "
+    "a time to the second, as tables print it, takes in that whole second)."
 )
 
 
@@ -154,7 +155,7 @@ def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
 @click.option("--as-of", metavar="POSITION|TIME", help="What the ledger said then. " + AS_OF_HELP)
 @click.option("--kind", type=click.Choice(EVENT_KINDS), help="Only entries of this event kind (the lifecycle state still reflects every event).")
 @click.option("--since", metavar="POSITION|TIME", help="Only entries from this global position on, or recorded (recorded_at) at or after TIME.")
-@click.option("--until", metavar="POSITION|TIME", help="Only entries up to this global position, or recorded (recorded_at) at or before TIME.")
+@click.option("--until", metavar="POSITION|TIME", help="Only entries up to this global position, or recorded (recorded_at) at or before TIME (to the second: that whole second).")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the latest N of the entries selected (still printed oldest first).")
 @click.option(
     "--changes-only", is_flag=True,

@@ -39,6 +39,8 @@ def _payload(row: dict[str, Any]) -> Any:
 # Positions are 64-bit on every backend (PostgreSQL BIGINT); a larger number names no position.
 MAX_POSITION = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]+")
+# A time given to the second, without a fraction (as tables, CSV and markdown print it).
+_WHOLE_SECONDS = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?![.,0-9])")
 
 
 def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None:
@@ -60,6 +62,10 @@ def _resolve_point(ledger: Ledger, goal_id: str, option: str, value: str | None,
     point = _parse_point(option, value)
     if isinstance(point, int):
         return point
+    if latest_at_or_before and _WHOLE_SECONDS.search(value):
+        # Tables print recorded times to the second: "at or before 08:52:54" takes in that whole second,
+        # so the time a row shows includes that row (the ledger records microseconds).
+        point = point[: -len("000000Z")] + "999999Z"
     recorded = events.c.recorded_at
     with ledger.reading() as connection:
         if latest_at_or_before:

@@ -7,6 +7,8 @@ test checks that no internal error escapes).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -255,3 +257,27 @@ def test_a_ledger_on_a_read_only_medium_says_why_and_how_to_read_it(tmp_path):
         assert in_place.exit_code == 0 and [g["goal_id"] for g in json.loads(in_place.stdout)["goals"]] == ["g"]
     finally:
         subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_as_of_the_time_a_table_shows_includes_that_row(migrated_url):
+    # Tables print recorded times to the second; `--as-of` (and `--until`) with the time shown on a row
+    # left that row out, since the ledger records microseconds (08:52:54Z < 08:52:54.189480Z).
+    for name in ("01-preflight.json", "02-launch.json"):
+        assert invoke(migrated_url, "ingest", "--goal", "g", "--kind", name[3:-5], str(DEMO / name)).exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(invoke(migrated_url, "history", "--goal", "g", "--format", "csv").stdout)))
+    launch = next(row for row in rows if row["kind"] == "launch")
+    shown = launch["recorded"]
+    assert shown.endswith("Z") and "." not in shown
+
+    as_of = invoke(migrated_url, "history", "--goal", "g", "--as-of", shown, "--format", "json")
+    assert launch["pos"] in {str(e["position"]) for e in json.loads(as_of.stdout)["entries"]}, as_of.stdout
+    until = invoke(migrated_url, "history", "--goal", "g", "--until", shown, "--format", "json")
+    assert launch["pos"] in {str(e["position"]) for e in json.loads(until.stdout)["entries"]}
+    show = json.loads(invoke(migrated_url, "show", "--goal", "g", "--as-of", shown).stdout)
+    assert show["as_of_position"] >= int(launch["pos"])
+    # a time given with a fraction is still compared exactly
+    exact = shown.replace("Z", ".000000Z")
+    before = json.loads(invoke(migrated_url, "history", "--goal", "g", "--as-of", exact, "--format", "json").stdout)
+    recorded = {str(e["position"]): e["recorded_at"] for e in json.loads(as_of.stdout)["entries"]}
+    if recorded[launch["pos"]] > exact:  # (unless the launch was recorded at .000000 exactly)
+        assert launch["pos"] not in {str(e["position"]) for e in before["entries"]}
