@@ -120,9 +120,9 @@ def _report_interruption(ctx: click.Context, committed: int) -> None:
     from benchledger.errors import INTERRUPTED
 
     if committed:
+        rerun = " (the same `benchledger ingest-batches` again appends only the rest)" if ctx.invoked_subcommand == "ingest-batches" else ""
         click.echo(
-            f"benchledger: interrupted; the {committed} transaction(s) committed before it are kept, the one under way "
-            "was not written (`benchledger ingest-batches` of the same file appends only the rest)",
+            f"benchledger: interrupted; the {committed} transaction(s) it committed are kept, nothing after them was written{rerun}",
             err=True,
         )
     else:

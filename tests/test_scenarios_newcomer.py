@@ -105,8 +105,8 @@ def test_ctrl_c_during_ingest_batches_says_what_was_kept_and_a_rerun_appends_the
 
     assert result.exit_code == 130, result.output
     assert result.stderr == (
-        "benchledger: interrupted; the 2 transaction(s) committed before it are kept, the one under way was not written "
-        "(`benchledger ingest-batches` of the same file appends only the rest)\n"
+        "benchledger: interrupted; the 2 transaction(s) it committed are kept, nothing after them was written "
+        "(the same `benchledger ingest-batches` again appends only the rest)\n"
     )
     assert row_counts(migrated_url)["events"] == 2 * 2  # two batches: a run and its manifest each
     monkeypatch.setattr(bulk, "ingest_many", real_ingest_many)
@@ -281,3 +281,21 @@ def test_as_of_the_time_a_table_shows_includes_that_row(migrated_url):
     recorded = {str(e["position"]): e["recorded_at"] for e in json.loads(as_of.stdout)["entries"]}
     if recorded[launch["pos"]] > exact:  # (unless the launch was recorded at .000000 exactly)
         assert launch["pos"] not in {str(e["position"]) for e in before["entries"]}
+
+
+def test_ctrl_c_after_an_ingest_committed_says_it_is_kept(migrated_url, monkeypatch):
+    from benchledger.cli import ingest as ingest_cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C while the committed ingest's report is printed
+
+    monkeypatch.setattr(ingest_cli, "_event", interrupted)
+    result = invoke(migrated_url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json"))
+
+    assert result.exit_code == 130, result.output
+    assert (
+        result.stderr
+        == "benchledger: interrupted; the 1 transaction(s) it committed are kept, nothing after them was written\n"
+    )
+    monkeypatch.undo()
+    assert json.loads(invoke(migrated_url, "goals", "--format", "json").stdout)["goals"][0]["event_count"] == 2
