@@ -78,24 +78,31 @@ class AliasedOption(click.Option):
             self.opts = every
 
 
-class _OneGoalOption(AliasedOption):
-    """``--goal`` of a command that takes one goal: given twice with two ids, it is refused, not the last one taken.
+class OneValueOption(click.Option):
+    """An option a command takes once: given twice with different values it is refused, not the last one taken.
 
-    (Click keeps the last value of a repeated option silently: `export --goal a --goal b` exported b alone.)
+    Click keeps the last value of a repeated option silently: `export --goal a --goal b` exported b alone,
+    `ingest --kind preflight a.json --kind launch b.json` stored both as launches. ``once`` says why one value.
     """
 
-    def __init__(self, *args: Any, callback: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, callback: Any = None, once: str = "this command takes one", **kwargs: Any) -> None:
         super().__init__(*args, multiple=True, **kwargs)
-        self.one_callback = callback
+        self.one_callback, self.once = callback, once
 
     def process_value(self, ctx: click.Context, value: Any) -> Any:
         given = tuple(dict.fromkeys(super().process_value(ctx, value)))
         if len(given) > 1:
-            raise click.BadParameter(
-                f"--goal given twice ({', '.join(map(repr, given))}): this command takes one goal", ctx=ctx, param=self
-            )
-        goal = given[0] if given else None
-        return self.one_callback(ctx, self, goal) if self.one_callback else goal
+            shown = ", ".join(map(repr, given))
+            raise click.BadParameter(f"{self.opts[0]} given twice ({shown}): {self.once}", ctx=ctx, param=self)
+        value = given[0] if given else None
+        return self.one_callback(ctx, self, value) if self.one_callback else value
+
+
+class _OneGoalOption(AliasedOption, OneValueOption):
+    """``--goal`` of a command that takes one goal (:class:`OneValueOption`), with its hidden aliases."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, once="this command takes one goal", **kwargs)
 
 
 def _goal_declaration(*, required: bool = False, help: str, name: str = "goal", validate: bool = True) -> tuple[list[str], dict[str, Any]]:

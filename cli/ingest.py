@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_filter, goal_option, open_ledger
+from benchledger.cli.common import OneValueOption, goal_filter, goal_option, open_ledger
 from benchledger.cli.output import format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
@@ -124,7 +124,13 @@ def _ingest_report(goal: str, outcome: Any, per_directory: bool) -> dict[str, An
 
 
 @click.command("ingest")
-@click.option("--kind", type=click.Choice(KINDS), help="Kind of every document (needed for lifecycle inputs and adapter invocations, which carry no reliable schema).")
+@click.option(
+    "--kind",
+    cls=OneValueOption,
+    once="it names the kind of every document; ingest each kind on its own",
+    type=click.Choice(KINDS),
+    help="Kind of every document (needed for lifecycle inputs and adapter invocations, which carry no reliable schema).",
+)
 @click.option("--dry-run", is_flag=True, help="Validate and report what would be appended, without writing.")
 @click.option(
     "--batch-per-directory",

@@ -299,3 +299,32 @@ def test_ctrl_c_after_an_ingest_committed_says_it_is_kept(migrated_url, monkeypa
     )
     monkeypatch.undo()
     assert json.loads(invoke(migrated_url, "goals", "--format", "json").stdout)["goals"][0]["event_count"] == 2
+
+
+def test_kind_given_twice_is_refused_rather_than_storing_a_preflight_as_a_launch(migrated_url, tmp_path):
+    # `ingest --kind preflight pre.json --kind launch launch.json` reads as "this kind for this file";
+    # click kept the last --kind for both, so a preflight without a schema was stored as a launch.
+    documents = {}
+    for name, kind in (("01-preflight.json", "preflight"), ("02-launch.json", "launch")):
+        document = json.loads((DEMO / name).read_text())
+        document.pop("schema_version")
+        documents[kind] = tmp_path / f"{kind}.json"
+        documents[kind].write_text(json.dumps(document))
+    result = invoke(
+        migrated_url,
+        "ingest",
+        "--goal",
+        "g",
+        "--kind",
+        "preflight",
+        str(documents["preflight"]),
+        "--kind",
+        "launch",
+        str(documents["launch"]),
+    )
+    assert result.exit_code == 2, result.output
+    assert (
+        "--kind given twice ('preflight', 'launch'): it names the kind of every document; ingest each kind on its own"
+        in result.stderr
+    )
+    assert row_counts(migrated_url)["events"] == 0
