@@ -243,7 +243,13 @@ def _sized(bar: Any):
 
 @click.command("retract")
 @click.argument("event_ids", metavar="EVENT_ID...", nargs=-1, required=True)
-@click.option("--reason", required=True, help="Why the evidence is withdrawn (kept in the ledger: no local paths or secrets).")
+@click.option(
+    "--reason",
+    cls=OneValueOption,
+    once="one retraction keeps one reason",
+    required=True,
+    help="Why the evidence is withdrawn (kept in the ledger: no local paths or secrets).",
+)
 @goal_filter(help="The goal that holds the events (default: the one goal they belong to).")
 @format_option("markdown", "json")
 @click.pass_context

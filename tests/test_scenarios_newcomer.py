@@ -328,3 +328,17 @@ def test_kind_given_twice_is_refused_rather_than_storing_a_preflight_as_a_launch
         in result.stderr
     )
     assert row_counts(migrated_url)["events"] == 0
+
+
+def test_retract_with_two_reasons_is_refused_rather_than_keeping_the_last(migrated_url):
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json")).exit_code == 0
+    (run,) = [
+        e
+        for e in json.loads(invoke(migrated_url, "history", "--goal", "g", "--format", "json").stdout)["entries"]
+        if e["kind"] == "run"
+    ]
+    counts = row_counts(migrated_url)
+    result = invoke(migrated_url, "retract", run["event_id"], "--reason", "wrong host", "--reason", "stale image")
+    assert result.exit_code == 2, result.output
+    assert "--reason given twice ('wrong host', 'stale image'): one retraction keeps one reason" in result.stderr
+    assert row_counts(migrated_url) == counts
