@@ -155,6 +155,8 @@ def _reason(exc: DBAPIError, url: str) -> str:
     lowered = message.lower()
     if "unable to open database file" in lowered and not path.parent.is_dir():
         return f"the directory {path.parent} does not exist"
+    if "unable to open database file" in lowered and path.is_dir():
+        return f"{path} is a folder; name the ledger file (sqlite:///{path / 'ledger.sqlite'})"
     if "unable to open database file" in lowered and path.is_file() and not os.access(path.parent, os.W_OK):
         return (
             f"its folder {path.parent} is read-only, and SQLite writes its write-ahead-log index beside the ledger even "

@@ -342,3 +342,15 @@ def test_retract_with_two_reasons_is_refused_rather_than_keeping_the_last(migrat
     assert result.exit_code == 2, result.output
     assert "--reason given twice ('wrong host', 'stale image'): one retraction keeps one reason" in result.stderr
     assert row_counts(migrated_url) == counts
+
+
+def test_a_database_url_naming_a_folder_says_so(tmp_path):
+    # `--database-url sqlite:///ledgers` for the folder that holds the ledger: SQLite said only "unable to open database file".
+    result = CliRunner().invoke(
+        cli, ["--database-url", f"sqlite:///{tmp_path}", "goals"], env={"BENCHLEDGER_DEBUG": None}
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"benchledger: cannot use the ledger at sqlite:///{tmp_path}: {tmp_path} is a folder; "
+        f"name the ledger file (sqlite:///{tmp_path / 'ledger.sqlite'})\n"
+    )
