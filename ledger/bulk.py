@@ -291,15 +291,17 @@ def ingest_files(
         writer.flush()
         refuse_contradicted(contradicted)
         result.batches, result.errors = outcomes, writer.errors
-        if writer.errors or dry_run:
+        if writer.errors:
             raise _RollBack
-        if not outcomes:
+        if not outcomes:  # (a dry run is refused the same way: it would write nothing either)
             named = inputs or ", ".join(file for request in batches for file in request.files) or "the inputs"
             goals = ", ".join(sorted({repr(request.goal_id) for request in batches})) or "no goal"
             raise NothingToIngest(
                 f"{named}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl); "
                 f"nothing was written, goal {goals} was not created"
             )
+        if dry_run:
+            raise _RollBack
         materialize_goals(session.tx, writer.first_new)
 
     try:

@@ -354,3 +354,17 @@ def test_a_database_url_naming_a_folder_says_so(tmp_path):
         f"benchledger: cannot use the ledger at sqlite:///{tmp_path}: {tmp_path} is a folder; "
         f"name the ledger file (sqlite:///{tmp_path / 'ledger.sqlite'})\n"
     )
+
+
+def test_a_dry_run_of_an_empty_folder_is_refused_like_the_ingest(migrated_url, tmp_path):
+    # `ingest --dry-run` first, as a careful user does: an empty folder (or one holding only a symlinked
+    # folder, which is not followed) was an internal error (ValueError, exit 70) instead of "no artifact".
+    empty = tmp_path / "jobs"
+    empty.mkdir()
+    (empty / "linked").symlink_to(DEMO, target_is_directory=True)
+    for args in (["ingest", "--goal", "g", str(empty)], ["ingest", "--goal", "g", "--batch-per-directory", str(empty)]):
+        real = invoke(migrated_url, *args)
+        dry = invoke(migrated_url, *args[:3], "--dry-run", *args[3:])
+        assert (real.exit_code, dry.exit_code) == (2, 2), (args, dry.output)
+        assert dry.stderr == real.stderr and "no artifact to ingest" in dry.stderr, dry.stderr
+    assert row_counts(migrated_url)["events"] == 0
