@@ -75,6 +75,15 @@ def _resolve_point(ledger: Ledger, goal_id: str, option: str, value: str | None,
         return MAX_POSITION if found is None else found
 
 
+def _refuse_an_empty_range(since: str | None, until: str | None) -> None:
+    """``--since`` after ``--until`` (two positions, or two times) selects nothing: say so rather than print an empty table."""
+    if since is None or until is None:
+        return
+    start, end = _parse_point("--since", since), _parse_point("--until", until)
+    if type(start) is type(end) and start > end:  # (a position and a time are compared once resolved, per goal)
+        raise InvalidAsOf(f"--since {_shown(since)} is after --until {_shown(until)}: no entry lies between them")
+
+
 def _parse_point(option: str, value: str) -> int | str:
     """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise."""
     text = value.strip()
@@ -286,6 +295,7 @@ def history_reader(ledger: Ledger, goal_id: str, query: HistoryFilter = HistoryF
     with ledger.snapshot() as view, view.reading() as connection:
         view.require_goal(goal_id)
         as_of = resolve_as_of(view, goal_id, query.as_of)
+        _refuse_an_empty_range(query.since, query.until)
         lowest = _resolve_point(view, goal_id, "--since", query.since, latest_at_or_before=False) or 0
         highest = min(p for p in (as_of, _resolve_point(view, goal_id, "--until", query.until, latest_at_or_before=True), MAX_POSITION) if p is not None)
         if stored_steps(connection, goal_id):

@@ -205,11 +205,16 @@ def _ndjson(handle: BinaryIO, source: str, limit: int) -> Iterator[SourceDocumen
 
 
 def directory_files(directory: Path) -> list[Path]:
-    """Every ``*.json``/NDJSON file below ``directory``, sorted; symlinked folders are not followed (no loops)."""
+    """Every ``*.json``/NDJSON file below ``directory``, sorted; symlinked folders are not followed (no loops).
+
+    Hidden files and folders (a leading dot) are passed over, as a shell glob does: a folder copied from a
+    Mac holds an AppleDouble ``._run.json`` beside every ``run.json``, which is not JSON and would refuse
+    the whole ingest; ``.git`` and editors' swap and backup files are never artifacts either.
+    """
     found = []
     for root, dirs, files in os.walk(directory, followlinks=False):
-        dirs.sort()
-        found.extend(Path(root) / name for name in files if name.endswith((".json", *NDJSON_SUFFIXES)))
+        dirs[:] = sorted(name for name in dirs if not name.startswith("."))
+        found.extend(Path(root) / name for name in files if not name.startswith(".") and name.endswith((".json", *NDJSON_SUFFIXES)))
     return sorted(found)
 
 
