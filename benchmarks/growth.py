@@ -16,7 +16,11 @@ Everything is measured in one run, on one SQLite ledger per section (``--workdir
    interleaved batch by batch so that drift hits every goal alike. Only the
    ``ingest`` call is timed (the documents are parsed and normalized before).
    Reported: median and p95 per batch, and their ratio to the fresh goal's.
-2. **Replay on every core**: a ledger of many ordinary goals (clones of real
+2. **One run file, whole process**: ``benchledger ingest --goal G run.json``
+   as a subprocess (start to exit), into the largest grown goal and into a
+   fresh goal (a new one for each file) of the same ledger, the two
+   interleaved, each run file a new one. Reported: the medians and their ratio.
+3. **Replay on every core**: a ledger of many ordinary goals (clones of real
    goals, as in ``benchmarks.run``, section 4) replayed with ``jobs=1`` and
    ``jobs=2`` (wall clock, worker start-up included), against the fold alone
    (the same events already read and decoded, folded into serialized rows in
@@ -26,7 +30,9 @@ Everything is measured in one run, on one SQLite ledger per section (``--workdir
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -38,11 +44,12 @@ from benchledger.ledger.intake.files import parse_document
 from benchledger.ledger.store import Ledger
 from benchmarks import workload as wl
 from benchmarks.contenders import BULK_ARTIFACTS, bench_fold_only
-from benchmarks.harness import log, pct
+from benchmarks.harness import find_benchledger, log, pct, timed_process
 from benchmarks.synthetic_ledger import build_big_ledger, build_templates
 
 TARGETS = {"median": 1.5, "p95": 3.0}  # per-batch ingest into a 10^4-attempt goal vs a fresh goal
 JOBS_TARGET, FOLD_TARGET = 1.6, 0.7  # replay --jobs 2 vs --jobs 1; --jobs 1 vs the fold alone
+PROCESS_TARGET = 1.2  # one run file, whole process: into a 10^4-attempt goal vs into a fresh goal
 
 
 def artifacts_of(batch: wl.Batch) -> list:
@@ -98,6 +105,31 @@ def goal_growth(workdir: Path, sizes: list[int], measured_attempts: int, seed: i
     ]
 
 
+def one_run_file_process(workdir: Path, grown_goal: str, reps: int, seed: int) -> dict:
+    """``benchledger ingest`` of one run file as a subprocess: into ``grown_goal`` and into a fresh goal, interleaved."""
+    url = f"sqlite:///{workdir / 'growth.sqlite'}"
+    source = wl.make_goal(wl.load_templates(), "process", random.Random(seed), attempts=reps + 1)
+    runs = [batch.documents[0] for batch in source.batches if len(batch.documents) == 3]  # each attempt's baseline run
+    folder = workdir / "run-files"
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for index, document in enumerate(runs):
+        paths.append(folder / f"run-{index:03d}.json")
+        paths[-1].write_bytes(document)
+    env = dict(os.environ)
+    env.pop("BENCHLEDGER_DATABASE_URL", None)
+    command = [*find_benchledger(), "--database-url", url, "ingest", "--goal"]
+    for goal in (grown_goal, "fresh-process-warm-up"):  # the OS caches warmed once for each (not counted)
+        timed_process([*command, goal, str(paths[-1])], env)
+    seconds: dict[str, list[float]] = {"grown": [], "fresh": []}
+    for index in range(reps):
+        order = [("grown", grown_goal), ("fresh", f"fresh-process-{index:03d}")]
+        for side, goal in order if index % 2 == 0 else reversed(order):
+            seconds[side].append(timed_process([*command, goal, str(paths[index])], env))
+    grown, fresh = statistics.median(seconds["grown"]), statistics.median(seconds["fresh"])
+    return {"reps": reps, "grown_goal": grown_goal, "grown_ms": grown * 1000, "fresh_ms": fresh * 1000, "ratio": grown / fresh}
+
+
 def replay_on_cores(workdir: Path, target_events: int, seed: int, repeat: int) -> dict:
     ledger = Ledger.open(f"sqlite:///{workdir / 'replay.sqlite'}")
     templates = build_templates(wl.load_templates(), 24, seed)
@@ -133,10 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="goals of 10^3 and 10^4 attempts, a 10^5-event replay")
     parser.add_argument("--measured-attempts", type=int, default=None, help="attempts of the measured batch sequence (default 60 quick, 100 full)")
+    parser.add_argument("--attempts", default=None, help="comma-separated sizes of the grown goals (default 1000,10000 quick; also 50000 full)")
+    parser.add_argument("--process-reps", type=int, default=None, help="run files ingested by a subprocess into each side (default 10 quick, 25 full)")
+    parser.add_argument("--replay-events", type=int, default=None, help="events of the replayed ledger (default 10^5 quick, 2x10^5 full)")
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--workdir", type=Path, default=None, help="where the scratch SQLite files go (default: a temporary directory)")
     args = parser.parse_args(argv)
-    sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 5 * 10**4]
+    if args.attempts:
+        sizes = sorted(int(float(size)) for size in args.attempts.split(","))
+    else:
+        sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 5 * 10**4]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="benchledger-growth-"))
     workdir.mkdir(parents=True, exist_ok=True)
 
@@ -154,7 +192,14 @@ def main(argv: list[str] | None = None) -> int:
             f"| {row['median_ratio']:.2f}x / {row['p95_ratio']:.2f}x | {target} |"
         )
     print()
-    result = replay_on_cores(workdir, 10**5 if args.quick else 2 * 10**5, args.seed, 2 if args.quick else 3)
+    process = one_run_file_process(workdir, f"grown-{sizes[-1]}", args.process_reps or (10 if args.quick else 25), args.seed + 1)
+    grown_name = f"{sizes[-1]:,}-attempt goal"
+    print(f"| `benchledger ingest` of one run file (subprocess, median of {process['reps']}) | into a fresh goal | into the {grown_name} | ratio | target |")
+    print("| --- | --- | --- | --- | --- |")
+    target = f"<= {PROCESS_TARGET}x: {held(process['ratio'] <= PROCESS_TARGET)}" if sizes[-1] >= 10**4 else ""
+    print(f"| whole process, start to exit | {process['fresh_ms']:.0f} ms | {process['grown_ms']:.0f} ms | {process['ratio']:.2f}x | {target} |")
+    print()
+    result = replay_on_cores(workdir, args.replay_events or (10**5 if args.quick else 2 * 10**5), args.seed, 2 if args.quick else 3)
     print(f"| replay of {result['events']:,} events (SQLite) | events/s | ratio | target |")
     print("| --- | --- | --- | --- |")
     print(f"| fold alone (no database, one process) | {result['fold_events_per_s']:,.0f} | 1.00x | |")

@@ -11,6 +11,8 @@ from benchmarks.harness import ratio
 README = Path(__file__).resolve().parent / "README.md"
 RESULTS_BEGIN = "<!-- results:begin -->"
 RESULTS_END = "<!-- results:end -->"
+# one-artifact ingest, whole process, at most this fraction of LoopX review-claim's time (issue 15)
+ONE_ARTIFACT_TARGETS = {"sqlite": 0.6, "postgresql": 0.7}
 
 
 def fmt_num(v: float | None, unit: str = "", digits: int = 0) -> str:
@@ -47,29 +49,43 @@ def render(results: dict[str, Any]) -> str:
         bl = one["benchledger"]["median_s"]
         if one.get("loopx"):
             rr = ratio(bl, one["loopx"]["median_s"])
-            lines.append(f"| 1. one-artifact `ingest`, whole process, median | {bl*1e3:.0f} ms | LoopX `review-claim` {one['loopx']['median_s']*1e3:.0f} ms | {fmt_ratio(rr, '≤ 0.7', rr is not None and rr <= 0.7)} |")
+            bound = ONE_ARTIFACT_TARGETS[backend]
+            lines.append(f"| 1. one-artifact `ingest`, whole process, median | {bl*1e3:.0f} ms | LoopX `review-claim` {one['loopx']['median_s']*1e3:.0f} ms | {fmt_ratio(rr, f'≤ {bound}', rr is not None and rr <= bound)} |")
         else:
             lines.append(f"| 1. one-artifact `ingest`, whole process, median | {bl*1e3:.0f} ms | LoopX not installed | n/a |")
         lines.append(f"| 1. one-artifact `ingest`, whole process, median | {bl*1e3:.0f} ms | `python -c \"import sqlalchemy, click\"` {one['import']['median_s']*1e3:.0f} ms | {fmt_ratio(ratio(bl, one['import']['median_s']))} |")
-        for mode, label, targeted in (
-            ("bulk", f"2. bulk ingest (normalize + chain + projections; ~{BULK_ARTIFACTS}-artifact transactions), events/s", True),
-            ("per_batch", "2. per-run ingest (one transaction per `ingest` batch), events/s", False),
+        batches = r["ingest_batches"]["events_per_s"]
+        rr = ratio(batches, r["serial_ceiling"])
+        lines.append(f"| 2. bulk ingest through `ingest-batches` (NDJSON validated, then appended in ≤ {BULK_ARTIFACTS}-artifact transactions), "
+                     f"artifacts/s | {fmt_num(batches)} | serial ceiling 1 / (1/n + 1/f + 1/p), same run {fmt_num(r['serial_ceiling'])} | "
+                     f"{fmt_ratio(rr, '≥ 0.6', rr is not None and rr >= 0.6)} |")
+        store = r["store_only"]["events_per_s"]
+        es = r.get("bulk_eventsourcing")
+        label = f"2. store-only append (normalized artifacts, projections off; ~{BULK_ARTIFACTS}-artifact transactions), events/s"
+        if es:
+            rr = ratio(store, es["events_per_s"])
+            lines.append(f"| {label} | {fmt_num(store)} | eventsourcing aggregates, same transactions {fmt_num(es['events_per_s'])} | "
+                         f"{fmt_ratio(rr, '≥ 1.2', rr is not None and rr >= 1.2)} |")
+        else:
+            lines.append(f"| {label} | {fmt_num(store)} | eventsourcing not installed | n/a |")
+        lines.append(f"| {label} | {fmt_num(store)} | plain Core insert, same transactions {fmt_num(r['bulk_plain']['events_per_s'])} | "
+                     f"{fmt_ratio(ratio(store, r['bulk_plain']['events_per_s']))} |")
+        for mode, label in (
+            ("bulk", f"2. bulk ingest (`ingest_many`: normalize + chain + projections; ~{BULK_ARTIFACTS}-artifact transactions), events/s"),
+            ("per_batch", "2. per-run ingest (one transaction per `ingest` batch), events/s"),
         ):
             b = r[f"{mode}_benchledger"]["events_per_s"]
             plain = r[f"{mode}_plain"]["events_per_s"]
-            rr = ratio(b, plain)
-            lines.append(f"| {label} | {fmt_num(b)} | plain Core insert, same transactions {fmt_num(plain)} | "
-                         f"{fmt_ratio(rr, '≥ 0.6' if targeted else None, rr >= 0.6 if targeted else None)} |")
+            lines.append(f"| {label} | {fmt_num(b)} | plain Core insert, same transactions {fmt_num(plain)} | {fmt_ratio(ratio(b, plain))} |")
             es = r.get(f"{mode}_eventsourcing")
             if es:
-                rr = ratio(b, es["events_per_s"])
                 lines.append(f"| {label} | {fmt_num(b)} | eventsourcing aggregates, same transactions {fmt_num(es['events_per_s'])} | "
-                             f"{fmt_ratio(rr, '≥ 1.2' if targeted else None, rr >= 1.2 if targeted else None)} |")
+                             f"{fmt_ratio(ratio(b, es['events_per_s']))} |")
             else:
                 lines.append(f"| {label} | {fmt_num(b)} | eventsourcing not installed | n/a |")
         rp = r["replay_benchledger"]["events_per_s"]
         rr = ratio(rp, r["replay_plain"]["events_per_s"])
-        lines.append(f"| 3. full replay, events/s ({r['replay_benchledger']['events']} events) | {fmt_num(rp)} | read + json.loads {fmt_num(r['replay_plain']['events_per_s'])} | {fmt_ratio(rr, '≥ 0.4', rr >= 0.4)} |")
+        lines.append(f"| 3. full replay (`--jobs 1`), events/s ({r['replay_benchledger']['events']} events) | {fmt_num(rp)} | read + json.loads {fmt_num(r['replay_plain']['events_per_s'])} | {fmt_ratio(rr)} |")
         lat = r["latency"]
         sizes = sorted(lat, key=int)
         smallest = lat[sizes[0]]
@@ -93,7 +109,9 @@ def render(results: dict[str, Any]) -> str:
                      f"decoded, no database) runs at {fmt_num(fold)} events/s, {fmt_ratio(ratio(fold, r['replay_plain']['events_per_s']))} "
                      f"read + json.loads and {fmt_ratio(ratio(fold, r['bulk_plain']['events_per_s']))} the bulk plain insert; "
                      f"normalization alone runs at {fmt_num(r['bulk_benchledger']['normalize_events_per_s'])} artifacts/s, "
-                     f"{fmt_ratio(ratio(r['bulk_benchledger']['normalize_events_per_s'], r['bulk_plain']['events_per_s']))} the bulk plain insert.")
+                     f"{fmt_ratio(ratio(r['bulk_benchledger']['normalize_events_per_s'], r['bulk_plain']['events_per_s']))} the bulk plain insert; "
+                     f"one after the other, per artifact (the fold of the {r['fold_only']['events']} events those artifacts and their "
+                     f"batch manifests make), the three give the bulk ingest's serial ceiling of {fmt_num(r['serial_ceiling'])} artifacts/s.")
         lines.append("")
         lines.append(f"Ingest breakdown: normalization (parse + compaction + safety checks) is "
                      f"{r['bulk_benchledger']['normalize_share']*100:.0f}% of benchledger's bulk time and "

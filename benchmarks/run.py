@@ -30,12 +30,15 @@ from benchmarks.contenders import (
     bench_benchledger_ingest,
     bench_eventsourcing,
     bench_fold_only,
+    bench_ingest_batches,
     bench_one_artifact,
     bench_plain_insert,
     bench_read_decode,
     bench_replay,
+    bench_store_only,
     measure_latency,
     prepare,
+    serial_ceiling,
 )
 from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBackend, find_loopx, log
 from benchmarks.report import render, update_readme
@@ -94,6 +97,18 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
         if not bulk:
             target.close()
             backend.drop(target_url)
+    # the same bulk backlog through `ingest-batches`, and the store alone (projections off), each into a fresh ledger
+    for mode, label, measure in (
+        ("ingest_batches", "ingest-batches", lambda target: bench_ingest_batches(target, prep, workdir)),
+        ("store_only", "store-only append (projections off)", lambda target: bench_store_only(target, prep)),
+    ):
+        log(f"[{backend.name}] bulk ingest: benchledger {label}")
+        target_url = backend.fresh_url(mode)
+        target = backend.open_ledger(target_url)
+        res[mode] = measure(target)
+        log(f"    {res[mode]['events_per_s']:.0f} events/s")
+        target.close()
+        backend.drop(target_url)
     if profile_dir is not None:  # a separate, profiled pass into another fresh ledger (timings above stay clean)
         purl = backend.fresh_url("bulkprof")
         pledger = backend.open_ledger(purl)
@@ -108,6 +123,9 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
     res["replay_plain"] = bench_read_decode(url)
     res["fold_only"] = bench_fold_only(ledger)
     ledger.close()
+    res["serial_ceiling"] = serial_ceiling(
+        res["bulk_benchledger"]["normalize_seconds"], res["fold_only"]["seconds"], res["bulk_plain"]["seconds"], prep.artifact_count
+    )
 
     # 1. one artifact, whole process (into the bulk ledger, an existing goal each time)
     log(f"[{backend.name}] one-artifact ingest as a process x{s.process_reps}")
