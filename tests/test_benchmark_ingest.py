@@ -6,27 +6,35 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchledger.ledger.store import Ledger
 from benchmarks import growth, run
 from benchmarks.contenders import HAVE_EVENTSOURCING
+from tests.conftest import POSTGRES_URL
 
 
-def test_run_reports_ingest_batches_against_the_serial_ceiling_and_the_store_alone(tmp_path, capsys):
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_run_reports_ingest_batches_against_the_serial_ceiling_and_the_store_alone(backend, tmp_path, capsys):
+    if backend == "postgresql" and not POSTGRES_URL:
+        pytest.skip("BENCHLEDGER_TEST_POSTGRES_URL is not set")
     results = tmp_path / "results.json"
-    argv = ["--quick", "--backends", "sqlite", "--goals", "3", "--sizes", "300", "--workdir", str(tmp_path), "--json", str(results)]
+    argv = ["--quick", "--backends", backend, "--goals", "3", "--sizes", "300", "--workdir", str(tmp_path), "--json", str(results)]
+    if POSTGRES_URL:
+        argv += ["--postgres-url", POSTGRES_URL]
     assert run.main(argv) == 0
     out = capsys.readouterr().out
     assert "| 2. bulk ingest through `ingest-batches`" in out and "serial ceiling 1 / (1/n + 1/f + 1/p)" in out
     assert "| 2. store-only append (normalized artifacts, projections off" in out
-    if HAVE_EVENTSOURCING:
+    if HAVE_EVENTSOURCING and backend == "sqlite":  # (on PostgreSQL it also needs eventsourcing's postgres extra)
         assert out.count("| 2. store-only append") == 2 and "eventsourcing not installed" not in out
-    sqlite = json.loads(results.read_text())["backends"]["sqlite"]
-    artifacts = sqlite["workload"]["artifacts"]
+    measured = json.loads(results.read_text())["backends"][backend]
+    artifacts = measured["workload"]["artifacts"]
     # the ceiling does the three parts one after the other: it is slower than each of them alone
-    fold_per_artifact = artifacts / sqlite["fold_only"]["seconds"]
-    for alone in (sqlite["bulk_benchledger"]["normalize_events_per_s"], fold_per_artifact, sqlite["bulk_plain"]["events_per_s"]):
-        assert sqlite["serial_ceiling"] < alone
-    assert sqlite["ingest_batches"]["transactions"] >= 1 and sqlite["store_only"]["events_per_s"] > 0
+    fold_per_artifact = artifacts / measured["fold_only"]["seconds"]
+    for alone in (measured["bulk_benchledger"]["normalize_events_per_s"], fold_per_artifact, measured["bulk_plain"]["events_per_s"]):
+        assert measured["serial_ceiling"] < alone
+    assert measured["ingest_batches"]["transactions"] >= 1 and measured["store_only"]["events_per_s"] > 0
 
 
 def test_growth_ingests_one_run_file_as_a_process_into_the_grown_goal_and_fresh_goals(tmp_path, capsys):
