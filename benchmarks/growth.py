@@ -169,15 +169,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--process-reps", type=int, default=None, help="run files ingested by a subprocess into each side (default 10 quick, 25 full)")
     parser.add_argument("--replay-events", type=int, default=None, help="events of the replayed ledger (default 10^5 quick, 2x10^5 full)")
     parser.add_argument("--seed", type=int, default=15)
-    parser.add_argument("--workdir", type=Path, default=None, help="where the scratch SQLite files go (default: a temporary directory)")
+    parser.add_argument("--workdir", type=Path, default=None, help="where the scratch SQLite files go, kept (default: a temporary directory, removed at the end)")
     args = parser.parse_args(argv)
     if args.attempts:
         sizes = sorted(int(float(size)) for size in args.attempts.split(","))
     else:
         sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 5 * 10**4]
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="benchledger-growth-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        return measure(args, sizes, args.workdir)
+    with tempfile.TemporaryDirectory(prefix="benchledger-growth-") as scratch:  # (full mode leaves ~2.5 GB of SQLite files)
+        return measure(args, sizes, Path(scratch))
 
+
+def measure(args: argparse.Namespace, sizes: list[int], workdir: Path) -> int:
     growth = goal_growth(workdir, sizes, args.measured_attempts or (60 if args.quick else 100), args.seed)
     print("| goal before the batches | events before | batches | per-batch ingest median / p95 | vs fresh goal: median / p95 | target |")
     print("| --- | --- | --- | --- | --- | --- |")
