@@ -132,13 +132,15 @@ def _without_regroupings(ledger: Ledger, appends: Sequence[StreamAppend]) -> tup
     kept_groups: dict[str, list[tuple[set[str], str]]] = {}  # goal -> (member ids, batch id) of the batches kept so far
     with ledger.reading() as connection:
         tx = Transaction(connection)
+        # (one read for every batch: which of their members the ledger holds already)
+        stored_ids = set(tx.events_by_id(m["event_id"] for request in appends for m in request.events[-1].payload["members"]))
         for index, request in enumerate(appends):
             manifest = request.events[-1]
             ids = [member["event_id"] for member in manifest.payload["members"]]
             wanted, earlier = set(ids), None
             if ids and "review" not in manifest.payload:
                 earlier = next((batch for members, batch in kept_groups.get(request.goal_id, ()) if wanted <= members), None)
-                if earlier is None and len(tx.events_by_id(ids)) == len(wanted):
+                if earlier is None and wanted <= stored_ids:
                     stored = grouped_before(tx, request.goal_id, ids)
                     earlier = stored.event_id if stored else None
             if earlier is None:
@@ -457,10 +459,13 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
     for goal, emit_from in first_new.items():
         projector = _resumed(tx, goal, checkpoints.get(goal), emit_from)
         if projector is None:
-            # Every row is recomputed, not only the new events': a goal without a usable checkpoint was
-            # last written by an older benchledger (or tampered with), and its stored rows may lack
-            # lifecycle steps or be of older versions; the upgrade costs that goal's past once.
-            projector = project_goal(tx.read_goal(goal), strict=True)
+            # A goal without a usable checkpoint that held events before this append was last written by
+            # an older benchledger (or tampered with): its stored rows may lack lifecycle steps or be of
+            # older versions, so every row is recomputed and replaced (the upgrade costs that goal's past
+            # once). A goal whose events are all new has no stored row to replace: its new rows are all.
+            events = tx.read_goal(goal)
+            fresh = bool(events) and events[0].position >= emit_from
+            projector = project_goal(events, strict=True, emit_from=emit_from if fresh else 0)
         goal_rows = [row_record(goal, row) for row in projector.rows.values()]
         if not projector.emits_all:
             rows += goal_rows
