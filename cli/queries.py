@@ -184,7 +184,7 @@ def history_command(
         if fmt == "json":
             echo_json_listing({"goal_id": goal, "as_of_position": view.as_of_position}, "entries", view.entries)
             return
-        headers = ["", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
+        headers = ["changed", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
         when = _as_of_text(as_of, view.as_of_position)
         if fmt == "table" and when:
             click.echo(when)
