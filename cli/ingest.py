@@ -16,6 +16,7 @@ from benchledger.cli.common import OneValueOption, goal_filter, goal_option, ope
 from benchledger.cli.output import format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
+from benchledger.projections.linking import claim_review_without_runs
 
 
 def _progress(total: int):
@@ -55,6 +56,7 @@ def _markdown(report: dict[str, Any]) -> Iterator[str]:
         lines.append(f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})")
         if report["batch_status"] == "duplicate":
             lines.append("- nothing new: every artifact is stored and this batch already groups them")
+    lines += [f"- note: {note}" for note in report.get("notes", [])]
     for batch in report.get("batches", []):
         lines.append(
             f"- batch `{batch['batch_event_id']}` ({status(batch['batch_status'])}): {batch['directory']} "
@@ -117,6 +119,11 @@ def _ingest_report(goal: str, outcome: Any, per_directory: bool) -> dict[str, An
     else:
         (batch,) = batches
         report.update(batch_event_id=batch.batch.event_id, batch_status=batch.batch.status)
+        if batch.batch.status == "appended" and claim_review_without_runs(m.kind for m in batch.members):
+            report["notes"] = [
+                "this batch holds a comparison and no run: its claim review, now the goal's latest, reads no run "
+                "(review-claim reads the runs ingested with the comparison: list them in the same ingest)"
+            ]
     report["appended_count"] = sum(b.appended_count for b in batches)
     report["duplicate_count"] = sum(b.duplicate_count for b in batches)
     report["events"] = (_event(m) for b in batches for m in b.members)  # (streamed to the output)

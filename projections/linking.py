@@ -155,6 +155,17 @@ def batch_manifest(members: list[dict[str, Any]], review: Mapping[str, Any] | No
     return manifest
 
 
+def claim_review_without_runs(member_kinds: Iterable[str]) -> bool:
+    """Whether a batch of these kinds derives a claim review from its comparison alone.
+
+    ``review-claim`` reads the runs of the comparison's own batch (as LoopX reads the runs given with
+    it), so a comparison ingested on its own, e.g. a re-generated comparison file, yields the verdict
+    LoopX gives without runs, and that review becomes the goal's latest.
+    """
+    kinds = set(member_kinds)
+    return "comparison" in kinds and "run" not in kinds
+
+
 def batch_inputs(manifest: Mapping[str, Any], events_by_id: Mapping[str, EventLike]) -> dict[str, list[Any]]:
     """A batch's member payloads grouped by kind, in argument order: a review's ``inputs``."""
     inputs: dict[str, list[Any]] = {}

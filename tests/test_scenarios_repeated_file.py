@@ -71,3 +71,18 @@ def test_ingest_batches_does_not_record_a_regrouping_it_already_holds(migrated_u
     report = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
     assert (report["batches"], report["batches_appended"], report["appended"], report["duplicates"]) == (2, 1, 3, 1)
     assert _summary(migrated_url)["event_count"] == 4
+
+
+def test_a_regenerated_comparison_ingested_alone_says_its_review_reads_no_run(migrated_url, tmp_path):
+    # A re-generated file (new bytes, same content) is a new observation and a batch of its own: its claim
+    # review is the one LoopX gives a comparison without runs, and it becomes the goal's latest. That is
+    # the linking rule, so the ingest says so rather than let the claim strength change silently.
+    invoke(migrated_url, "ingest", "--goal", "g", BASELINE, TREATMENT, COMPARISON)
+    regenerated = tmp_path / "comparison.json"
+    regenerated.write_text(json.dumps(json.loads(Path(COMPARISON).read_text()), indent=1))
+    alone = invoke(migrated_url, "ingest", "--goal", "g", str(regenerated))
+    assert alone.exit_code == 0, alone.output
+    assert "- note: this batch holds a comparison and no run" in alone.output
+    regenerated.write_text(json.dumps(json.loads(Path(COMPARISON).read_text()), indent=3))
+    together = _json(invoke(migrated_url, "ingest", "--goal", "g", BASELINE, TREATMENT, str(regenerated), "--format", "json"))
+    assert together["batch_status"] == "appended" and "notes" not in together
