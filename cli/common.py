@@ -18,7 +18,7 @@ from typing import Any
 import click
 from click.shell_completion import CompletionItem
 
-from benchledger.errors import InvalidInput
+from benchledger.errors import InvalidInput, capped
 from benchledger.ledger.store import GOAL_ID_PATTERN
 
 GOAL_ALIASES = ("--goal-id",)
@@ -192,6 +192,13 @@ def with_goals(*, help: str) -> Any:
         return command
 
     return decorate
+
+
+def echo_errors(lines: list[str], count: int | None = None) -> None:
+    """``lines`` on stderr, one ``error:`` line each: the first :data:`~benchledger.errors.SHOWN_PROBLEMS`,
+    then how many more (of ``count`` when ``lines`` holds only the first of them)."""
+    for line in capped(lines, total=count):
+        click.echo(f"error: {line}", err=True)
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import OneValueOption, goal_filter, goal_option, open_ledger
+from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, open_ledger
 from benchledger.cli.output import format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
@@ -95,8 +95,7 @@ def _event(member: Any) -> dict[str, Any]:
 def _ingest_report(goal: str, outcome: Any, per_directory: bool) -> dict[str, Any]:
     if not outcome.ok:
         errors = outcome.errors
-        for line in capped([f"{source}: {error}" for source, error in errors]):
-            click.echo(f"error: {line}", err=True)
+        echo_errors([f"{source}: {error}" for source, error in errors])
         return {
             "ok": False,
             "goal_id": goal,
@@ -229,10 +228,10 @@ def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
         )
     report = outcome.as_dict()
     if not outcome.ok:
-        for e in report["errors"]:
-            click.echo(f"error: {report['file']}:{e['line']}: {e['error']}" if e["line"] is not None else f"error: {e['error']}", err=True)
-        if outcome.error_count > len(report["errors"]):
-            click.echo(f"error: ... and {outcome.error_count - len(report['errors'])} more", err=True)
+        echo_errors(
+            [f"{report['file']}:{e['line']}: {e['error']}" if e["line"] is not None else e["error"] for e in report["errors"]],
+            outcome.error_count,
+        )
     click.echo(json.dumps(report, indent=2, ensure_ascii=False) if fmt == "json" else _batches_markdown(report), nl=fmt == "json")
     ctx.exit(0 if outcome.ok else 1)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.common import echo_errors, goal_option, open_ledger
 from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 
@@ -17,12 +17,6 @@ def _refusals(title: str, refused: list[dict[str, str]], count: int | None = Non
     """A refusal in markdown: its first :data:`SHOWN_PROBLEMS` reasons, then how many more (of ``count``, default all listed)."""
     lines = capped([f"{r['source']}: {r['reason']}" for r in refused], total=count)
     return "\n".join([f"# {title}", "", *(f"- {line}" for line in lines)]) + "\n"
-
-
-def _echo_errors(lines: list[str], count: int | None = None) -> None:
-    """``lines`` on stderr, one ``error:`` line each, the first :data:`SHOWN_PROBLEMS` then how many more."""
-    for line in capped(lines, total=count):
-        click.echo(f"error: {line}", err=True)
 
 
 def _import_markdown(report: dict[str, Any]) -> str:
@@ -79,7 +73,7 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
         with open_ledger(ctx) as ledger:
             report = import_plan(ledger, goal, plan, dry_run=dry_run).as_dict()
     if not report["ok"]:
-        _echo_errors([f"{r['source']}: {r['reason']}" for r in plan.refused])
+        echo_errors([f"{r['source']}: {r['reason']}" for r in plan.refused])
         report["refused_count"] = len(plan.refused)
         report["refused"] = report["refused"][:SHOWN_PROBLEMS]
     if fmt == "json":
@@ -275,7 +269,7 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
                 echo_json({"ok": False, "error": str(exc), "problem_count": exc.problem_count, "problems": exc.problems[:SHOWN_PROBLEMS]})
             else:
                 click.echo(_refusals(str(exc), [{"source": name, "reason": p} for p in exc.problems], exc.problem_count), nl=False)
-            _echo_errors([f"{name}: {problem}" for problem in exc.problems], exc.problem_count)
+            echo_errors([f"{name}: {problem}" for problem in exc.problems], exc.problem_count)
             ctx.exit(1)
     if fmt == "json":
         echo_json(result)
