@@ -21,10 +21,14 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "examples" / "demo"
 
 
+def _as_typed(args: list[str], **env: str | None):
+    """``benchledger ARGS`` as a user's shell runs it: BENCHLEDGER_DEBUG unset (an internal error shows no traceback), ``env`` set."""
+    return CliRunner().invoke(cli, args, env={"BENCHLEDGER_DEBUG": None, **env})
+
+
 def _embedded(args: list[str], home: Path):
     """``benchledger ARGS`` on the embedded default ledger of ``BENCHLEDGER_HOME=home``, as a user's shell runs it."""
-    env = {"BENCHLEDGER_HOME": str(home), "BENCHLEDGER_DATABASE_URL": None, "BENCHLEDGER_DEBUG": None}
-    return CliRunner().invoke(cli, args, env=env)
+    return _as_typed(args, BENCHLEDGER_HOME=str(home), BENCHLEDGER_DATABASE_URL=None)
 
 
 def test_benchledger_home_pointing_to_a_file_is_named_not_an_internal_error(tmp_path):
@@ -130,9 +134,8 @@ def test_an_in_memory_database_url_is_refused_rather_than_an_ingest_that_vanishe
     # database. The ingest said "appended: 1 event(s)", exit 0, and the event was gone when the process ended.
     run = str(DEMO / "04-run-baseline.json")
     for url in ("sqlite:///", "sqlite://", "sqlite:///:memory:"):
-        env = {"BENCHLEDGER_DATABASE_URL": url, "BENCHLEDGER_DEBUG": None}
         for args in (["ingest", "--goal", "g", run], ["goals"], ["audit"]):
-            result = CliRunner().invoke(cli, args, env=env)
+            result = _as_typed(args, BENCHLEDGER_DATABASE_URL=url)
             assert result.exit_code == 2, (url, args, result.output)
             assert result.stderr == (
                 f"benchledger: {url} is an in-memory database: nothing written there outlives the command; "
@@ -244,9 +247,7 @@ def test_a_ledger_on_a_read_only_medium_says_why_and_how_to_read_it(tmp_path):
         if subprocess.run(["mount", "-o", "remount,bind,ro", str(mount)], capture_output=True).returncode:
             pytest.skip("needs a read-only bind mount (root)")
         path = mount / "ledger.sqlite"
-        result = CliRunner().invoke(
-            cli, ["--database-url", f"sqlite:///{path}", "goals"], env={"BENCHLEDGER_DEBUG": None}
-        )
+        result = _as_typed(["--database-url", f"sqlite:///{path}", "goals"])
         assert result.exit_code == 2, result.output
         assert result.stderr == (
             f"benchledger: cannot use the ledger at sqlite:///{path}: its folder {mount} is read-only, and SQLite writes "
@@ -346,9 +347,7 @@ def test_retract_with_two_reasons_is_refused_rather_than_keeping_the_last(migrat
 
 def test_a_database_url_naming_a_folder_says_so(tmp_path):
     # `--database-url sqlite:///ledgers` for the folder that holds the ledger: SQLite said only "unable to open database file".
-    result = CliRunner().invoke(
-        cli, ["--database-url", f"sqlite:///{tmp_path}", "goals"], env={"BENCHLEDGER_DEBUG": None}
-    )
+    result = _as_typed(["--database-url", f"sqlite:///{tmp_path}", "goals"])
     assert result.exit_code == 2, result.output
     assert result.stderr == (
         f"benchledger: cannot use the ledger at sqlite:///{tmp_path}: {tmp_path} is a folder; "
