@@ -445,7 +445,7 @@ def lifecycle_timeline(ledger: Ledger, goal_id: str, *, limit: int = TIMELINE_PO
         if not stored_steps(connection, goal_id):
             entries = history(view, goal_id, changes_only=True)["entries"]
             changes = [_timeline_step(e) for e in entries if e["phase_changed"] or e["gates_changed"]]
-            return {"events": head["last_version"], "changes": len(changes), "steps": changes[len(changes) - limit :] if limit else []}
+            return {"events": head["last_version"], "changes": len(changes), "steps": changes[-limit:] if limit else []}
         step = projection_rows
         changed = and_(
             step.c.projection == linking.STEP, step.c.goal_id == goal_id, readable(step.c.payload, ledger.dialect),

@@ -174,6 +174,8 @@ def test_the_report_timeline_reads_the_steps_and_a_fold_says_the_same(migrated_u
         _sql(migrated_url, f"DELETE FROM projection_rows WHERE projection = '{STEP}'")
         assert report_views.lifecycle_timeline(ledger, "demo") == stored
         assert report_views.lifecycle_timeline(ledger, "demo", limit=2)["steps"] == stored["steps"][-2:]
+        # a limit above the changes but below twice them keeps every change (it kept only the last limit - changes)
+        assert report_views.lifecycle_timeline(ledger, "demo", limit=8)["steps"] == stored["steps"]
     finally:
         ledger.close()
 
