@@ -137,3 +137,12 @@ def json_number(column: ColumnElement, path: Path, dialect: str) -> ColumnElemen
     """The number at ``path`` (``NULL`` unless it is a JSON number), comparable in SQL."""
     value = json_scalar(column, path, dialect) if dialect == "sqlite" else cast(json_scalar(column, path, dialect), Numeric)
     return case((json_is(column, path, "number", dialect), value))
+
+
+def json_array_length(column: ColumnElement, path: Path, dialect: str) -> ColumnElement:
+    """The length of the array at ``path`` (only for readable rows)."""
+    if dialect == "sqlite":
+        return func.json_array_length(column, _selector(path))
+    if dialect == "postgresql":
+        return func.json_array_length(func.json_extract_path(cast(column, JSON), *path))
+    raise ValueError(f"unsupported database dialect: {dialect}")

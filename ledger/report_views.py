@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, and_, bindparam, case, cast, func, not_, or_, select, text, true
+from sqlalchemy import and_, bindparam, case, func, not_, or_, select, text, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
@@ -31,6 +31,7 @@ from benchledger.ledger.json_sql import (
     SQLITE_SURROGATE_ESCAPE,
     Path,
     decode_values,
+    json_array_length,
     json_is,
     json_number,
     json_scalar,
@@ -449,7 +450,7 @@ def lifecycle_timeline(ledger: Ledger, goal_id: str, *, limit: int = TIMELINE_PO
         step = projection_rows
         changed = and_(
             step.c.projection == linking.STEP, step.c.goal_id == goal_id, readable(step.c.payload, ledger.dialect),
-            or_(json_is(step.c.payload, ("phase_changed",), "true", ledger.dialect), _json_array_length(step.c.payload, ("gates_changed",), ledger.dialect) > 0),
+            or_(json_is(step.c.payload, ("phase_changed",), "true", ledger.dialect), json_array_length(step.c.payload, ("gates_changed",), ledger.dialect) > 0),
         )
         total = connection.execute(select(func.count()).select_from(step).where(changed)).scalar_one()
         latest = connection.execute(
@@ -462,12 +463,6 @@ def lifecycle_timeline(ledger: Ledger, goal_id: str, *, limit: int = TIMELINE_PO
         for row in reversed(latest)
     ]
     return {"events": head["last_version"], "changes": total, "steps": shown}
-
-
-def _json_array_length(column: ColumnElement, path: Path, dialect: str) -> ColumnElement:
-    if dialect == "sqlite":
-        return func.json_array_length(column, "$." + ".".join(path))
-    return func.json_array_length(func.json_extract_path(cast(column, JSON), *path))
 
 
 def _timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
