@@ -208,10 +208,6 @@ def _table_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]], *, width
         yield from map(line, _cells([row]))
 
 
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    return "\n".join(_markdown_lines(headers, iter(rows)))
-
-
 def _markdown_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> Iterator[str]:
     escape = lambda v: v.replace("|", "\\|")  # noqa: E731
     yield "| " + " | ".join(headers) + " |"
@@ -219,10 +215,6 @@ def _markdown_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> It
     for row in rows:
         (cells,) = _cells([row])
         yield "| " + " | ".join(escape(v) for v in cells) + " |"
-
-
-def csv_text(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    return "".join(_csv_lines(headers, iter(rows)))
 
 
 def _csv_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> Iterator[str]:
