@@ -103,10 +103,15 @@ def printable(text: str, encoding: str | None = None) -> str:
     return encoded(text, encoding).decode(encoding or "utf-8")
 
 
-def echo_json(value: Any) -> None:
+def _json_document(value: Any) -> str:
+    """``value`` as every ``--format json`` prints it: indented, non-ASCII kept, lone surrogates escaped."""
     from benchledger.ledger.canonical import escape_lone_surrogates
 
-    click.echo(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False)))
+    return escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def echo_json(value: Any) -> None:
+    click.echo(_json_document(value))
 
 
 def utc_text(value: Any) -> str:
@@ -251,11 +256,9 @@ def echo_rows(
 
 def echo_json_listing(head: Mapping[str, Any], name: str, items: Iterable[Any]) -> None:
     """``head`` with ``name`` added as the list ``items``, printed as :func:`echo_json` prints the whole, an item at a time."""
-    from benchledger.ledger.canonical import escape_lone_surrogates
 
     def dumped(value: Any, indent: str = "") -> str:
-        text = escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
-        return text.replace("\n", "\n" + indent)
+        return _json_document(value).replace("\n", "\n" + indent)
 
     click.echo("{")
     for key, value in head.items():
