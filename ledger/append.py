@@ -200,10 +200,6 @@ class Transaction:
         )
         return {row.goal_id: dict(row._mapping) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
 
-    def goal_ids(self) -> list[str]:
-        """Every goal of the ledger, by id."""
-        return list(self.connection.execute(select(stream_heads.c.goal_id).order_by(stream_heads.c.goal_id)).scalars())
-
     def heads(self) -> list[dict[str, Any]]:
         """Every goal's stream head, by goal id."""
         return [dict(r._mapping) for r in self.connection.execute(select(stream_heads).order_by(stream_heads.c.goal_id))]

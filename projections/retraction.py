@@ -6,13 +6,13 @@ event's position on, the retracted events are absent from everything read of
 the goal (its projections, lifecycle, runs), while the history still shows
 them, the retraction, and (``--as-of`` before it) what the ledger said then.
 
-Pure rules, no database: which ids a retraction may name, and which events are
-visible after each position.
+Pure rules, no database: which ids a retraction may name, and which events a
+goal still shows once its retractions are read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from benchledger.errors import InvalidInput
@@ -65,16 +65,6 @@ def visible(events: Iterable[EventLike]) -> list[EventLike]:
     events = list(events)
     hidden = retracted_ids(events)
     return [e for e in events if e.kind != KIND and e.event_id not in hidden]
-
-
-def visibility(events: Iterable[EventLike]) -> Iterator[tuple[EventLike, frozenset[str]]]:
-    """Each event (stream order) with the ids retracted once it is read: what is absent from that position on."""
-    hidden: frozenset[str] = frozenset()
-    for event in events:
-        ids = retracted_by(event)
-        if ids:
-            hidden = hidden | set(ids)
-        yield event, hidden
 
 
 def retraction_problems(goal_events: Sequence[EventLike], event_ids: Sequence[str], reason: str) -> list[str]:
