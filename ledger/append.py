@@ -200,9 +200,12 @@ class Transaction:
         )
         return {row.goal_id: dict(row._mapping) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
 
-    def heads(self) -> list[dict[str, Any]]:
-        """Every goal's stream head, by goal id."""
-        return [dict(r._mapping) for r in self.connection.execute(select(stream_heads).order_by(stream_heads.c.goal_id))]
+    def heads(self, *, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The goals' stream heads by goal id (those after ``after``, at most ``limit``: a page)."""
+        query = select(stream_heads).order_by(stream_heads.c.goal_id).limit(limit)
+        if after is not None:
+            query = query.where(stream_heads.c.goal_id > after)
+        return [dict(r._mapping) for r in self.connection.execute(query)]
 
     def last_position(self) -> int:
         """The highest event position (0 for an empty ledger)."""

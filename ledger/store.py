@@ -291,11 +291,8 @@ class Ledger:
 
     def heads(self, *, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """The goals' stream heads by goal id (those after ``after``, at most ``limit``: a page)."""
-        query = select(stream_heads).order_by(stream_heads.c.goal_id).limit(limit)
-        if after is not None:
-            query = query.where(stream_heads.c.goal_id > after)
         with self.reading() as connection:
-            return [dict(r._mapping) for r in connection.execute(query)]
+            return Transaction(connection).heads(after=after, limit=limit)
 
     def head(self, goal_id: str) -> dict[str, Any] | None:
         with self.reading() as connection:
