@@ -274,6 +274,8 @@ def unprintable_in(value: Any) -> str | None:
     """:func:`unprintable` over every string and key of a decoded JSON value (a NUL anywhere is named first)."""
     texts, _ = _texts(value)
     return unprintable(_SEPARATOR.join(texts))
+
+
 # Separates the texts of a payload for one screen of them all. A double quote ends
 # every path or secret value the rules match, is no word character, and no rule's
 # screen fragment holds it: a match inside one text is a match in the joined text.
