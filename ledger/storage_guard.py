@@ -258,7 +258,16 @@ LONE_SURROGATE = "an unpaired UTF-16 surrogate"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # The JSON escape of a UTF-16 surrogate, \\ud800 to \\udfff, in any case: the only way JSON text
 # can carry one (UTF-8 cannot), and how canonical JSON writes a lone one (ledger.canonical).
-SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def may_hold_unprintable(json_text: str) -> bool:
+    """Whether JSON text may decode to an :func:`unprintable` string: only a ``\\u0000`` or a surrogate escape makes one.
+
+    A cheap screen before :func:`unprintable_in` decides (the escape may follow an escaped
+    backslash, and a surrogate in a valid pair is no problem).
+    """
+    return "\\" in json_text and ("\\u0000" in json_text or _SURROGATE_ESCAPE.search(json_text) is not None)
 
 
 def unprintable(text: str) -> str | None:
@@ -312,7 +321,7 @@ def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES)
     if body.count("{") + body.count("[") > MAX_NESTING_DEPTH and nesting_depth(payload) > MAX_NESTING_DEPTH:
         problems.append(("the payload", f"is nested deeper than the {MAX_NESTING_DEPTH}-level limit"))
     non_finite = "NaN" in body or "Infinity" in body
-    unprintable_text = "\\u0000" in body or SURROGATE_ESCAPE.search(body) is not None
+    unprintable_text = may_hold_unprintable(body)
     texts, credential = _texts(payload)
     if not (non_finite or unprintable_text or credential) and privacy_rule(_SEPARATOR.join(texts)) is None:
         return problems

@@ -28,7 +28,7 @@ from benchledger.ledger.storage_guard import (
     MAX_NESTING_DEPTH,
     MAX_PAYLOAD_BYTES,
     NUL_CHARACTER,
-    SURROGATE_ESCAPE,
+    may_hold_unprintable,
     nesting_depth,
     unprintable_in,
 )
@@ -105,9 +105,7 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit")
     # A NUL reaches a string only through a \u0000 escape (a raw one is refused above)
     # and a surrogate only through a \ud800-\udfff one (UTF-8 text cannot hold it).
-    # The store's rule still decides: the escape may follow an escaped backslash,
-    # and a surrogate in a valid pair is no problem.
-    if "\\" in text and ("\\u0000" in text or SURROGATE_ESCAPE.search(text)):
+    if may_hold_unprintable(text):
         reason = unprintable_in(value)
         if reason:
             raise InputFileError(source, f"contains {reason} ({_ESCAPE_OF[reason]})")
