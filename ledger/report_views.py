@@ -459,7 +459,7 @@ def lifecycle_timeline(ledger: Ledger, goal_id: str, *, limit: int = TIMELINE_PO
         ).all()
     width = len(events.c)
     shown = [
-        _timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload), None)))
+        _timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload))))
         for row in reversed(latest)
     ]
     return {"events": head["last_version"], "changes": total, "steps": shown}

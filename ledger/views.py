@@ -260,18 +260,16 @@ class HistoryFilter:
 
 @dataclass(frozen=True)
 class LifecycleStep:
-    """A ``lifecycle-step`` row: the lifecycle after the event at ``position`` (until the next step)."""
+    """A ``lifecycle-step`` row: the lifecycle after the event at ``position`` (until the next step; ``None``: faulted)."""
 
     position: int
     payload: dict[str, Any] | None
-    error: str | None
 
 
 @dataclass(frozen=True)
 class HistoryView:
     """A goal's history as :func:`history_reader` streams it: the ``--as-of`` position it resolved, and the entries."""
 
-    goal_id: str
     as_of_position: int | None
     entries: Iterator[dict[str, Any]]
 
@@ -302,7 +300,7 @@ def history_reader(ledger: Ledger, goal_id: str, query: HistoryFilter = HistoryF
             entries = _stored_history(connection, goal_id, query, lowest, highest)
         else:
             entries = _folded_history(view, goal_id, query, lowest, highest)
-        yield HistoryView(goal_id, as_of, entries)
+        yield HistoryView(as_of, entries)
 
 
 def stored_steps(connection: Any, goal_id: str) -> bool:
@@ -316,13 +314,13 @@ def stored_steps(connection: Any, goal_id: str) -> bool:
 
 
 def _steps_of(goal_id: str) -> Any:
-    return select(projection_rows.c.position, projection_rows.c.payload, projection_rows.c.error).where(
+    return select(projection_rows.c.position, projection_rows.c.payload).where(
         projection_rows.c.projection == linking.STEP, projection_rows.c.goal_id == goal_id
     )
 
 
 def _step(row: Any) -> LifecycleStep:
-    return LifecycleStep(row.position, None if row.payload is None else json.loads(row.payload), row.error)
+    return LifecycleStep(row.position, None if row.payload is None else json.loads(row.payload))
 
 
 def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
@@ -374,7 +372,7 @@ def _folded_history(ledger: Ledger, goal_id: str, query: HistoryFilter, lowest: 
     folded = ledger.read_goal(goal_id, upto_position=highest)
     projector = linking.project_goal(folded, strict=False, lifecycle_only=True)
     steps = [
-        LifecycleStep(row.position, row.payload, row.error) for (name, _), row in sorted(projector.rows.items()) if name == linking.STEP
+        LifecycleStep(row.position, row.payload) for (name, _), row in sorted(projector.rows.items()) if name == linking.STEP
     ]
     stepped = {step.position for step in steps}
     shown = [
