@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import echo_errors, goal_option, open_ledger
+from benchledger.cli.common import capped_lists, echo_errors, goal_option, open_ledger
 from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 
@@ -73,9 +73,8 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
         with open_ledger(ctx) as ledger:
             report = import_plan(ledger, goal, plan, dry_run=dry_run).as_dict()
     if not report["ok"]:
-        echo_errors([f"{r['source']}: {r['reason']}" for r in plan.refused])
-        report["refused_count"] = len(plan.refused)
-        report["refused"] = report["refused"][:SHOWN_PROBLEMS]
+        echo_errors([f"{r['source']}: {r['reason']}" for r in report["refused"]])
+        report = capped_lists(report, refused="refused_count")
     if fmt == "json":
         echo_json(report)
     else:

@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_filter, open_ledger, with_goal
+from benchledger.cli.common import capped_lists, goal_filter, open_ledger, with_goal
 from benchledger.cli.output import echo_json, echo_json_listing, echo_rows, format_option, utc_text, wide_option
-from benchledger.errors import SHOWN_PROBLEMS, capped
+from benchledger.errors import capped
 from benchledger.projections.linking import EVENT_KINDS
 
 AS_OF_HELP = (
@@ -33,15 +33,6 @@ def _as_of_text(as_of: str | None, position: int | None) -> str | None:
 def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
     for line in capped([f"{f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}" for f in faulted]):
         click.echo(f"faulted: {line}")
-
-
-def _capped_lists(report: dict[str, Any], **counts: str) -> dict[str, Any]:
-    """``report`` for ``--format json`` with each list (a key of ``counts``) cut to its first :data:`SHOWN_PROBLEMS`, its length under the value."""
-    capped_report = dict(report)
-    for name, count in counts.items():
-        capped_report[count] = len(report[name])
-        capped_report[name] = report[name][:SHOWN_PROBLEMS]
-    return capped_report
 
 
 @click.command("info")
@@ -223,7 +214,7 @@ def status_command(ctx: click.Context, fmt: str) -> None:
     with open_ledger(ctx) as ledger:
         report = status(ledger)
     if fmt == "json":
-        echo_json(_capped_lists(report, faulted="faulted_count", lagging_goals="lagging_goal_count"))
+        echo_json(capped_lists(report, faulted="faulted_count", lagging_goals="lagging_goal_count"))
     else:
         if report["ok"]:
             click.echo("all projections are current")
@@ -286,7 +277,7 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     report["seconds"] = round(elapsed, 3)
     report["events_per_second"] = round(report["events"] / elapsed, 1) if elapsed > 0 else None
     if fmt == "json":
-        echo_json(_capped_lists(report, faulted="faulted_count"))
+        echo_json(capped_lists(report, faulted="faulted_count"))
     else:
         click.echo(
             f"replayed {report['events']} events of {report['goals']} goal(s) into {report['rows']} rows "
@@ -317,7 +308,7 @@ def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | Non
                 bar.render_finish()
     problems = report["problems"]
     if fmt == "json":
-        echo_json(_capped_lists(report, problems="problem_count"))
+        echo_json(capped_lists(report, problems="problem_count"))
     else:
         verdict = "clean" if report["ok"] else f"{len(problems)} problem(s)"
         click.echo(
