@@ -455,6 +455,7 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
     aborts the transaction (nothing is written).
     """
     checkpoints = tx.projection_row_of_goals(list(first_new), linking.CHECKPOINT, linking.CURRENT_KEY)
+    replaced = linking.projection_versions().keys() - {linking.STEP}  # (a stored row's key starts with its projection)
     rows = []
     for goal, emit_from in first_new.items():
         projector = _resumed(tx, goal, checkpoints.get(goal), emit_from)
@@ -470,12 +471,10 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
         if not projector.emits_all:
             rows += goal_rows
             continue
-        for name in linking.projection_versions():
-            named = [row for row in goal_rows if row["projection"] == name]
-            if name == linking.STEP:
-                rows += named
-            else:
-                tx.replace_projection_rows([goal], named, projection=name)
+        # One comparison with all the goal's stored rows; of those the fold no longer makes, lifecycle
+        # steps stay (they are history) and rows of projections this code does not know are not its to remove.
+        changed, unwanted = tx.projection_rows_diff([goal], goal_rows)
+        tx.write_projection_rows_diff(changed, [key for key in unwanted if key[0] in replaced])
     tx.upsert_projection_rows(rows)
 
 
