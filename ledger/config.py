@@ -25,8 +25,13 @@ def default_ledger_path() -> Path:
     return Path(data_home) / "benchledger" / "ledger.sqlite"
 
 
+def _named_url(explicit: str | None) -> str | None:
+    """The URL ``--database-url`` or else ``BENCHLEDGER_DATABASE_URL`` names, if either does (else the embedded default is meant)."""
+    return explicit or os.environ.get("BENCHLEDGER_DATABASE_URL") or None
+
+
 def resolve_url(explicit: str | None = None) -> str:
-    url = explicit or os.environ.get("BENCHLEDGER_DATABASE_URL")
+    url = _named_url(explicit)
     if url:
         return url
     path = default_ledger_path()
@@ -46,7 +51,7 @@ def resolve_url(explicit: str | None = None) -> str:
 
 def new_default_ledger(explicit: str | None = None) -> Path | None:
     """The embedded default's path when ``explicit`` and the environment name no ledger and that file does not exist yet."""
-    if explicit or os.environ.get("BENCHLEDGER_DATABASE_URL"):
+    if _named_url(explicit):
         return None
     path = default_ledger_path()
     return None if path.exists() else path
@@ -54,7 +59,7 @@ def new_default_ledger(explicit: str | None = None) -> Path | None:
 
 def existing_url(explicit: str | None = None) -> str | None:
     """:func:`resolve_url`, but ``None`` where that would create the embedded default (for shell completion)."""
-    url = explicit or os.environ.get("BENCHLEDGER_DATABASE_URL")
+    url = _named_url(explicit)
     if url:
         return url
     path = default_ledger_path()
