@@ -211,6 +211,18 @@ def echo_errors(lines: list[str], count: int | None = None) -> None:
 
 
 @contextmanager
+def input_path(file: str) -> Iterator[tuple[str, str]]:
+    """``FILE|-`` as ``(a path to read, more than once, the name messages give it)``: ``-`` is standard input, spooled to a temporary file."""
+    if file != "-":
+        yield file, file
+        return
+    from benchledger.ledger.bulk import spooled_stdin
+
+    with spooled_stdin() as path:
+        yield path, "<stdin>"
+
+
+@contextmanager
 def open_ledger(ctx: click.Context) -> Iterator[Any]:
     """Open the ledger the root options name (its errors are reported by ``cli.main``).
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, open_ledger
+from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
 from benchledger.cli.output import format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
@@ -215,16 +215,16 @@ def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
     transactions of a few hundred artifacts; running the same file again after
     an interruption appends only what is missing.
     """
-    from benchledger.ledger.bulk import ingest_batch_file, spooled_stdin
+    from benchledger.ledger.bulk import ingest_batch_file
 
     with contextlib.ExitStack() as stack:
-        path = stack.enter_context(spooled_stdin()) if file == "-" else file
+        path, name = stack.enter_context(input_path(file))
         ledger = stack.enter_context(open_ledger(ctx))
         bar = None
         if sys.stderr.isatty():
             bar = stack.enter_context(click.progressbar(length=1, label="appending artifacts", file=sys.stderr))
         outcome = ingest_batch_file(
-            ledger, path, name="<stdin>" if file == "-" else file, started=_sized(bar), progress=bar.update if bar else None
+            ledger, path, name=name, started=_sized(bar), progress=bar.update if bar else None
         )
     report = outcome.as_dict()
     if not outcome.ok:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from benchledger.cli.common import capped_lists, echo_errors, goal_option, open_ledger
+from benchledger.cli.common import capped_lists, echo_errors, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 
@@ -254,13 +253,9 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
     imported goals are rebuilt in the same transaction. A ledger that already
     holds events is refused.
     """
-    from benchledger.ledger.bulk import spooled_stdin
     from benchledger.ledger.exchange import ExportRefused, import_export
 
-    name = "<stdin>" if file == "-" else file
-    with contextlib.ExitStack() as stack:
-        path = stack.enter_context(spooled_stdin()) if file == "-" else file  # (the file is read twice)
-        ledger = stack.enter_context(open_ledger(ctx))
+    with input_path(file) as (path, name), open_ledger(ctx) as ledger:
         try:
             result = import_export(ledger, path, unverifiable_tail=unverifiable_tail, name=name).as_dict()
         except ExportRefused as exc:
