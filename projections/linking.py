@@ -383,13 +383,18 @@ class GoalProjector:
             self._record_current(self.events[-1].position)
 
     def _members(self, batch: EventLike) -> tuple[dict[str, EventLike], list[str]]:
-        """A batch's member events by id (earlier events of the goal), and the ids it lists that the goal does not hold."""
+        """A batch's member events by id that are not retracted (earlier events of the goal), and the ids it lists that the goal does not hold."""
         ids = list(dict.fromkeys(m["event_id"] for m in batch.payload["members"]))
         members = {i: self._by_id[i] for i in ids if i in self._by_id}
         unseen = [i for i in ids if i not in members]
         if unseen and self._earlier is not None:
             members.update((i, e) for i, e in self._earlier.by_id(unseen).items() if e.position < batch.position)
-        return members, [i for i in ids if i not in members]
+        return {i: e for i, e in members.items() if i not in self._retracted}, [i for i in ids if i not in members]
+
+    def _unretracted(self, manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``manifest`` without its retracted members (a retracted member is no input of the batch's reviews)."""
+        kept = [m for m in manifest["members"] if m["event_id"] not in self._retracted]
+        return manifest if len(kept) == len(manifest["members"]) else {**manifest, "members": kept}
 
     def _apply_batch(self, batch: EventLike, emitting: bool) -> None:
         manifest = batch.payload
@@ -404,14 +409,9 @@ class GoalProjector:
                 BATCH_LINKS, batch.event_id, SUMMARY_VERSION, batch.position, error=f"{type(cause).__name__}: {cause}"
             )
             return
-        if self._retracted:
-            # A retracted member is no input of the batch's reviews; with none left, it has none.
-            kept = [m for m in manifest["members"] if m["event_id"] not in self._retracted]
-            if len(kept) < len(manifest["members"]):
-                if not kept:
-                    return
-                manifest = {**manifest, "members": kept}
-                members = {i: e for i, e in members.items() if i not in self._retracted}
+        manifest = self._unretracted(manifest)
+        if manifest is not batch.payload and not manifest["members"]:
+            return  # every member retracted: the batch has no input left
         has_comparison = _holds_comparison(manifest)
         for event in members.values():
             name = _comparison_id(event) if event.kind == "comparison" else None
@@ -474,11 +474,10 @@ class GoalProjector:
         if batch is None:
             return None
         members, missing = self._members(batch)
-        kept = {i: e for i, e in members.items() if i not in self._retracted}
-        if not missing and not any(e.kind == "comparison" and _comparison_id(e) == comparison_id for e in kept.values()):
+        if not missing and not any(e.kind == "comparison" and _comparison_id(e) == comparison_id for e in members.values()):
             # (only a stored comparison-batch row that is not what the events say points there)
             raise CheckpointUnusable(f"batch {batch.event_id} lists no comparison {comparison_id!r}")
-        return None if missing else (batch, kept)
+        return None if missing else (batch, members)
 
     def _gate(self, members: Mapping[str, EventLike], ledger: Any, position: int) -> None:
         """The attempt gate of each run among ``members``, against ``ledger``, as of ``position``."""
@@ -494,8 +493,7 @@ class GoalProjector:
 
         def derived() -> Any:
             held = members if members is not None else self._members(batch)[0]
-            kept = {"members": [m for m in batch.payload["members"] if m["event_id"] not in self._retracted]}
-            return normalize(kind, self._derive(name, batch, batch_inputs(kept, held)))
+            return normalize(kind, self._derive(name, batch, batch_inputs(self._unretracted(batch.payload), held)))
 
         self._remember(kind, batch, ("batch_id", batch.event_id), derived)
 
