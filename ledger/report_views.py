@@ -21,16 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, func, not_, or_, select, text, true
+from sqlalchemy import and_, case, func, not_, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
 from benchledger.ledger.append import row_to_event
 from benchledger.ledger.json_sql import (
-    POSTGRES_UNREADABLE,
-    SQLITE_SURROGATE_ESCAPE,
     Path,
     decode_values,
+    json_array_elements,
     json_array_length,
     json_is,
     json_number,
@@ -397,34 +396,23 @@ def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dic
     Run events the database cannot read are counted in Python.
     """
     retracted = _retracted(connection, [goal_id])
-    unless_retracted = " AND e.event_id NOT IN :retracted" if retracted else ""
-    if dialect == "sqlite":
-        sql = (
-            "SELECT label.value, json_extract(e.payload, '$.mode'), COUNT(*) FROM events AS e, "
-            "json_each(e.payload, '$.failure_attribution_labels') AS label "
-            "WHERE e.goal_id = :goal AND e.kind = :kind AND json_valid(e.payload) AND e.payload NOT GLOB :surrogate "
-            f"AND json_type(e.payload, '$.failure_attribution_labels') = 'array'{unless_retracted} GROUP BY 1, 2"
-        )
-    else:
-        sql = (
-            "SELECT label, e.payload::json ->> 'mode', COUNT(*) FROM events AS e "
-            "CROSS JOIN LATERAL json_array_elements_text(CASE WHEN json_typeof(e.payload::json -> 'failure_attribution_labels') = 'array' "
-            "THEN e.payload::json -> 'failure_attribution_labels' ELSE '[]'::json END) AS label "
-            f"WHERE e.goal_id = :goal AND e.kind = :kind AND e.payload !~ :unreadable{unless_retracted} GROUP BY 1, 2"
-        )
+    payload = events.c.payload
+    label = json_array_elements(payload, ("failure_attribution_labels",), dialect)
+    mode = json_scalar(payload, ("mode",), dialect)
+    of_goal = and_(events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, _not_retracted(retracted))
     counts: dict[tuple[str, Any], int] = {}
-    query = text(sql).bindparams(bindparam("retracted", expanding=True)) if retracted else text(sql)
-    parameters = {"kind": runs.RUN_KIND, "goal": goal_id, "unreadable": POSTGRES_UNREADABLE, "surrogate": SQLITE_SURROGATE_ESCAPE}
-    for label, mode, n in connection.execute(query, {**parameters, **({"retracted": retracted} if retracted else {})}):
-        counts[(str(label), mode)] = counts.get((str(label), mode), 0) + n
-    unread = select(events.c.payload).where(
-        events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, not_(readable(events.c.payload, dialect)), _not_retracted(retracted)
+    grouped = (
+        select(label.c.value, mode, func.count()).select_from(events).join(label, true())
+        .where(of_goal, readable(payload, dialect)).group_by(label.c.value, mode)
     )
+    for found, found_mode, n in connection.execute(grouped):
+        counts[(str(found), found_mode)] = counts.get((str(found), found_mode), 0) + n
+    unread = select(payload).where(of_goal, not_(readable(payload, dialect)))
     for (text_value,) in connection.execute(unread):
-        payload = json.loads(text_value)
-        found = payload.get("failure_attribution_labels") if isinstance(payload, Mapping) else None
-        for label in found if isinstance(found, list) else []:
-            key = (label if isinstance(label, str) else json.dumps(label), payload.get("mode"))
+        document = json.loads(text_value)
+        listed = document.get("failure_attribution_labels") if isinstance(document, Mapping) else None
+        for element in listed if isinstance(listed, list) else []:
+            key = (element if isinstance(element, str) else json.dumps(element), document.get("mode"))
             counts[key] = counts.get(key, 0) + 1
     return [{"label": label, "mode": mode, "runs": n} for (label, mode), n in sorted(counts.items(), key=lambda i: (i[0][0], str(i[0][1])))]
 

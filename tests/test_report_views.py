@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,3 +36,24 @@ def test_pass_rates_counted_in_sql_equal_the_runs_rule(ledger, generated):
     want = runs.pass_rates(runs.run_views(ledger.read_goal(goal)))
     (entry,) = views.goal_index(ledger, [goal])["goals"]
     assert entry["pass_rates"] == want
+
+
+# A run's failure_attribution_labels: a list of labels (text or numbers) or something that is no list (counts nothing).
+LABELS = st.one_of(st.lists(st.sampled_from(["verifier_timeout", "a/b", " ", 7]), max_size=3), st.sampled_from(["verifier_timeout", None, {"a": 1}, 3]))
+LABELLED_RUN = st.fixed_dictionaries({}, optional={"failure_attribution_labels": LABELS, "mode": st.sampled_from(["codex", "hardened", None])})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(LABELLED_RUN, min_size=1, max_size=8))
+def test_attribution_labels_counted_in_sql_equal_a_count_of_the_payloads(ledger, generated):
+    goal = f"labels-{next(GOALS)}"
+    # (the salt keeps equal payloads distinct events: the ledger stores an identical event once)
+    ledger.append(goal, [NewEvent(runs.RUN_KIND, {**payload, "salt": salt}) for salt, payload in enumerate(generated)], source="test")
+    want: dict[tuple[str, object], int] = {}
+    for payload in generated:
+        labels = payload.get("failure_attribution_labels")
+        for label in labels if isinstance(labels, list) else []:
+            key = (label if isinstance(label, str) else json.dumps(label), payload.get("mode"))
+            want[key] = want.get(key, 0) + 1
+    got = {(entry["label"], entry["mode"]): entry["runs"] for entry in views.chart_series(ledger, goal)["attribution_labels"]}
+    assert got == want
