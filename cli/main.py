@@ -44,7 +44,7 @@ class _Root(click.Group):
         try:
             return super().invoke(ctx)
         except _OutputFailed as failure:
-            _report_output_failure(ctx, failure.error)
+            _report_output_failure(ctx, failure.error, _commits_so_far() - committed_before)
         except KeyboardInterrupt:
             _report_interruption(ctx, _commits_so_far() - committed_before)
         except BenchledgerError as exc:
@@ -130,22 +130,21 @@ def _report_interruption(ctx: click.Context, committed: int) -> None:
     ctx.exit(INTERRUPTED)
 
 
-def _report_output_failure(ctx: click.Context, exc: OSError) -> None:
-    """A report that cannot be printed: a warning once the ledger committed the command's change, else an error.
+def _report_output_failure(ctx: click.Context, exc: OSError, committed: int) -> None:
+    """A report that cannot be printed: a warning once the command committed its change (``committed`` transactions), else an error.
 
     Standard output is then pointed at the null device, so the interpreter's
     final flush of what is still buffered does not fail again. (The README's
     "Exit codes" states the rule.)
     """
     from benchledger.errors import USAGE
-    from benchledger.ledger.store import Ledger
 
     reason = exc.strerror or str(exc)
     try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # (no file descriptor: an in-process test runner)
         pass
-    if Ledger.writes_committed:
+    if committed:
         click.echo(
             f"benchledger: warning: the report could not be written to standard output ({reason}); "
             "the change it reports was committed to the ledger (`benchledger history` shows it)",

@@ -235,6 +235,27 @@ def test_a_command_that_committed_nothing_fails_when_its_output_cannot_be_writte
     assert row_counts(migrated_url) == before
 
 
+def test_an_output_failure_weighs_only_the_commits_of_its_own_command(migrated_url, monkeypatch):
+    # In one process (a test runner, a program calling the CLI), an earlier command's commit made a later
+    # `goals` whose output failed exit 0 with "the change it reports was committed": the count was the process's.
+    import errno
+    import io
+
+    from benchledger.cli import main as cli_main
+
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(VALID / "run-1.json")).exit_code == 0
+
+    class FullDisk(io.TextIOBase):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    wrap = cli_main._OutputStream
+    monkeypatch.setattr(cli_main, "_OutputStream", lambda stream: wrap(FullDisk()))
+    result = invoke(migrated_url, "goals")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == "benchledger: cannot write to standard output (No space left on device); the output is incomplete\n"
+
+
 # -- PostgreSQL connect_timeout (item 7) --------------------------------------------------------
 
 
