@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
-from benchledger.cli.output import format_option
+from benchledger.cli.output import echo_json, format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.projections.artifacts import KINDS
 from benchledger.projections.linking import claim_review_without_runs
@@ -277,7 +277,7 @@ def retract_command(ctx: click.Context, event_ids: tuple[str, ...], reason: str,
         "retracts": event.payload["retracts"], "reason": event.payload["reason"],
     }
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        echo_json(report)
     else:
         click.echo(f"# retracted {len(report['retracts'])} event(s) of goal `{report['goal_id']}` at position {report['position']}\n")
         click.echo("\n".join(f"- {event_id}" for event_id in report["retracts"]))
