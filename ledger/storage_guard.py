@@ -192,14 +192,13 @@ _HARMLESS_VALUE = re.compile(r"\s*(?:|true|false|none|null|\*+|[-+]?[0-9]+(?:\.[
 
 def is_credential_field(key: str, value: Any) -> bool:
     """Whether ``key: value`` is a credential-named field holding a string value (``{"password": "hunter2"}``)."""
-    if not isinstance(value, str):
-        return False
+    return isinstance(value, str) and _names_credential(key) and _HARMLESS_VALUE.fullmatch(value) is None
+
+
+def _names_credential(key: str) -> bool:
+    """Whether ``key`` names a credential (``password``, ``db_password``, ``api-key`` ...)."""
     lowered = key.lower()
-    return (
-        any(fragment in lowered for fragment in _CREDENTIAL_KEY_SCREEN)
-        and _CREDENTIAL_KEY.fullmatch(lowered.replace("-", "_")) is not None
-        and _HARMLESS_VALUE.fullmatch(value) is None
-    )
+    return any(fragment in lowered for fragment in _CREDENTIAL_KEY_SCREEN) and _CREDENTIAL_KEY.fullmatch(lowered.replace("-", "_")) is not None
 
 
 # -- walking a payload -----------------------------------------------------------------
@@ -312,8 +311,9 @@ def nesting_depth(value: Any) -> int:
 def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES) -> list[tuple[str, str]]:
     """Why ``payload`` (whose canonical JSON is ``body``) may not be stored, as ``(place, problem)``; empty when it may.
 
-    Each test is screened on ``body`` or on the joined texts first, so a
-    storable payload costs a few substring searches and one privacy screen.
+    Each test is screened on ``body`` first (:func:`_may_break_a_rule`), so a
+    storable payload costs a few substring searches and one privacy screen of
+    the texts not seen before; the walk below decides wherever a screen fires.
     """
     problems: list[tuple[str, str]] = []
     if len(body) > limit // 4 and len(body.encode("utf-8", "surrogatepass")) > limit:
@@ -321,9 +321,7 @@ def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES)
     if body.count("{") + body.count("[") > MAX_NESTING_DEPTH and nesting_depth(payload) > MAX_NESTING_DEPTH:
         problems.append(("the payload", f"is nested deeper than the {MAX_NESTING_DEPTH}-level limit"))
     non_finite = "NaN" in body or "Infinity" in body
-    unprintable_text = may_hold_unprintable(body)
-    texts, credential = _texts(payload)
-    if not (non_finite or unprintable_text or credential) and privacy_rule(_SEPARATOR.join(texts)) is None:
+    if not (non_finite or may_hold_unprintable(body) or _may_break_a_rule(payload, body)):
         return problems
     found: set[tuple[str, str]] = set()
     for where, node, role in _located(payload):
@@ -341,6 +339,39 @@ def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES)
             if rule is not None:
                 found.add((place, f"holds {rule_description(rule)} [{rule}]"))
     return problems + sorted(found)
+
+
+# Texts that broke no rule and named no credential when last screened: most keys and
+# many values recur in every payload of a kind, and are not screened again. Emptied
+# when full, so that texts seen once (ids, hashes) cannot grow it without bound.
+_SCREENED_CLEAN: set[str] = set()
+_SCREENED_CLEAN_LIMIT = 1 << 16
+
+
+def _may_break_a_rule(payload: Any, body: str) -> bool:
+    """Whether a string or key of ``payload`` may break a privacy rule, or a field may be a credential (``False``: none does).
+
+    Without a backslash in ``body`` no string of it is escaped, so splitting it
+    at its double quotes gives every key and string value exactly (in the odd
+    places; a key that is not a string is written as JSON writes it, and no
+    rule matches ``true``, ``null``, ``NaN`` or a number). Otherwise the
+    payload is walked for its texts. Texts not screened before are screened
+    together, joined by :data:`_SEPARATOR`; one that names a credential (as a
+    key it would make a credential field) is left to the walk.
+    """
+    if "\\" in body:
+        texts, credential = _texts(payload)
+        return credential or privacy_rule(_SEPARATOR.join(texts)) is not None
+    unseen = set(body.split('"')[1::2])
+    unseen.difference_update(_SCREENED_CLEAN)
+    if not unseen:
+        return False
+    if any(_names_credential(text) for text in unseen) or privacy_rule(_SEPARATOR.join(unseen)) is not None:
+        return True
+    if len(_SCREENED_CLEAN) + len(unseen) > _SCREENED_CLEAN_LIMIT:
+        _SCREENED_CLEAN.clear()
+    _SCREENED_CLEAN.update(unseen)
+    return False
 
 
 def metadata_problems(name: str, value: str | None) -> list[str]:
@@ -374,14 +405,17 @@ def storage_problems(items: Iterable[Storable]) -> list[tuple[str, str]]:
     """Every problem of ``items`` (module docstring) as ``(where, problem)``: the input, then what is wrong in it."""
     problems: list[tuple[str, str]] = []
     checked: set[tuple[str, str]] = set()  # goal ids and sources, each tested once
+    column_problems: dict[tuple[str, str | None], list[str]] = {}  # kinds and schema versions, each tested once
     for item in items:
         where = item.origin or f"this {item.kind}"
         for name, value in (("goal_id", item.goal_id), ("source", item.source)):
             if (name, value) not in checked:
                 checked.add((name, value))
                 problems += [("the write", p) for p in metadata_problems(name, value)]
-        for name, value in (("kind", item.kind), ("schema_version", item.schema_version)):
-            problems += [(where, p) for p in metadata_problems(name, value)]
+        for column in (("kind", item.kind), ("schema_version", item.schema_version)):
+            if column not in column_problems:
+                column_problems[column] = metadata_problems(*column)
+            problems += [(where, p) for p in column_problems[column]]
         problems += [(where, f"{place} of this {item.kind} {p}") for place, p in payload_problems(item.payload, item.body, limit=_payload_limit(item.kind))]
     return problems
 

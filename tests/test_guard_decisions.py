@@ -52,3 +52,38 @@ def corpus_digest_or_none(path: str) -> str | None:
         return corpus_digest(path)
     except FileNotFoundError:
         return None
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        # keys that JSON spells otherwise than str() does (one type a dict: canonical JSON sorts them)
+        {True: "/home/alice", False: {"password": "hunter2"}},
+        {1.5: {"nan": "x"}, 7.0: "ok", 1e300: "~/x"},
+        {"n": {None: "null"}},
+        {"a": 'say "token=abcdefghijkl"'},  # a quote inside a string: escaped in the body, the walk screens it
+        {"p\u212a": "x", "\u017fk": "ak=1", "task": "sk-0123456789"},  # letters that fold to ASCII ones
+        ["/tmp/x", {"k": ["ghp_0123456789abcdef"]}],
+    ],
+)
+def test_a_payload_screened_twice_gets_the_walks_answer(payload):
+    """Once when its texts are new, once when they have been screened before (the second answer comes from the cache)."""
+    from benchledger.ledger.canonical import canonical_json
+    from benchledger.ledger.storage_guard import payload_problems
+    from tests.test_intake_fast_paths import refused_places_by_definition
+
+    body = canonical_json(payload)
+    first, second = payload_problems(payload, body), payload_problems(payload, body)
+    assert first == second
+    places = {place for place, problem in first if problem.startswith("holds ")}
+    places |= {f"{place} (credential)" for place, problem in first if problem.endswith("[credential-field]")}
+    assert places == refused_places_by_definition(payload)
+
+
+def test_the_cache_of_screened_texts_stays_bounded():
+    from benchledger.ledger import storage_guard
+
+    for start in range(0, storage_guard._SCREENED_CLEAN_LIMIT + 1000, 500):
+        payload = [f"text-{n}" for n in range(start, start + 500)]
+        assert storage_guard.payload_problems(payload, json.dumps(payload, separators=(",", ":"))) == []
+        assert len(storage_guard._SCREENED_CLEAN) <= storage_guard._SCREENED_CLEAN_LIMIT
