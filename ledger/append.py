@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,8 +84,7 @@ class NewEvent:
 
     def event_id(self, goal_id: str) -> str:
         """The id this event has in ``goal_id``: the same observation again is the same event."""
-        source = self.source_sha256 if self.keyed_on_source else None
-        return canonical.event_id_for(goal_id, self.kind, self.canonical[1], source)
+        return self._ids(goal_id)[0]
 
     def earlier_id(self, goal_id: str) -> str | None:
         """The content-only id the same observation was stored under before source hashes were part of identity.
@@ -93,9 +93,24 @@ class NewEvent:
         observation (re-ingesting a file after the upgrade appends nothing);
         one with another source hash is a different document that compacted alike.
         """
-        if not (self.keyed_on_source and self.source_sha256):
-            return None
-        return canonical.event_id_for(goal_id, self.kind, self.canonical[1])
+        return self._ids(goal_id)[1]
+
+    def _ids(self, goal_id: str) -> tuple[str, str | None]:
+        """:meth:`event_id` and :meth:`earlier_id` in ``goal_id``, computed once (a batch's manifest, the regrouping
+        check, the store's duplicate check and the insert all ask)."""
+        found = self._ids_by_goal.get(goal_id)
+        if found is None:
+            digest = self.canonical[1]
+            if self.keyed_on_source and self.source_sha256:
+                found = (canonical.event_id_for(goal_id, self.kind, digest, self.source_sha256), canonical.event_id_for(goal_id, self.kind, digest))
+            else:
+                found = (canonical.event_id_for(goal_id, self.kind, digest), None)
+            self._ids_by_goal[goal_id] = found
+        return found
+
+    @functools.cached_property
+    def _ids_by_goal(self) -> dict[str, tuple[str, str | None]]:
+        return {}
 
     def same_observation(self, stored: StoredEvent) -> bool:
         """Whether ``stored`` (found under :meth:`earlier_id`) is this observation."""
@@ -152,7 +167,10 @@ class Appended:
 
 def _event_from_record(record: Mapping[str, Any]) -> StoredEvent:
     """A :class:`StoredEvent` from an events-table record (a row about to be inserted)."""
-    return StoredEvent(*(record[name] for name in _EVENT_COLUMNS))
+    return StoredEvent(*_EVENT_FIELDS_OF_RECORD(record))
+
+
+_EVENT_FIELDS_OF_RECORD = operator.itemgetter(*_EVENT_COLUMNS)
 
 
 def row_to_event(row: Any) -> StoredEvent:

@@ -38,8 +38,12 @@ def canonical_json(value: Any) -> str:
     before they get here. A lone surrogate (which ``ingest`` also refuses, but
     a review command reads as LoopX does) stays a ``\\uXXXX`` escape.
     """
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return escape_lone_surrogates(text) if _LONE_SURROGATE.search(text) else text
+    text = _CANONICAL_ENCODER.encode(value)
+    return escape_lone_surrogates(text) if not text.isascii() and _LONE_SURROGATE.search(text) else text
+
+
+# Built once: json.dumps builds an encoder on every call given any option (an append encodes every payload).
+_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def sha256_hex(data: str | bytes) -> str:
@@ -60,7 +64,15 @@ def event_id_for(goal_id: str, kind: str, payload_sha256: str, source_sha256: st
     have the content-only form; :func:`event_id_forms` accepts both.
     """
     name = f"{goal_id}\n{kind}\n{payload_sha256}" + (f"\n{source_sha256}" if source_sha256 else "")
-    return str(uuid.uuid5(EVENT_ID_NAMESPACE, name))
+    # uuid.uuid5 spelled out (its UUID object costs more than the hash): SHA-1 of namespace and name, 16 bytes, version 5, RFC 4122 variant.
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name.encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    text = digest.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+_NAMESPACE_BYTES = EVENT_ID_NAMESPACE.bytes
 
 
 def event_id_forms(goal_id: str, kind: str, payload_sha256: str, source_sha256: str | None) -> tuple[str, ...]:
