@@ -164,6 +164,7 @@ def append_projected(
     With ``materialize`` (every persistent ledger) each goal's projections are
     brought up to date in the same transaction; a reducer that raises aborts
     the append. ``dry_run`` computes the outcome and rolls everything back.
+    A batch manifest in ``appends`` names its members as stored (:func:`members_as_stored`).
     """
 
     def finish(tx: Transaction, outcomes: list[list[Appended]]) -> None:
@@ -179,7 +180,7 @@ def append_projected(
             materialize_goals(tx, first_new)
 
     try:
-        return ledger.append_streams(members_as_stored(ledger, appends), source=source, within=finish)
+        return ledger.append_streams(appends, source=source, within=finish)
     except _DryRun as stop:
         return stop.outcome
 
