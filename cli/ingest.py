@@ -186,11 +186,8 @@ ingest_command.params.insert(0, goal_option(required=True, help="The goal (strea
 
 
 def _batches_markdown(report: dict[str, Any]) -> str:
-    if not report["ok"]:
-        if report["transactions"]:  # (only a file that changed between the two reads stops after commits)
-            lines = [f"# ingest-batches stopped: `{report['file']}` after {report['transactions']} committed transaction(s)", ""]
-        else:
-            lines = [f"# ingest-batches refused: nothing written from `{report['file']}`", ""]
+    if not report["ok"]:  # (refusals are found before the first transaction: nothing was written)
+        lines = [f"# ingest-batches refused: nothing written from `{report['file']}`", ""]
         shown = [f"line {e['line']}: {e['error']}" if e["line"] is not None else e["error"] for e in report["errors"]]
         more = report["error_count"] - len(shown)
         lines += [f"- {line}" for line in shown] + ([f"- ... and {more} more"] if more else [])

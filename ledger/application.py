@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,13 +158,15 @@ def append_projected(
     source: str,
     dry_run: bool = False,
     materialize: bool = True,
+    receipts: Collection[bytes] = (),
 ) -> list[list[Appended]]:
     """Append to one or more goals in one transaction, with the projections the new events change.
 
-    With ``materialize`` (every persistent ledger) each goal's projections are
-    brought up to date in the same transaction; a reducer that raises aborts
-    the append. ``dry_run`` computes the outcome and rolls everything back.
-    A batch manifest in ``appends`` names its members as stored (:func:`members_as_stored`).
+    A batch manifest among ``appends`` names its members as stored
+    (:func:`members_as_stored`). With ``materialize`` (every persistent ledger)
+    each goal's projections are brought up to date in the same transaction; a
+    reducer that raises aborts the append. ``dry_run`` computes the outcome and
+    rolls everything back; ``receipts`` are the guard's (:meth:`Ledger.append_streams`).
     """
 
     def finish(tx: Transaction, outcomes: list[list[Appended]]) -> None:
@@ -180,7 +182,7 @@ def append_projected(
             materialize_goals(tx, first_new)
 
     try:
-        return ledger.append_streams(appends, source=source, within=finish)
+        return ledger.append_streams(appends, source=source, within=finish, receipts=receipts)
     except _DryRun as stop:
         return stop.outcome
 
@@ -238,11 +240,13 @@ def ingest_many(
     source: str,
     dry_run: bool = False,
     materialize: bool = True,
+    receipts: Collection[bytes] = (),
 ) -> list[IngestOutcome]:
     """Append every batch (members, then its manifest) in one transaction (see :func:`append_projected`).
 
     Each batch is what one :func:`ingest` would append; together they cost one
     transaction, a few statements and one fold per goal (a bulk ingest).
+    ``receipts``: the guard's, for batches it passed already (:func:`store.guard_receipt`).
     """
     if ledger.persistent:
         empty = sorted({b.goal_id for b in batches if not b.artifacts})
@@ -251,7 +255,7 @@ def ingest_many(
     appends = [StreamAppend(b.goal_id, batch_events(b.goal_id, b.artifacts, b.review)) for b in batches]
     # (events are immutable: what is stored before the transaction is stored in it)
     kept, covered = _without_regroupings(ledger, members_as_stored(ledger, appends))
-    written = append_projected(ledger, kept, source=source, dry_run=dry_run, materialize=materialize) if kept else []
+    written = append_projected(ledger, kept, source=source, dry_run=dry_run, materialize=materialize, receipts=receipts) if kept else []
     events = {a.event.event_id: a.event for outcome in written for a in outcome}
     missing = {i for ids, batch in covered.values() for i in (*ids, batch)} - events.keys()
     events.update(ledger.events_by_id(missing) if missing else {})

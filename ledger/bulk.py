@@ -10,9 +10,10 @@ Two promises, two shapes (README "Memory" states the bounds):
   and the batch manifest (and the projection fold of the goal at the end,
   ``materialize_goals``).
 * :func:`ingest_batch_file` (``ingest-batches``) validates every line first,
-  keeping a 16-byte digest per line, then reads the file again and appends it
-  in transactions of about :data:`TRANSACTION_ARTIFACTS` artifacts
-  (:func:`ingest_many`), each committed as it goes: an interrupted run leaves
+  spooling each batch as normalized (and the guard's receipt for it) to a
+  temporary file, not memory; then it appends the spool in transactions of
+  about :data:`TRANSACTION_ARTIFACTS` artifacts (:func:`ingest_many`), each
+  committed as it goes: an interrupted run leaves
   whole batches, and running it again appends only what is missing, because an
   artifact's identity is its source hash within its goal
   (:func:`embedded_document`) and a manifest's is its members.
@@ -20,7 +21,6 @@ Two promises, two shapes (README "Memory" states the bounds):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
@@ -44,6 +44,7 @@ from benchledger.ledger.application import (
     member_event,
     members_as_stored,
 )
+from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.intake.artifacts import Refused, read_artifacts, refuse_contradicted, to_artifact
 from benchledger.ledger.intake.files import (
     MAX_DOCUMENT_BYTES,
@@ -62,6 +63,7 @@ from benchledger.ledger.store import (
     Ledger,
     NewEvent,
     StreamAppend,
+    guard_receipt,
     unstorable_problems,
     validate_goal_id,
 )
@@ -76,7 +78,6 @@ TRANSACTION_ARTIFACTS = 500
 MAX_BATCH_LINE_BYTES = MAX_NDJSON_BYTES
 BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source"}
 BATCHES_SOURCE = "cli ingest-batches"
-LINE_DIGEST_BYTES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +319,6 @@ def ingest_files(
 class BatchLine:
     """One validated line of an ``ingest-batches`` file."""
 
-    number: int
     goal_id: str
     artifacts: list[Artifact]
     source: str
@@ -362,7 +362,7 @@ class BatchFileIngest:
         }
 
 
-def _batch_line(number: int, line: bytes, where: str) -> BatchLine:
+def _batch_line(line: bytes, where: str) -> BatchLine:
     """Parse and normalize one line (a batch); :class:`IntakeError` says why it cannot be ingested."""
     value = parse_document(line, where, limit=MAX_BATCH_LINE_BYTES).value
     if not isinstance(value, dict):
@@ -388,47 +388,66 @@ def _batch_line(number: int, line: bytes, where: str) -> BatchLine:
     artifacts = []
     for index, document in enumerate(documents):
         at = f"artifacts[{index}]"
-        size = len(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode())
+        # (the document's canonical JSON is as long as its compact JSON: sorting keys moves bytes, adds none)
+        body = canonical_json(document)
+        size = len(body.encode())
         if size > MAX_DOCUMENT_BYTES:
             raise IntakeError(f"{at} is {size} bytes, larger than the {MAX_DOCUMENT_BYTES}-byte limit of one document")
         try:
-            artifacts.append(to_artifact(embedded_document(f"{where} {at}", document), kind))
+            artifacts.append(to_artifact(embedded_document(f"{where} {at}", document, body), kind))
         except IntakeError as exc:
             raise IntakeError(f"{at}: {exc}") from exc
-    return BatchLine(number, goal_id, artifacts, source)
+    return BatchLine(goal_id, artifacts, source)
 
 
-def _line_digest(line: bytes) -> bytes:
-    return hashlib.sha256(line).digest()[:LINE_DIGEST_BYTES]
+def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> bytes:
+    """One validated batch as a line of the spool: ``[[goal, source, receipt, [[kind, source hash, origin], ...]], payload, ...]``.
+
+    The payloads are written as the canonical JSON their event ids were
+    computed from (``members``: the batch's member events), which is what the
+    store keeps: spooling serializes nothing twice. ``receipt`` is the guard's
+    (:func:`guard_receipt`), so the append does not guard the batch again.
+    """
+    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts]]
+    return ("[" + ",".join([json.dumps(head, ensure_ascii=False), *(new.canonical[0] for new in members)]) + "]\n").encode()
 
 
-def _lines(path: str, name: str) -> Iterator[tuple[int, bytes]]:
-    with open_regular_file(path, name) as handle:
-        yield from read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES)
+@dataclass(frozen=True)
+class _SpooledBatch:
+    request: BatchRequest
+    source: str
+    receipt: bytes
 
 
-def _validate(path: str, name: str, report: BatchFileIngest) -> bytearray:
-    """Pass 1: every line parsed, normalized and guarded; returns the lines' digests (16 bytes each), nothing else held."""
-    digests = bytearray()
+def _unspooled(line: bytes) -> _SpooledBatch:
+    (goal_id, source, receipt, members), *payloads = json.loads(line)
+    artifacts = [Artifact(kind, payload, sha, origin=origin) for (kind, sha, origin), payload in zip(members, payloads)]
+    return _SpooledBatch(BatchRequest(goal_id, artifacts), source, bytes.fromhex(receipt))
+
+
+def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO) -> None:
+    """Pass 1: every line parsed, normalized and guarded; each valid batch is written to ``spool`` as normalized (:func:`_spooled`)."""
     try:
-        for number, line in _lines(path, name):
-            digests += _line_digest(line)
-            try:
-                batch = _batch_line(number, line, f"{name}:{number}")
-            except InputFileError as exc:
-                report.refuse(number, exc.reason)
-                continue
-            except IntakeError as exc:
-                report.refuse(number, str(exc))
-                continue
-            appends = [StreamAppend(batch.goal_id, batch_events(batch.goal_id, batch.artifacts))]
-            for place, problem in unstorable_problems(appends, source=batch.source):
-                report.refuse(number, f"{place}: {problem}")
-            report.batches += 1
-            report.artifacts += len(batch.artifacts)
+        with open_regular_file(path, name) as handle:
+            for number, line in read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES):
+                try:
+                    batch = _batch_line(line, f"{name}:{number}")
+                except InputFileError as exc:
+                    report.refuse(number, exc.reason)
+                    continue
+                except IntakeError as exc:
+                    report.refuse(number, str(exc))
+                    continue
+                events = batch_events(batch.goal_id, batch.artifacts)
+                problems, receipt = guard_receipt(StreamAppend(batch.goal_id, events), source=batch.source)
+                for place, problem in problems:
+                    report.refuse(number, f"{place}: {problem}")
+                report.batches += 1
+                report.artifacts += len(batch.artifacts)
+                if receipt is not None and report.ok:  # (after a refusal nothing is appended: only the problems are still counted)
+                    spool.write(_spooled(batch, events[:-1], receipt))
     except InputFileError as exc:
         report.refuse(None, str(exc))
-    return digests
 
 
 def ingest_batch_file(
@@ -442,55 +461,55 @@ def ingest_batch_file(
     """``ingest-batches PATH``: validate every line, then append the batches in transactions of a few hundred artifacts.
 
     Any invalid line writes nothing (the report lists the first 20 and counts
-    them all; messages call the file ``name``, by default ``path``). Lines are
-    appended in file order; ``started`` is called with the number of artifacts
-    once they are validated, ``progress`` with the number each committed
-    transaction held. A line changed
-    between the two reads stops the run there: what was committed before it
-    had validated, the rest is not written (the report says so).
+    them all; messages call the file ``name``, by default ``path``). The file
+    is read once: what validation normalized is spooled to a temporary file
+    and appended from there, in file order, so what is appended is what was
+    validated, whatever happens to the file meanwhile. ``started`` is called
+    with the number of artifacts once they are validated, ``progress`` with
+    the number each committed transaction held.
     """
     name = name or path
     report = BatchFileIngest(name)
-    digests = _validate(path, name, report)
-    if not report.ok:
-        return report
-    if not report.batches:
-        raise NothingToIngest(f"{name}: no batch to ingest (one JSON object a line); nothing was written")
-    if started is not None:
-        started(report.artifacts)
-    pending: list[BatchRequest] = []
-    pending_source = BATCHES_SOURCE
+    with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
+        _validate(path, name, report, spool)
+        if not report.ok:
+            return report
+        if not report.batches:
+            raise NothingToIngest(f"{name}: no batch to ingest (one JSON object a line); nothing was written")
+        if started is not None:
+            started(report.artifacts)
+        spool.seek(0)
+        pending: list[_SpooledBatch] = []
+        held = 0
 
-    def commit() -> None:
-        outcomes = ingest_many(ledger, pending, source=pending_source)
-        report.transactions += 1
-        for outcome in outcomes:
-            report.appended += outcome.appended_count
-            report.duplicates += outcome.duplicate_count
-            report.batches_appended += outcome.batch.status == "appended"
-        if progress is not None:
-            progress(sum(len(b.artifacts) for b in pending))
-        pending.clear()
+        def commit() -> None:
+            outcomes = ingest_many(
+                ledger, [b.request for b in pending], source=pending[0].source, receipts={b.receipt for b in pending}
+            )
+            report.transactions += 1
+            for outcome in outcomes:
+                report.appended += outcome.appended_count
+                report.duplicates += outcome.duplicate_count
+                report.batches_appended += outcome.batch.status == "appended"
+            if progress is not None:
+                progress(held)
+            pending.clear()
 
-    for index, (number, line) in enumerate(_lines(path, name)):
-        if digests[index * LINE_DIGEST_BYTES : (index + 1) * LINE_DIGEST_BYTES] != _line_digest(line):
-            if pending:
-                commit()  # (validated and unchanged)
-            report.refuse(number, "the line changed after the file was validated; this line and those after it were not written")
-            break
-        batch = _batch_line(number, line, f"{name}:{number}")
-        if pending and (batch.source != pending_source or sum(len(b.artifacts) for b in pending) + len(batch.artifacts) > TRANSACTION_ARTIFACTS):
+        for line in spool:
+            batch = _unspooled(line)
+            if pending and (batch.source != pending[0].source or held + len(batch.request.artifacts) > TRANSACTION_ARTIFACTS):
+                commit()
+                held = 0
+            pending.append(batch)
+            held += len(batch.request.artifacts)
+        if pending:
             commit()
-        pending_source = batch.source
-        pending.append(BatchRequest(batch.goal_id, batch.artifacts))
-    if pending and report.ok:
-        commit()
     return report
 
 
 @contextmanager
 def spooled_stdin(stream: BinaryIO | None = None) -> Iterator[str]:
-    """Standard input copied to a temporary file (``ingest-batches -`` and ``import-ndjson -`` read their input twice)."""
+    """Standard input copied to a temporary file (``import-ndjson -`` reads its input twice; ``ingest-batches -`` reads a regular file)."""
     with tempfile.NamedTemporaryFile(prefix="benchledger-batches-", suffix=".ndjson") as spool:
         shutil.copyfileobj(stream or sys.stdin.buffer, spool, 1024 * 1024)
         spool.flush()

@@ -18,9 +18,11 @@ projection rows reports what was true at one moment, whatever commits meanwhile.
 from __future__ import annotations
 
 import functools
+import hmac
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import secrets
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -70,6 +72,9 @@ R = TypeVar("R")
 
 # Any constant works; it only has to be the same for every benchledger writer.
 APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
+# The key of this process's guard receipts (:func:`guard_receipt`): random, never stored nor
+# shown, so that only the store's guard can make a receipt, and one holds in no other process.
+_RECEIPT_KEY = secrets.token_bytes(32)
 
 
 class Ledger:
@@ -144,14 +149,17 @@ class Ledger:
         *,
         source: str,
         within: Callable[[Transaction, list[list[Appended]]], None] | None = None,
+        receipts: Collection[bytes] = (),
     ) -> list[list[Appended]]:
         """Append to several goals (or to one goal several times) in one transaction: all or nothing.
 
         Each :class:`StreamAppend` behaves as one :meth:`append`, in the order
         given; the whole call costs a handful of statements, however many events
         and goals it holds (a bulk ingest). Returns one outcome list per append.
+        An append whose exact content the guard passed already in this process
+        (one of ``receipts``, :func:`guard_receipt`) is not guarded again.
         """
-        prepared = self._guarded(appends, source)
+        prepared = self._guarded(appends, source, receipts)
 
         def attempt() -> list[list[Appended]]:
             with self.transaction(write=True) as tx:
@@ -162,11 +170,18 @@ class Ledger:
 
         return self.retrying_when_locked(attempt)
 
-    def _guarded(self, appends: Sequence[StreamAppend], source: str) -> list[tuple[StreamAppend, list[Prepared]]]:
-        """``appends`` prepared for :func:`append_locked`, once the store's guard let them through (before any lock)."""
+    def _guarded(
+        self, appends: Sequence[StreamAppend], source: str, receipts: Collection[bytes] = ()
+    ) -> list[tuple[StreamAppend, list[Prepared]]]:
+        """``appends`` prepared for :func:`append_locked`, once the store's guard let them through (before any lock).
+
+        An append holding one of ``receipts`` was let through already: the receipt covers every column and
+        payload the guard judges, so it is checked instead of the guard running over the same content again.
+        """
         prepared = _prepared(appends)
         if self.persistent:  # (a stateless review reads what LoopX reads: paths, NaN, surrogates and all)
-            refuse_unstorable(_storables(prepared, source))
+            unjudged = [p for p in prepared if _receipt(p, source) not in receipts] if receipts else prepared
+            refuse_unstorable(_storables(unjudged, source))
         return prepared
 
     def writing(self, work: Callable[[ChunkedAppend], Any]) -> Any:
@@ -415,6 +430,26 @@ def unstorable_problems(appends: Sequence[StreamAppend], *, source: str) -> list
     its first refusal); the append itself runs the same guard again.
     """
     return storage_problems(_storables(_prepared(appends), source))
+
+
+def guard_receipt(append: StreamAppend, *, source: str) -> tuple[list[tuple[str, str]], bytes | None]:
+    """What the store's guard refuses in ``append`` (as :func:`unstorable_problems`), and its receipt when nothing.
+
+    The receipt is a keyed hash (:data:`_RECEIPT_KEY`) of every column and
+    payload the guard judged: given to :meth:`Ledger.append_streams` in this
+    process, it lets exactly this content be appended without guarding it a
+    second time (``ingest-batches`` guards every line while validating the
+    file, then appends it); any other content is guarded as always.
+    """
+    prepared = _prepared([append])
+    problems = storage_problems(_storables(prepared, source))
+    return problems, None if problems else _receipt(prepared[0], source)
+
+
+def _receipt(prepared: tuple[StreamAppend, list[Prepared]], source: str) -> bytes:
+    request, events_of_goal = prepared
+    judged = [request.goal_id, source, *([p.new.kind, p.new.schema_version, p.digest] for p in events_of_goal)]
+    return hmac.digest(_RECEIPT_KEY, json.dumps(judged).encode(), "sha256")
 
 
 def _prepared(appends: Sequence[StreamAppend]) -> list[tuple[StreamAppend, list[Prepared]]]:

@@ -11,7 +11,16 @@ from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
 
 from benchledger.ledger import canonical
-from benchledger.ledger.store import InvalidEvent, InvalidGoalId, Ledger, NewEvent, StreamAppend, VersionConflict
+from benchledger.ledger.storage_guard import UnstorableContent
+from benchledger.ledger.store import (
+    InvalidEvent,
+    InvalidGoalId,
+    Ledger,
+    NewEvent,
+    StreamAppend,
+    VersionConflict,
+    guard_receipt,
+)
 from benchledger.ledger.verification import verify_events
 
 
@@ -183,3 +192,21 @@ def test_a_persistent_ledger_refuses_nan_and_infinity_and_writes_nothing(ledger)
         assert throwaway.append("g", [NewEvent("run", payload)], source="test")[0].status == "appended"
     finally:
         throwaway.close()
+
+
+def test_a_guard_receipt_lets_through_only_the_content_it_was_made_for(ledger):
+    """A receipt (ingest-batches' validation pass) spares the guard a second pass over exactly that content; anything else is judged."""
+    clean = StreamAppend("g", run_events(2))
+    problems, receipt = guard_receipt(clean, source="test")
+    assert problems == [] and receipt is not None
+    secret = StreamAppend("g", [NewEvent("run", {"schema_version": "benchmark_run_v0", "task_id": "postgresql://admin:pw@db/x"}, "benchmark_run_v0")])
+    problems, none = guard_receipt(secret, source="test")
+    assert problems and none is None
+
+    token_goal = StreamAppend("ghp_" + "a1B2c3D4e5" * 4, run_events(2))  # the same events, in a goal whose id is a GitHub token
+    for append, source in ((secret, "test"), (token_goal, "test"), (clean, "/home/alice/labels")):
+        with pytest.raises(UnstorableContent):
+            ledger.append_streams([append], source=source, receipts={receipt})
+    assert ledger.event_count() == 0
+    ledger.append_streams([clean], source="test", receipts={receipt})
+    assert ledger.event_count() == 2

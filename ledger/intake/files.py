@@ -112,14 +112,15 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
     return SourceDocument(source, value, hashlib.sha256(data).hexdigest())
 
 
-def embedded_document(source: str, value: Any) -> SourceDocument:
+def embedded_document(source: str, value: Any, canonical: str | None = None) -> SourceDocument:
     """A document that came inside another one (a run record's artifact, a batch line's), not from a file of its own.
 
     It has no bytes of its own, so its source hash is that of its canonical
-    JSON: the same object, wherever it is embedded and however it is spaced,
-    is the same observation (and re-reading the same input finds it again).
+    JSON (``canonical``, when the caller has it already): the same object,
+    wherever it is embedded and however it is spaced, is the same observation
+    (and re-reading the same input finds it again).
     """
-    return SourceDocument(source, value, sha256_hex(canonical_json(value)))
+    return SourceDocument(source, value, sha256_hex(canonical_json(value) if canonical is None else canonical))
 
 
 @contextmanager
