@@ -9,6 +9,7 @@ the lock (canonical bodies, payload hashes, event ids) is, in :class:`Prepared`.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import operator
@@ -23,7 +24,7 @@ from sqlalchemy import Connection, bindparam, func, insert, select, tuple_
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
 from benchledger.ledger import canonical
 from benchledger.ledger.event_records import chained_record
-from benchledger.ledger.schema import events, projection_rows, stream_heads
+from benchledger.ledger.schema import events, projection_counts, projection_rows, stream_heads
 
 GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
 
@@ -240,18 +241,15 @@ class Transaction:
         rows = chunked_rows(self.connection, _EVENTS_BY_ID, "event_ids", list(dict.fromkeys(event_ids)))
         return {event.event_id: event for event in map(row_to_event, rows)}
 
-    def replace_projection_rows(self, goal_ids: Sequence[str], rows: Sequence[dict[str, Any]], *, projection: str | None = None) -> int:
-        """Make the stored rows of ``goal_ids`` (all projections, or one) exactly ``rows``; returns how many changed.
-
-        Only rows that differ are written or deleted: a replay of a healthy
-        ledger reads its rows and writes nothing.
-        """
-        return self.write_projection_rows_diff(*self.projection_rows_diff(goal_ids, rows, projection=projection))
-
     def projection_rows_diff(
         self, goal_ids: Sequence[str], rows: Sequence[dict[str, Any]], *, projection: str | None = None
     ) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
-        """What :meth:`replace_projection_rows` would change: the rows that differ from the stored ones, and the keys of stored rows not in ``rows``."""
+        """What making the stored rows of ``goal_ids`` (all projections, or one) exactly ``rows`` changes:
+        the rows that differ from the stored ones, and the keys of stored rows not in ``rows``.
+
+        Only those are written or deleted (:meth:`write_projection_rows_diff`): a replay of a healthy
+        ledger reads its rows and writes nothing.
+        """
         query = select(projection_rows).where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
         if projection is not None:
             query = query.where(projection_rows.c.projection == projection)
@@ -260,17 +258,52 @@ class Transaction:
         changed = [row for row in rows if stored.pop(_row_key(row), None) != tuple(row[name] for name in _ROW_COLUMNS)]
         return changed, list(stored)
 
-    def write_projection_rows_diff(self, changed: Sequence[dict[str, Any]], unwanted: Sequence[tuple[Any, ...]]) -> int:
-        """Write ``changed`` over the stored rows and delete the rows keyed ``unwanted``; returns how many rows that is."""
-        self.upsert_projection_rows(changed)
+    def write_projection_rows_diff(self, goal_ids: Sequence[str], changed: Sequence[dict[str, Any]], unwanted: Sequence[tuple[Any, ...]]) -> int:
+        """Write ``changed`` over the stored rows of ``goal_ids``, delete the rows keyed ``unwanted``, and recount
+        the goals' rows (:meth:`recount_projection_rows`); returns how many rows changed."""
+        if changed:
+            self.connection.execute(_upsert_projection_rows(self.connection.dialect.name), list(changed))
         for start in range(0, len(unwanted), 500):
             self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": list(unwanted[start : start + 500])})
+        self.recount_projection_rows(goal_ids)
         return len(changed) + len(unwanted)
 
     def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Write ``rows`` over the stored rows with the same projection, goal and key; keep the others."""
-        if rows:
-            self.connection.execute(_upsert_projection_rows(self.connection.dialect.name), list(rows))
+        """Write ``rows`` over the stored rows with the same projection, goal and key; keep the others.
+
+        The rows this inserts are added to the stored counts (``projection_counts``), in this transaction.
+        """
+        if not rows:
+            return
+        dialect = self.connection.dialect.name
+        inserted = {tuple(key) for key in self.connection.execute(_insert_new_projection_rows(dialect), list(rows))}
+        existing = [row for row in rows if _row_key(row) not in inserted]
+        if existing:
+            self.connection.execute(_upsert_projection_rows(dialect), existing)
+        added = collections.Counter((goal_id, projection) for projection, goal_id, _ in inserted)
+        if added:
+            counts = [{"goal_id": goal_id, "projection": projection, "row_count": n} for (goal_id, projection), n in added.items()]
+            self.connection.execute(_add_to_projection_counts(dialect), counts)
+
+    def recount_projection_rows(self, goal_ids: Sequence[str]) -> None:
+        """Make the stored counts of ``goal_ids`` the numbers of rows they hold (after a goal's rows are rebuilt:
+        it repairs whatever count differs; only those are written)."""
+        counted = {(g, p): n for g, p, n in chunked_rows(self.connection, _COUNT_PROJECTION_ROWS, "goal_ids", list(goal_ids))}
+        stale = []
+        for goal_id, projection, row_count in chunked_rows(self.connection, _PROJECTION_COUNTS_OF_GOALS, "goal_ids", list(goal_ids)):
+            if counted.get((goal_id, projection)) == row_count:
+                del counted[goal_id, projection]
+            elif (goal_id, projection) not in counted:
+                stale.append({"stale_goal_id": goal_id, "stale_projection": projection})
+        if counted:
+            counts = [{"goal_id": goal_id, "projection": projection, "row_count": n} for (goal_id, projection), n in counted.items()]
+            self.connection.execute(_set_projection_counts(self.connection.dialect.name), counts)
+        if stale:
+            self.connection.execute(_DELETE_PROJECTION_COUNT, stale)
+
+    def projection_counts(self, goal_id: str) -> dict[str, int]:
+        """How many rows each of the goal's projections holds, as stored (by projection name)."""
+        return dict(self.connection.execute(_PROJECTION_COUNTS_OF_GOAL, {"goal_id": goal_id}).all())
 
 
 @dataclass(frozen=True)
@@ -301,9 +334,22 @@ _EVENTS_OF_GOALS = (
     .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
     .order_by(events.c.goal_id, events.c.stream_version)
 )
-_INSERT_PROJECTION_ROWS = insert(projection_rows)
 _DELETE_PROJECTION_ROWS = projection_rows.delete().where(
     tuple_(*projection_rows.primary_key.columns).in_(bindparam("keys", expanding=True))
+)
+_COUNT_PROJECTION_ROWS = (
+    select(projection_rows.c.goal_id, projection_rows.c.projection, func.count())
+    .where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+    .group_by(projection_rows.c.goal_id, projection_rows.c.projection)
+)
+_PROJECTION_COUNTS_OF_GOALS = select(projection_counts).where(projection_counts.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+_PROJECTION_COUNTS_OF_GOAL = (
+    select(projection_counts.c.projection, projection_counts.c.row_count)
+    .where(projection_counts.c.goal_id == bindparam("goal_id"))
+    .order_by(projection_counts.c.projection)
+)
+_DELETE_PROJECTION_COUNT = projection_counts.delete().where(
+    projection_counts.c.goal_id == bindparam("stale_goal_id"), projection_counts.c.projection == bindparam("stale_projection")
 )
 _LAST_EVENT = select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
 _HEADS_OF = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
@@ -327,18 +373,46 @@ def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(row[column.name] for column in projection_rows.primary_key.columns)
 
 
-@functools.cache
-def _upsert_projection_rows(dialect: str) -> Any:
-    """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` for the projection rows (both backends spell it alike)."""
+def _dialect_insert(dialect: str, table: Any) -> Any:
+    """``INSERT`` with ``ON CONFLICT`` for ``table`` (both backends spell it alike)."""
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     else:
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    statement = dialect_insert(projection_rows)
-    key = [column.name for column in projection_rows.primary_key.columns]
+    return dialect_insert(table)
+
+
+_ROW_KEY_NAMES = [column.name for column in projection_rows.primary_key.columns]
+_COUNT_KEY_NAMES = [column.name for column in projection_counts.primary_key.columns]
+
+
+@functools.cache
+def _upsert_projection_rows(dialect: str) -> Any:
+    """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` for the projection rows."""
+    statement = _dialect_insert(dialect, projection_rows)
     return statement.on_conflict_do_update(
-        index_elements=key, set_={column.name: statement.excluded[column.name] for column in projection_rows.c if column.name not in key}
+        index_elements=_ROW_KEY_NAMES, set_={name: statement.excluded[name] for name in _ROW_COLUMNS if name not in _ROW_KEY_NAMES}
     )
+
+
+@functools.cache
+def _insert_new_projection_rows(dialect: str) -> Any:
+    """Insert the projection rows not stored yet, returning the keys of those it inserted (for the counts)."""
+    return _dialect_insert(dialect, projection_rows).on_conflict_do_nothing(index_elements=_ROW_KEY_NAMES).returning(*projection_rows.primary_key.columns)
+
+
+@functools.cache
+def _add_to_projection_counts(dialect: str) -> Any:
+    statement = _dialect_insert(dialect, projection_counts)
+    return statement.on_conflict_do_update(
+        index_elements=_COUNT_KEY_NAMES, set_={"row_count": projection_counts.c.row_count + statement.excluded.row_count}
+    )
+
+
+@functools.cache
+def _set_projection_counts(dialect: str) -> Any:
+    statement = _dialect_insert(dialect, projection_counts)
+    return statement.on_conflict_do_update(index_elements=_COUNT_KEY_NAMES, set_={"row_count": statement.excluded.row_count})
 
 
 def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepared]]], source: str) -> list[list[Appended]]:

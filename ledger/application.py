@@ -28,7 +28,7 @@ from benchledger.ledger.store import (
     VersionConflict,
     one_snapshot,
 )
-from benchledger.ledger.verification import Problem, verify_events
+from benchledger.ledger.verification import Problem, count_problems, verify_events
 from benchledger.projections import linking, retraction, review_module
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.linking import (
@@ -479,7 +479,7 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
         # One comparison with all the goal's stored rows; of those the fold no longer makes, lifecycle
         # steps stay (they are history) and rows of projections this code does not know are not its to remove.
         changed, unwanted = tx.projection_rows_diff([goal], goal_rows)
-        tx.write_projection_rows_diff(changed, [key for key in unwanted if key[0] in replaced])
+        tx.write_projection_rows_diff([goal], changed, [key for key in unwanted if key[0] in replaced])
     tx.upsert_projection_rows(rows)
 
 
@@ -540,7 +540,7 @@ def rebuild_projections(tx: Transaction, goals: Sequence[str]) -> Iterator[Folde
     upto = tx.last_position()
     for start in range(0, len(goals), folding.GOALS_PER_STEP):
         step = folding.fold_step(tx, list(goals[start : start + folding.GOALS_PER_STEP]), upto, compare=True)
-        tx.write_projection_rows_diff(step.changed, step.unwanted)
+        tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
         yield step
 
 
@@ -555,11 +555,12 @@ def replay(
     """Rebuild stored projections from the events, atomically (readers see old rows or new rows).
 
     Every row is recomputed; only those that differ from the stored ones are
-    written or deleted (``rows_changed``). A reducer that raises marks its row
-    faulted instead of aborting the replay. ``jobs`` worker processes fold the
-    goals and compare their rows (``ledger.folding``); this process writes what
-    differs, all in one transaction. ``progress`` is called with the number of
-    events folded for each step of goals.
+    written or deleted (``rows_changed``), and each goal's stored row counts
+    recounted. A reducer that raises marks its row faulted instead of aborting
+    the replay. ``jobs`` worker processes fold the goals and compare their rows
+    (``ledger.folding``); this process writes what differs, all in one
+    transaction. ``progress`` is called with the number of events folded for
+    each step of goals.
     """
     if projection is not None and projection not in linking.projection_versions():
         known = ", ".join(sorted(linking.projection_versions()))
@@ -575,7 +576,7 @@ def replay(
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
             steps = folding.steps_of(heads, jobs=jobs)
             for step in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection, compare=True):
-                report["rows_changed"] += tx.write_projection_rows_diff(step.changed, step.unwanted)
+                report["rows_changed"] += tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
                 for goal in step.folded:
                     report["goals"] += 1
                     report["events"] += goal.events
@@ -683,4 +684,5 @@ def _audit_goal(ledger: Ledger, folded: FoldedGoal, problems: list[Problem]) -> 
         elif have != want:
             fields = sorted(f for f in want if have.get(f) != want[f])
             problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
+    problems += count_problems(goal, ledger.projection_counts(goal), stored.values())
     return len(stored.keys() | expected.keys())

@@ -340,6 +340,11 @@ class Ledger:
             return [dict(r._mapping) for r in connection.execute(query.order_by(*order))]
 
 
+    def projection_counts(self, goal_id: str) -> dict[str, int]:
+        """How many rows each of the goal's projections holds, as stored (``projection_counts``)."""
+        with self.reading() as connection:
+            return Transaction(connection).projection_counts(goal_id)
+
     def current_rows(self, goal_ids: Sequence[str], projections: Sequence[str]) -> list[dict[str, Any]]:
         """The ``current`` rows of ``projections`` for ``goal_ids``."""
         rows = projection_rows.c
@@ -350,35 +355,33 @@ class Ledger:
     def goal_projections(self, goal_id: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
         """How many rows each of the goal's projections holds, and the latest row (highest position, then key) of each.
 
-        Read from an index (revision 0004): a count over the goal's index entries, then one row per projection.
+        The counts are stored (``projection_counts``, kept by the writes that change the rows): one index
+        range, however many rows the goal holds; each latest row is one lookup of an index (revision 0004).
         """
         rows = projection_rows.c
         with self.reading() as connection:
-            counted = connection.execute(
-                select(rows.projection, func.count()).where(rows.goal_id == goal_id).group_by(rows.projection).order_by(rows.projection)
-            )
-            counts = dict(counted.all())
+            counts = Transaction(connection).projection_counts(goal_id)
             latest = [
-                dict(
-                    connection.execute(
-                        select(projection_rows)
-                        .where(rows.goal_id == goal_id, rows.projection == name)
-                        .order_by(rows.position.desc(), rows.key.desc())
-                        .limit(1)
-                    ).one()._mapping
-                )
+                connection.execute(
+                    select(projection_rows).where(rows.goal_id == goal_id, rows.projection == name).order_by(rows.position.desc(), rows.key.desc()).limit(1)
+                ).first()
                 for name in counts
             ]
-            return counts, latest
+            # (a count without rows is a tampered count: `audit` names it; the rows shown are those stored)
+            return counts, [dict(row._mapping) for row in latest if row is not None]
 
     def goal_projection_page(
         self, goal_id: str, projection: str, *, key: str | None = None, limit: int | None = None, offset: int = 0
     ) -> tuple[int, list[dict[str, Any]]]:
-        """One projection's rows of a goal (or its row ``key``) in position order, ``limit`` from ``offset``, and how many there are."""
+        """One projection's rows of a goal (or its row ``key``) in position order, ``limit`` from ``offset``, and how many there are
+        (the stored count: see :meth:`goal_projections`)."""
         rows = projection_rows.c
         where = [rows.goal_id == goal_id, rows.projection == projection] + ([rows.key == key] if key is not None else [])
         with self.reading() as connection:
-            total = connection.execute(select(func.count()).select_from(projection_rows).where(*where)).scalar_one()
+            if key is None:
+                total = Transaction(connection).projection_counts(goal_id).get(projection, 0)
+            else:
+                total = connection.execute(select(func.count()).select_from(projection_rows).where(*where)).scalar_one()
             page = connection.execute(select(projection_rows).where(*where).order_by(rows.position, rows.key).limit(limit).offset(offset))
             return total, [dict(r._mapping) for r in page]
 

@@ -1,4 +1,5 @@
-"""Integrity checks over stored events: hashes, chains, versions, positions, heads, digest.
+"""Integrity checks over stored events: hashes, chains, versions, positions, heads, digest;
+and of a goal's stored row counts against its rows.
 
 Pure over what it is given (events in position order and the stream heads), so
 the same checks run on any backend and on an export file. The projection part
@@ -7,7 +8,8 @@ of ``benchledger audit`` lives in the application layer (it needs the reducers).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,3 +176,18 @@ def verify_events(
 
 def _covered_name(scope_goal: str | None) -> str:
     return "position" if scope_goal is None else "version"
+
+
+def count_problems(goal_id: str, counts: Mapping[str, int], rows: Iterable[Mapping[str, Any]]) -> list[Problem]:
+    """The goal's stored counts per projection (``counts``) that differ from the number of its stored ``rows`` of it.
+
+    ``show`` prints the stored counts without counting the rows: a count changed
+    outside benchledger (or rows deleted or added beside their count) is named
+    here; ``benchledger replay`` recounts.
+    """
+    held = Counter(row["projection"] for row in rows)
+    return [
+        Problem("projection_count_mismatch", goal_id, None, f"{name} holds {held[name]} row(s), its stored count says {counts.get(name, 0)}")
+        for name in sorted(counts.keys() | held.keys())
+        if counts.get(name, 0) != held[name]
+    ]

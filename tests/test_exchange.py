@@ -55,11 +55,12 @@ def audit_digest(url: str, *args: str) -> str:
     return report["digest"]
 
 
-def stored_state(url: str) -> tuple[list[dict], list[dict]]:
-    """A ledger's stream heads and projection rows."""
+def stored_state(url: str) -> tuple[list[dict], list[dict], dict[str, dict[str, int]]]:
+    """A ledger's stream heads, projection rows and stored row counts (by goal)."""
     ledger = Ledger.open(url)
     try:
-        return ledger.heads(), ledger.projection_rows()
+        heads = ledger.heads()
+        return heads, ledger.projection_rows(), {h["goal_id"]: ledger.projection_counts(h["goal_id"]) for h in heads}
     finally:
         ledger.close()
 

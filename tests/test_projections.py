@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,13 @@ def demo_steps() -> list[list[Artifact]]:
 
 def stored_rows(ledger: Ledger) -> list[dict]:
     return ledger.projection_rows()
+
+
+def stored_goal(ledger: Ledger, goal: str) -> tuple[list[dict], dict[str, int]]:
+    """The goal's stored rows and its stored counts per projection, which must be the numbers of those rows."""
+    rows, counts = ledger.projection_rows(goal_id=goal), ledger.projection_counts(goal)
+    assert counts == Counter(r["projection"] for r in rows)
+    return rows, counts
 
 
 def test_history_shows_each_phase_transition_in_order(ledger):
@@ -231,10 +239,10 @@ def test_incremental_maintenance_equals_a_full_replay(ledger, seed):
     rng = random.Random(seed)
     goal = f"g{seed}"
     ingest_sequence(ledger, goal, rng)
-    incremental = ledger.projection_rows(goal_id=goal)
-    assert any(r["projection"] == "projector-checkpoint" for r in incremental)
+    incremental = stored_goal(ledger, goal)
+    assert any(r["projection"] == "projector-checkpoint" for r in incremental[0])
     application.replay(ledger, goal_id=goal)
-    assert ledger.projection_rows(goal_id=goal) == incremental  # every row, the checkpoint included
+    assert stored_goal(ledger, goal) == incremental  # every row, the checkpoint included, and the counts
     assert application.audit(ledger, goal_id=goal)["ok"] is True
 
 
@@ -255,10 +263,10 @@ def test_incremental_maintenance_equals_a_full_replay_with_retractions_anywhere(
             chosen = rng.sample(evidence, rng.randint(1, min(2, len(evidence))))
             application.retract(ledger, chosen, "test", goal_id=goal)
             retracted.update(chosen)
-    incremental = ledger.projection_rows(goal_id=goal)
-    assert not {row["key"] for row in incremental} & retracted
+    incremental = stored_goal(ledger, goal)
+    assert not {row["key"] for row in incremental[0]} & retracted
     application.replay(ledger, goal_id=goal)
-    assert ledger.projection_rows(goal_id=goal) == incremental
+    assert stored_goal(ledger, goal) == incremental
     assert application.audit(ledger, goal_id=goal)["ok"] is True
 
 
@@ -378,7 +386,10 @@ def test_a_deleted_checkpoint_is_reported_and_the_next_ingest_folds_the_whole_go
     with ledger.engine.begin() as connection:
         connection.execute(projection_rows.delete().where(projection_rows.c.projection == "projector-checkpoint"))
     problems = application.audit(ledger)["problems"]
-    assert [(p["kind"], p["detail"]) for p in problems] == [("projection_missing", "projector-checkpoint [current] is not stored")]
+    assert [(p["kind"], p["detail"]) for p in problems] == [
+        ("projection_missing", "projector-checkpoint [current] is not stored"),
+        ("projection_count_mismatch", "projector-checkpoint holds 0 row(s), its stored count says 1"),
+    ]
     reads = reads_of_goal(monkeypatch)
     application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
     assert reads[0] == {}  # the fallback: every event of the goal
@@ -386,9 +397,9 @@ def test_a_deleted_checkpoint_is_reported_and_the_next_ingest_folds_the_whole_go
 
 
 def assert_equals_replay(ledger: Ledger, goal: str) -> None:
-    incremental = ledger.projection_rows(goal_id=goal)
+    incremental = stored_goal(ledger, goal)
     assert application.replay(ledger, goal_id=goal)["rows_changed"] == 0
-    assert ledger.projection_rows(goal_id=goal) == incremental
+    assert stored_goal(ledger, goal) == incremental
     assert application.audit(ledger)["ok"] is True
 
 
@@ -491,6 +502,7 @@ def test_a_bulk_ingest_of_interleaved_batches_equals_the_batches_ingested_one_by
 
         for goal in goals:
             assert strip(ledger.projection_rows(goal_id=goal)) == strip(one_by_one.projection_rows(goal_id=goal))
+            assert stored_goal(ledger, goal)[1] == stored_goal(one_by_one, goal)[1]
             assert [e.stream_version for e in ledger.read_goal(goal)] == list(range(1, len(ledger.read_goal(goal)) + 1))
     finally:
         one_by_one.close()

@@ -15,12 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import Counter
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import MetaData, Table, insert, select
+from sqlalchemy import MetaData, Table, insert, select, text
 
 from benchledger.cli.main import cli
+from benchledger.ledger import views
 from benchledger.ledger.application import audit, ingest, replay, status
 from benchledger.ledger.migrate import HEAD_REVISION, current_revision, upgrade
 from benchledger.ledger.store import Ledger, create_ledger_engine
@@ -138,6 +140,19 @@ def _snapshot(engine, columns: list[str]) -> list[dict]:
         ]
 
 
+def upgraded_as_users_do(ledger_url: str) -> Ledger:
+    """The ledger at ``ledger_url`` upgraded to head the way users do, opened."""
+    if ledger_url.startswith("sqlite"):
+        ledger = Ledger.open(ledger_url)  # the embedded ledger migrates itself on open
+    else:
+        result = CliRunner().invoke(cli, ["--database-url", ledger_url, "db", "upgrade"])
+        assert result.exit_code == 0, result.output
+        ledger = Ledger.open(ledger_url)
+    with ledger.engine.connect() as connection:
+        assert current_revision(connection) == HEAD_REVISION
+    return ledger
+
+
 def test_a_revision_0001_ledger_upgrades_without_changing_an_event(ledger_url):
     engine = create_ledger_engine(ledger_url)
     upgrade(engine, FIRST_REVISION)
@@ -156,17 +171,8 @@ def test_a_revision_0001_ledger_upgrades_without_changing_an_event(ledger_url):
     saved_digest = digest(rows)
     engine.dispose()
 
-    # upgrade the way users do
-    if ledger_url.startswith("sqlite"):
-        ledger = Ledger.open(ledger_url)  # the embedded ledger migrates itself on open
-    else:
-        result = CliRunner().invoke(cli, ["--database-url", ledger_url, "db", "upgrade"])
-        assert result.exit_code == 0, result.output
-        ledger = Ledger.open(ledger_url)
+    ledger = upgraded_as_users_do(ledger_url)
     try:
-        with ledger.engine.connect() as connection:
-            assert current_revision(connection) == HEAD_REVISION
-
         after = _snapshot(ledger.engine, first_columns)
         assert len(after) == len(before)
         for old, new in zip(before, after):
@@ -239,3 +245,30 @@ def test_upgrading_to_0003_deletes_the_stored_history_rows_and_nothing_else(ledg
     assert kept == [stored[1]]
     assert _snapshot(engine, [c.name for c in events_table.c]) == rows
     engine.dispose()
+
+
+def test_upgrading_a_0004_ledger_counts_its_projection_rows(ledger_url):
+    """0005: the counts per projection that `show` prints are stored; the upgrade counts the rows a ledger holds."""
+    engine = create_ledger_engine(ledger_url)
+    upgrade(engine)
+    engine.dispose()
+    ledger = Ledger.open(ledger_url)
+    for tag, goal in (("one", "goal-a"), ("two", "goal-b"), ("three", "goal-a")):
+        ingest(ledger, goal, [Artifact(kind, payload) for kind, payload, _ in _artifacts(tag)], source="cli ingest")
+    rows = ledger.projection_rows()
+    # The ledger as revision 0004 left it: 0005 only adds the counts (tests/schema holds both schemas).
+    with ledger.engine.begin() as connection:
+        connection.execute(text("DROP TABLE projection_counts"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0004'"))
+    ledger.close()
+
+    ledger = upgraded_as_users_do(ledger_url)
+    try:
+        assert ledger.projection_rows() == rows
+        for goal in ("goal-a", "goal-b"):
+            counted = Counter(r["projection"] for r in rows if r["goal_id"] == goal)
+            assert ledger.projection_counts(goal) == counted and counted["review-claim"] == (2 if goal == "goal-a" else 1)
+            assert views.show(ledger, goal)["counts"] == dict(sorted(counted.items()))
+        assert audit(ledger)["ok"]
+    finally:
+        ledger.close()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from collections import Counter
 
 import pytest
 from click.testing import CliRunner
@@ -25,7 +26,7 @@ from sqlalchemy import insert, select, text, update
 from sqlalchemy.exc import DatabaseError
 
 from benchledger.cli.main import cli
-from benchledger.ledger import canonical
+from benchledger.ledger import canonical, views
 from benchledger.ledger.application import audit, ingest, replay
 from benchledger.ledger.schema import drop_immutability_ddl, events, projection_rows, stream_heads
 from benchledger.projections.artifacts import Artifact
@@ -356,16 +357,20 @@ def test_stream_head_edits_are_caught(filled):
     assert ("head_missing", 16) in _problems(filled)
 
 
+# (rows deleted or added beside their stored count also make the count wrong: audit names it too)
+COUNT_OF_A = ("projection_count_mismatch", "a", None)
+
+
 @pytest.mark.parametrize(
-    "edit, kind",
+    "edit, kind, more",
     [
-        ("UPDATE projection_rows SET payload = replace(payload, 'true', 'false') WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_mismatch"),
-        ("UPDATE projection_rows SET status = 'faulted' WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_mismatch"),
-        ("UPDATE projection_rows SET projection_version = projection_version + 1 WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_mismatch"),
-        ("DELETE FROM projection_rows WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_missing"),
+        ("UPDATE projection_rows SET payload = replace(payload, 'true', 'false') WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_mismatch", set()),
+        ("UPDATE projection_rows SET status = 'faulted' WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_mismatch", set()),
+        ("UPDATE projection_rows SET projection_version = projection_version + 1 WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_mismatch", set()),
+        ("DELETE FROM projection_rows WHERE projection = 'review-claim' AND goal_id = 'a'", "projection_missing", {COUNT_OF_A}),
     ],
 )
-def test_projection_row_edits_are_caught_at_the_row_position(filled, edit, kind):
+def test_projection_row_edits_are_caught_at_the_row_position(filled, edit, kind, more):
     # projection rows are not events: no trigger guards them, the audit does
     rows = filled.projection_rows(goal_id="a", projection="review-claim")
     assert len(rows) == 2
@@ -373,7 +378,7 @@ def test_projection_row_edits_are_caught_at_the_row_position(filled, edit, kind)
     code, report = _cli_audit(filled)
     assert code == 1
     found = {(p["kind"], p["goal_id"], p["position"]) for p in report["problems"]}
-    assert found == {(kind, "a", row["position"]) for row in rows}
+    assert found == {(kind, "a", row["position"]) for row in rows} | more
 
 
 def test_an_invented_projection_row_is_caught(filled):
@@ -381,7 +386,32 @@ def test_an_invented_projection_row_is_caught(filled):
     _execute(filled, insert(projection_rows).values(row))
     code, report = _cli_audit(filled)
     assert code == 1
-    assert [(p["kind"], p["goal_id"], p["position"]) for p in report["problems"]] == [("projection_extra", "b", row["position"])]
+    assert [(p["kind"], p["goal_id"], p["position"]) for p in report["problems"]] == [
+        ("projection_extra", "b", row["position"]),
+        ("projection_count_mismatch", "b", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "edit, detail",
+    [
+        ("UPDATE projection_counts SET row_count = 7 WHERE goal_id = 'a' AND projection = 'review-claim'", "review-claim holds 2 row(s), its stored count says 7"),
+        ("DELETE FROM projection_counts WHERE goal_id = 'a' AND projection = 'review-claim'", "review-claim holds 2 row(s), its stored count says 0"),
+        ("INSERT INTO projection_counts (goal_id, projection, row_count) VALUES ('a', 'forged', 1)", "forged holds 0 row(s), its stored count says 1"),
+    ],
+)
+def test_a_tampered_row_count_is_named_by_audit_and_rebuilt_by_replay(filled, edit, detail):
+    # `show` prints the stored counts without counting the rows: the audit checks them against the rows
+    _execute(filled, edit)
+    assert views.show(filled, "a")["counts"] == filled.projection_counts("a")  # shown as stored (a count without rows too)
+    code, report = _cli_audit(filled)
+    assert code == 1
+    assert [(p["kind"], p["goal_id"], p["detail"]) for p in report["problems"]] == [("projection_count_mismatch", "a", detail)]
+    assert replay(filled)["rows_changed"] == 0  # the rows were right: only the count is rebuilt
+    code, report = _cli_audit(filled)
+    assert code == 0 and report["ok"]
+    rows = filled.projection_rows(goal_id="a")
+    assert views.show(filled, "a")["counts"] == dict(sorted(Counter(r["projection"] for r in rows).items()))
 
 
 def test_a_payload_tampered_into_invalid_json_is_a_clear_error_not_a_traceback(filled):

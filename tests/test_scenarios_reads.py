@@ -88,6 +88,7 @@ def test_a_ledger_stored_before_steps_answers_and_says_to_replay(migrated_url):
     before = invoke(migrated_url, "history", "--goal", "demo", "--format", "json").stdout
     limited = invoke(migrated_url, "history", "--goal", "demo", "--limit", "2", "--changes-only", "--format", "json").stdout
     _sql(migrated_url, f"DELETE FROM projection_rows WHERE projection = '{STEP}'")  # what an older benchledger left
+    _sql(migrated_url, f"DELETE FROM projection_counts WHERE projection = '{STEP}'")  # (and revision 0005 counted)
 
     status = invoke(migrated_url, "status")
     assert status.exit_code == 1 and f"stale: no {STEP} rows for 1 goal(s)" in status.stdout

@@ -24,6 +24,12 @@ character varying(64) NOT NULL;
 character varying(64);
 -- column events.stream_version
 integer NOT NULL;
+-- column projection_counts.goal_id
+character varying(121) NOT NULL;
+-- column projection_counts.projection
+character varying(64) NOT NULL;
+-- column projection_counts.row_count
+integer NOT NULL;
 -- column projection_rows.error
 text;
 -- column projection_rows.goal_id
@@ -56,6 +62,8 @@ UNIQUE (event_id);
 PRIMARY KEY ("position");
 -- constraint events.uq_events_goal_version
 UNIQUE (goal_id, stream_version);
+-- constraint projection_counts.pk_projection_counts
+PRIMARY KEY (goal_id, projection);
 -- constraint projection_rows.pk_projection_rows
 PRIMARY KEY (projection, goal_id, key);
 -- constraint stream_heads.stream_heads_pkey
@@ -68,6 +76,8 @@ CREATE UNIQUE INDEX events_pkey ON events USING btree ("position");
 CREATE INDEX ix_events_goal_kind ON events USING btree (goal_id, kind);
 -- index events.uq_events_goal_version
 CREATE UNIQUE INDEX uq_events_goal_version ON events USING btree (goal_id, stream_version);
+-- index projection_counts.pk_projection_counts
+CREATE UNIQUE INDEX pk_projection_counts ON projection_counts USING btree (goal_id, projection);
 -- index projection_rows.ix_projection_rows_goal
 CREATE INDEX ix_projection_rows_goal ON projection_rows USING btree (goal_id);
 -- index projection_rows.ix_projection_rows_goal_position
