@@ -274,5 +274,3 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
             f"- goals: {', '.join(result['goals']) or '(none)'}\n- digest: `{result['digest']}`{unverified}"
         )
 
-
-INTEROP_COMMANDS = (import_loopx_command, runs_command, export_command, import_ndjson_command)

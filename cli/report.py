@@ -71,5 +71,3 @@ def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: i
         except OSError as exc:
             raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
 
-
-REPORT_COMMANDS = (report_command, serve_command)

@@ -1,0 +1,79 @@
+"""What a command process loads and leaves to the interpreter's teardown (issue 15: a one-artifact ingest
+as a whole process). Checked through ``sys.modules`` and the collector's state, never by timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from benchledger.cli.main import COMMANDS, cli
+
+DEMO = Path(__file__).parents[1] / "examples" / "demo"
+
+# Modules an ingest into a ledger at the current schema revision has no use for: the migration tool, the
+# ORM, the other commands and what only they need, the report's libraries.
+NOT_FOR_AN_INGEST = (
+    "alembic",
+    "mako",
+    "sqlalchemy.orm",
+    "sqlalchemy.ext",
+    "jinja2",
+    "plotly",
+    "benchledger.cli.db",
+    "benchledger.cli.interop",
+    "benchledger.cli.queries",
+    "benchledger.cli.report",
+    "benchledger.cli.reviews",
+    "benchledger.cli.web",
+    "benchledger.ledger.exchange",
+    "benchledger.ledger.loopx_import",
+    "benchledger.ledger.report_views",
+    "benchledger.ledger.views",
+)
+
+
+def _run_main(*argv: str) -> dict:
+    """``benchledger ARGV`` through the console script's ``main()`` in a fresh interpreter: its exit code, the
+    modules of :data:`NOT_FOR_AN_INGEST` (and the other backend's dialect) it loaded, the collector's state after."""
+    probe = (
+        "import gc, json, sys\n"
+        "from benchledger.cli.main import main\n"
+        f"sys.argv = ['benchledger', *{list(argv)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    code = done.code\n"
+        f"unused = {NOT_FOR_AN_INGEST!r} + ('sqlalchemy.dialects.' + ('sqlite' if 'postgresql' in sys.argv[2] else 'postgresql'),)\n"
+        "print(json.dumps({'code': code, 'loaded': sorted(m for m in sys.modules if m.startswith(unused)),\n"
+        "                  'collecting': gc.isenabled(), 'frozen': gc.get_freeze_count()}), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(result.stderr.strip().splitlines()[-1])
+
+
+def test_an_ingest_into_a_current_ledger_loads_only_its_own_command(migrated_url):
+    state = _run_main("--database-url", migrated_url, "ingest", "--goal", "g", str(DEMO / "06-comparison.json"))
+    assert state["code"] == 0
+    assert state["loaded"] == []
+    # The collector, paused while the command's modules were imported, collects again; what lived at the
+    # end went to the permanent generation, which the teardown's collections skip.
+    assert state["collecting"] is True
+    assert state["frozen"] > 0
+
+
+def test_the_first_ingest_into_an_empty_embedded_ledger_still_migrates_it(tmp_path):
+    """Migrations are applied on first use: there alembic is loaded, and only there."""
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    first = _run_main("--database-url", url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json"))
+    assert first["code"] == 0 and "alembic" in first["loaded"]
+    second = _run_main("--database-url", url, "ingest", "--goal", "g", str(DEMO / "06-comparison.json"))
+    assert second["code"] == 0 and second["loaded"] == []
+
+
+def test_every_command_of_the_table_is_the_command_of_that_name():
+    ctx = click.Context(cli)
+    assert cli.list_commands(ctx) == sorted(COMMANDS)
+    for name in COMMANDS:
+        assert cli.get_command(ctx, name).name == name
+    assert cli.get_command(ctx, "no-such-command") is None
