@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import io
 import json
 import operator
 import re
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, select, tuple_
+from sqlalchemy.exc import DBAPIError
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
 from benchledger.ledger import canonical
@@ -471,7 +473,10 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
             outcome.append(Appended(stored, "appended"))
         outcomes.append(outcome)
     if rows:
-        connection.execute(_INSERT_EVENTS, rows)
+        if connection.dialect.driver == "psycopg2":
+            _copy_events(connection, rows)
+        else:
+            connection.execute(_INSERT_EVENTS, rows)
         last_position = {row["goal_id"]: row["position"] for row in rows}
 
         def head_values(goal: str) -> dict[str, Any]:
@@ -484,6 +489,34 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
         if created:
             connection.execute(_INSERT_HEADS, created)
     return outcomes
+
+
+def _copy_events(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert event records on PostgreSQL (psycopg2) with ``COPY ... FROM STDIN``, in this transaction.
+
+    A multi-row ``INSERT`` of ~1.4 KB payloads spends most of its time in the
+    server parsing the statement's literals: COPY of the same rows took about
+    a third of the time. Triggers and constraints apply to COPY as to INSERT.
+    """
+    data = io.StringIO("".join("\t".join(map(_copy_text, _EVENT_FIELDS_OF_RECORD(row))) + "\n" for row in rows))
+    dbapi = connection.dialect.loaded_dbapi
+    try:
+        with connection.connection.cursor() as cursor:
+            cursor.copy_expert(_COPY_EVENTS, data)
+    except dbapi.Error as exc:  # (raised by the driver, not through SQLAlchemy: wrapped as SQLAlchemy wraps every other)
+        raise DBAPIError.instance(_COPY_EVENTS, None, exc, dbapi.Error, dialect=connection.dialect) from exc
+
+
+_COPY_EVENTS = f"COPY events ({', '.join(_EVENT_COLUMNS)}) FROM STDIN"
+# COPY's text format: a backslash, a tab, a newline or a carriage return in a value is escaped; \N is NULL.
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(value: Any) -> str:
+    if value is None:
+        return "\\N"
+    text = str(value)
+    return text.translate(_COPY_ESCAPES) if "\\" in text or "\t" in text or "\n" in text or "\r" in text else text
 
 
 def chunked_rows(connection: Connection, statement: Any, name: str, values: Sequence[Any], size: int = 500) -> Iterator[Any]:

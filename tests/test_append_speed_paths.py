@@ -12,11 +12,16 @@ import json
 import re
 import uuid
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import insert, text
+from sqlalchemy.exc import IntegrityError
 
 from benchledger.ledger import canonical
 from benchledger.ledger.append import NewEvent
+from benchledger.ledger.schema import events
+from benchledger.ledger.verification import verify_events
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
 digests = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
@@ -62,3 +67,37 @@ def test_an_event_remembers_the_ids_it_has_in_each_goal(goal_ids, keyed_on_sourc
                 goal_id, "run", digest, source_sha256 if keyed else None
             )
             assert new.earlier_id(goal_id) == (canonical.event_id_for(goal_id, "run", digest) if keyed else None)
+
+
+# --- the insert: COPY on PostgreSQL, executemany elsewhere ---------------------------------
+
+TRICKY_TEXTS = ["back\\slash", 'quote " and \\" escaped', "tab\tnew\nline\rreturn", "\\N", "\\.", "é…\U0001f600", ""]
+
+
+def test_events_are_stored_exactly_as_appended_whatever_their_characters(ledger):
+    """Every column of every event reads back as appended (PostgreSQL writes them with COPY's escaped text)."""
+    new_events = [
+        NewEvent(
+            "run", {"text": text, "k\\ey": [text, None]}, text or None, source_sha256="ab" * 32 if index % 2 else None
+        )
+        for index, text in enumerate(TRICKY_TEXTS)
+    ]
+    appended = ledger.append("goal-x", new_events, source="ingest \\ x")
+    stored = ledger.read_goal("goal-x")
+    assert [a.event for a in appended] == stored
+    assert [event.payload for event in stored] == [new.payload for new in new_events]
+    assert [event.schema_version for event in stored] == [text or None for text in TRICKY_TEXTS]
+    assert {event.source for event in stored} == {"ingest \\ x"}
+    assert verify_events(ledger.read_all(), ledger.heads()).problems == []  # (the chains hash what was read back)
+
+
+def test_an_insert_the_database_refuses_is_rolled_back_as_a_database_error(ledger):
+    """A refused COPY surfaces as SQLAlchemy's error (as any other statement's does), and nothing is written."""
+    ledger.append("goal-x", [NewEvent("run", {"n": 1})], source="test")
+    # An event stored behind the store's back, its head left as it was: the next version is taken.
+    with ledger.engine.begin() as connection:
+        record = connection.execute(text("SELECT * FROM events")).mappings().one()
+        connection.execute(insert(events), {**record, "position": 2, "event_id": "taken", "stream_version": 2})
+    with pytest.raises(IntegrityError):
+        ledger.append("goal-x", [NewEvent("run", {"n": 2})], source="test")
+    assert ledger.event_count() == 2
