@@ -71,16 +71,22 @@ class PrivacyRule:
 
     ``screen`` lists lower-case fragments of which every match holds one: a
     text holding none of them is not searched (nearly all text holds none).
+    ``also``, when given, lists characters of which every match holds one too:
+    an assignment's ``=`` or ``:`` (many texts hold ``key`` or ``token``, few
+    beside an assignment, and these patterns are the slowest to search).
     """
 
     name: str
     what: str
     screen: tuple[str, ...]
     pattern: re.Pattern[str]
+    also: tuple[str, ...] = ()
 
     def matches(self, text: str, lowered: str) -> bool:
         for fragment in self.screen:  # (a plain loop: a generator costs more than the substring tests)
             if fragment in lowered:
+                if self.also and not any(character in text for character in self.also):
+                    return False
                 return self.pattern.search(text) is not None
         return False
 
@@ -107,6 +113,7 @@ PRIVACY_RULES: tuple[PrivacyRule, ...] = (
         "a URL with credentials (scheme://user:password@host)",
         ("://",),
         re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:`'\"<>]*:" + _NOT_REDACTED + r"[^\s/@`'\"<>]+@"),
+        also=("@",),
     ),
     PrivacyRule(
         "password-assignment",
@@ -116,6 +123,7 @@ PRIVACY_RULES: tuple[PrivacyRule, ...] = (
             _NAME_PREFIX + r"(?:password|passwd|passphrase|secret|authorization)s?" + _ASSIGN + _NOT_REDACTED + _NOT_A_FLAG + _VALUE + "+",
             re.IGNORECASE | re.ASCII,
         ),
+        also=("=", ":"),
     ),
     PrivacyRule(
         "credential-assignment",
@@ -129,6 +137,7 @@ PRIVACY_RULES: tuple[PrivacyRule, ...] = (
             + r"(?=" + _VALUE + r"*[A-Za-z])" + _VALUE + "{8,}",
             re.IGNORECASE | re.ASCII,
         ),
+        also=("=", ":"),
     ),
     PrivacyRule(
         "github-token",
