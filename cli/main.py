@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import click
@@ -48,19 +48,22 @@ COMMANDS = {
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a command's modules are imported.
+def _imports_frozen() -> Iterator[None]:
+    """The cyclic garbage collector off while a command's modules are imported, and what they made frozen after.
 
     Importing SQLAlchemy allocates a hundred thousand objects that live as long as
     the process and leaves next to no cyclic garbage, yet the allocations trigger
-    collections that walk all of them again and again (about 10 ms of a one-artifact
-    ingest). The collector is back on before the command runs.
+    collections that walk all of them again and again; merely paused, the collector
+    would walk them all once it is back on. Frozen (moved to the permanent
+    generation), they are skipped by the command's collections and the
+    interpreter's at exit. The collector is back on before the command runs.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
 
@@ -71,11 +74,15 @@ class _Root(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
+    # Set by main(): the process ends with its command, so what the command's imports made is frozen
+    # (_imports_frozen). A program that calls `cli` itself keeps its collector as it was.
+    whole_process = False
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
         module, attribute = COMMANDS[name].split(":")
-        with _collector_paused():
+        with _imports_frozen() if self.whole_process else nullcontext():
             return getattr(importlib.import_module(module), attribute)
 
     def invoke(self, ctx: click.Context) -> object:
@@ -225,12 +232,14 @@ def cli(ctx: click.Context, database_url: str | None, global_format: str | None)
 
 def main() -> None:
     """The ``benchledger`` console script (and ``python -m benchledger``)."""
+    cli.whole_process = True
     try:
         cli(prog_name="benchledger")
     finally:
         # The interpreter's teardown ends with full garbage collections that walk every object
-        # still alive, the imported modules' included: about 30 ms of a one-artifact ingest.
-        # Moved to the permanent generation, they are skipped (reference counting still frees what
-        # the teardown drops; cycles among them are left to the exiting process, unfinalized). The
-        # command has closed its ledger and its files by now, so nothing is left to flush.
+        # still alive: about 30 ms of a one-artifact ingest when nothing is frozen. The modules the
+        # command imported as it ran (the database driver, the reducers) are frozen here, as its own
+        # modules were once imported (reference counting still frees what the teardown drops; cycles
+        # among them are left to the exiting process, unfinalized). The command has closed its
+        # ledger and its files by now, so nothing is left to flush.
         gc.freeze()
