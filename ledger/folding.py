@@ -17,10 +17,8 @@ process, through the same code.
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +138,10 @@ def folded_steps(
         for step in steps:
             yield fold_step(read, step, upto_position, **options)
         return
+    # Imported here: an ingest folds its goals in this process and need not load the process machinery.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     url = ledger.engine.url.render_as_string(hide_password=False)
     context = multiprocessing.get_context("spawn")  # a worker shares no connection (nor lock) with this process
     with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=(url,)) as pool:

@@ -15,9 +15,11 @@ from benchledger.cli.main import COMMANDS, cli
 DEMO = Path(__file__).parents[1] / "examples" / "demo"
 
 # Modules an ingest into a ledger at the current schema revision has no use for: the migration tool, the
-# ORM, the other commands and what only they need, the report's libraries.
+# ORM, the other commands and what only they need, the worker processes of replay and audit, the report's libraries.
 NOT_FOR_AN_INGEST = (
     "alembic",
+    "multiprocessing",
+    "concurrent.futures.process",
     "mako",
     "sqlalchemy.orm",
     "sqlalchemy.ext",
