@@ -8,6 +8,7 @@ projections they change.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from benchledger.ledger.folding import FoldedGoal, FoldedStep, row_record
 from benchledger.ledger.storage_guard import UnstorableContent
 from benchledger.ledger.store import (
     Appended,
+    CorruptEvent,
     Ledger,
     NewEvent,
     StoredEvent,
@@ -173,13 +175,11 @@ def append_projected(
         if dry_run:
             raise _DryRun(outcomes)
         first_new: dict[str, int] = {}
-        for request, outcome in zip(appends, outcomes):
-            for appended in outcome:
-                if appended.status == "appended":
-                    goal = request.goal_id
-                    first_new[goal] = min(first_new.get(goal, appended.event.position), appended.event.position)
+        new_events = [appended.event for outcome in outcomes for appended in outcome if appended.status == "appended"]
+        for event in new_events:
+            first_new[event.goal_id] = min(first_new.get(event.goal_id, event.position), event.position)
         if materialize and first_new:
-            materialize_goals(tx, first_new)
+            materialize_goals(tx, first_new, new_events)
 
     try:
         return ledger.append_streams(appends, source=source, within=finish, receipts=receipts)
@@ -444,12 +444,15 @@ def execute_baseline_failure_gate(
 # -- materialized projections ------------------------------------------------------
 
 
-def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
+def materialize_goals(tx: Transaction, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None = None) -> None:
     """Bring the projections of goals that just gained events up to date, inside the append's transaction.
 
-    ``first_new`` maps each goal to its first new position. Each goal's fold
-    resumes from its stored checkpoint and reads only the events after it
-    (and, by id, the few earlier ones those read): only the rows the new
+    ``first_new`` maps each goal to its first new position; ``new_events``,
+    when the caller holds them, are every event the transaction appended (so
+    they are not read back). Each goal's fold resumes from its stored
+    checkpoint and reads only the events after it (and, by id, the few
+    earlier ones those read: those the checkpoints name are read for all the
+    goals at once): only the rows the new
     events create or change are computed and written over the stored ones,
     with the new checkpoint. A goal whose checkpoint is missing, of other
     versions or unreadable is folded from its first event instead, and so is
@@ -460,16 +463,18 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
     aborts the transaction (nothing is written).
     """
     checkpoints = tx.projection_row_of_goals(list(first_new), linking.CHECKPOINT, linking.CURRENT_KEY)
+    known = _TransactionEvents(tx, new_events or ())
+    known.read_named(checkpoints.values())
     replaced = linking.projection_versions().keys() - {linking.STEP}  # (a stored row's key starts with its projection)
     rows = []
     for goal, emit_from in first_new.items():
-        projector = _resumed(tx, goal, checkpoints.get(goal), emit_from)
+        projector = _resumed(known, goal, checkpoints.get(goal), emit_from)
         if projector is None:
             # A goal without a usable checkpoint that held events before this append was last written by
             # an older benchledger (or tampered with): its stored rows may lack lifecycle steps or be of
             # older versions, so every row is recomputed and replaced (the upgrade costs that goal's past
             # once). A goal whose events are all new has no stored row to replace: its new rows are all.
-            events = tx.read_goal(goal)
+            events = known.after(goal, 0)
             fresh = bool(events) and events[0].position >= emit_from
             projector = project_goal(events, strict=True, emit_from=emit_from if fresh else 0)
         goal_rows = [row_record(goal, row) for row in projector.rows.values()]
@@ -483,19 +488,61 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int]) -> None:
     tx.upsert_projection_rows(rows)
 
 
+class _TransactionEvents:
+    """The events the folds of one append's transaction read, each read once for all its goals.
+
+    Events never change, so one read in the transaction holds for all of it:
+    the events the transaction appended (when the caller holds them), then by
+    id those the goals' checkpoints name and the members of those that are
+    batches (read for every goal at once), then whatever else a fold asks for.
+    """
+
+    def __init__(self, tx: Transaction, new_events: Sequence[StoredEvent]) -> None:
+        self.tx = tx
+        self.by_id: dict[str, StoredEvent] = {event.event_id: event for event in new_events}
+        self._new: dict[str, list[StoredEvent]] = {}
+        for event in new_events:  # (in position order: each goal's in stream order)
+            self._new.setdefault(event.goal_id, []).append(event)
+
+    def read_named(self, checkpoints: Iterable[Mapping[str, Any]]) -> None:
+        """Read the events ``checkpoints`` (stored rows) name, and the members of those that are batches, in two reads."""
+        named = [i for row in checkpoints if row["status"] == "ok" for i in linking.checkpoint_references(_json_value(row["payload"]))]
+        members: list[str] = []
+        for batch in (e for e in self.read(named).values() if e.kind == linking.BATCH_KIND):
+            with contextlib.suppress(CorruptEvent):  # (read ahead only: a fold that needs it says what is wrong)
+                listed = batch.payload.get("members") if isinstance(batch.payload, dict) else None
+                members += [m["event_id"] for m in listed or () if isinstance(m, dict) and isinstance(m.get("event_id"), str)]
+        self.read(members)
+
+    def read(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        """Those of ``event_ids`` the ledger holds, by id (each read from the database once)."""
+        wanted = list(dict.fromkeys(event_ids))
+        unread = [i for i in wanted if i not in self.by_id]
+        if unread:
+            self.by_id.update(self.tx.events_by_id(unread))
+        return {i: self.by_id[i] for i in wanted if i in self.by_id}
+
+    def after(self, goal_id: str, version: int) -> list[StoredEvent]:
+        """``goal_id``'s events after stream version ``version``: the appended ones when they are exactly those."""
+        new = self._new.get(goal_id)
+        if new and new[0].stream_version == version + 1:
+            return new
+        return self.tx.read_goal(goal_id, after_version=version)
+
+
 @dataclass(frozen=True)
 class StoredGoalEvents:
     """A goal's stored events, read on demand by a fold resumed from a checkpoint (:class:`linking.EarlierEvents`)."""
 
-    tx: Transaction
+    events: _TransactionEvents
     goal_id: str
 
     def by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
-        return {i: e for i, e in self.tx.events_by_id(event_ids).items() if e.goal_id == self.goal_id}
+        return {i: e for i, e in self.events.read(event_ids).items() if e.goal_id == self.goal_id}
 
     def latest_comparison_batch(self, comparison_id: str, before: int) -> StoredEvent | None:
         key = linking.comparison_key(comparison_id)
-        row = self.tx.projection_row_of_goals([self.goal_id], linking.COMPARISON_INDEX, key).get(self.goal_id)
+        row = self.events.tx.projection_row_of_goals([self.goal_id], linking.COMPARISON_INDEX, key).get(self.goal_id)
         if row is None or row["status"] != "ok":
             return None
         batch_id = _json_field(row["payload"], "batch_id")
@@ -505,23 +552,27 @@ class StoredGoalEvents:
         return batch
 
 
-def _json_field(text: str | None, name: str) -> Any:
+def _json_value(text: str | None) -> Any:
     try:
-        value = json.loads(text or "null")
+        return json.loads(text or "null")
     except ValueError:
         return None
+
+
+def _json_field(text: str | None, name: str) -> Any:
+    value = _json_value(text)
     return value.get(name) if isinstance(value, dict) else None
 
 
-def _resumed(tx: Transaction, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int) -> GoalProjector | None:
+def _resumed(events: _TransactionEvents, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int) -> GoalProjector | None:
     """``goal``'s projector resumed from its stored checkpoint row and fed the events after it; ``None`` if it cannot be."""
     if checkpoint is None or checkpoint["status"] != "ok" or checkpoint["projection_version"] != linking.CHECKPOINT_VERSION:
         return None
     try:
-        projector = GoalProjector.resume(json.loads(checkpoint["payload"]), strict=True, earlier=StoredGoalEvents(tx, goal))
+        projector = GoalProjector.resume(json.loads(checkpoint["payload"]), strict=True, earlier=StoredGoalEvents(events, goal))
     except (CheckpointUnusable, ValueError):
         return None
-    new = tx.read_goal(goal, after_version=projector.last_version)
+    new = events.after(goal, projector.last_version)
     if not new or new[0].position > first_new or new[0].stream_version != projector.last_version + 1:
         return None  # the checkpoint claims a later state than the goal's (tampered): not one to continue
     if any(retraction.retracted_by(event) for event in new):

@@ -614,6 +614,15 @@ def _comparison_id(event: EventLike) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+def checkpoint_references(checkpoint: Any) -> list[str]:
+    """The ids of the events a checkpoint payload names (none if it is unusable): what resuming from it reads first."""
+    try:
+        _, latest, _ = _checkpoint_fields(checkpoint)
+    except CheckpointUnusable:
+        return []
+    return [ref_id for _, (_, ref_id) in latest.values()]
+
+
 def _checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, tuple[int, tuple[str, str]]], set[str]]:
     """The stream version, evidence references and retracted ids of a checkpoint payload, or :class:`CheckpointUnusable`."""
     if not isinstance(checkpoint, dict) or checkpoint.get("schema_version") != CHECKPOINT_SCHEMA:

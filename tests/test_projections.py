@@ -352,17 +352,44 @@ def reads_of_goal(monkeypatch) -> list[dict]:
     return reads
 
 
+def without_new_events(monkeypatch) -> None:
+    """``materialize_goals`` called as by a caller that does not hold the events the transaction appended."""
+    materialize = application.materialize_goals
+    monkeypatch.setattr(application, "materialize_goals", lambda tx, first_new, new_events=None: materialize(tx, first_new))
+
+
 def test_an_ingest_reads_only_the_events_after_the_checkpoint(ledger, monkeypatch):
     for step in demo_steps():
         application.ingest(ledger, "demo", step, source="test")
     reads = reads_of_goal(monkeypatch)
     application.ingest(ledger, "demo", [artifact("run", LIFECYCLE_CASE / "run.json")], source="test")
-    head = ledger.head("demo")["last_version"]
-    assert reads == [{"after_version": head - 2}]  # the run and its batch
-    reads.clear()  # a learning ledger naming a comparison finds its batch by the comparison-batch row
+    assert reads == []  # the events after the checkpoint are the run and its batch, which the append holds: none is read back
+    # a learning ledger naming a comparison finds its batch by the comparison-batch row
     application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
+    assert reads == []
+    head = ledger.head("demo")["last_version"]
+    without_new_events(monkeypatch)  # a caller that does not hold them reads the events after the checkpoint
+    application.ingest(ledger, "demo", [late_ledger("other-pair", "later_action")], source="test")
     assert reads == [{"after_version": head}]
     assert {json.loads(g["payload"])["next_required_action"] for g in gates(ledger, "demo").values()} >= {"late_action"}
+
+
+def test_a_bulk_ingest_reads_what_its_goals_checkpoints_name_once_for_all_goals(ledger, monkeypatch):
+    """The earlier events the goals' checkpoints name (and the members of those that are batches) are read together."""
+    from benchledger.ledger.append import Transaction
+
+    goals = [f"goal-{i}" for i in range(8)]
+    for step in demo_steps():
+        application.ingest_many(ledger, [application.BatchRequest(goal, step) for goal in goals], source="test")
+    reads: list[int] = []
+    by_id = Transaction.events_by_id
+    monkeypatch.setattr(Transaction, "events_by_id", lambda self, ids: reads.append(1) or by_id(self, ids))
+
+    application.ingest_many(ledger, [application.BatchRequest(goal, [late_ledger("fixture-pair", "late_action")]) for goal in goals], source="test")
+
+    assert len(reads) <= 6  # the regrouping and duplicate checks, the content-only ids, the checkpoints' events, their members
+    for goal in goals:
+        assert_equals_replay(ledger, goal)
 
 
 def test_a_tampered_comparison_index_is_never_followed_and_audit_names_it(ledger):
@@ -392,7 +419,7 @@ def test_a_deleted_checkpoint_is_reported_and_the_next_ingest_folds_the_whole_go
     ]
     reads = reads_of_goal(monkeypatch)
     application.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
-    assert reads[0] == {}  # the fallback: every event of the goal
+    assert reads == [{"after_version": 0}]  # the fallback: every event of the goal
     assert_equals_replay(ledger, "demo")
 
 
