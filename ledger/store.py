@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Engine, func, insert, select, text
+from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select, text
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidGoalId, UnknownGoal
@@ -56,7 +56,7 @@ from benchledger.ledger.engine import (
     retry_sqlite_locked,
 )
 from benchledger.ledger.event_records import head_record
-from benchledger.ledger.schema import events, metadata, projection_rows, stream_heads
+from benchledger.ledger.schema import events, metadata, projection_counts, projection_rows, stream_heads
 from benchledger.ledger.storage_guard import Storable, refuse_unstorable, storage_problems
 
 # Re-exported: the store is where callers find the event types and the store's errors.
@@ -355,20 +355,15 @@ class Ledger:
     def goal_projections(self, goal_id: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
         """How many rows each of the goal's projections holds, and the latest row (highest position, then key) of each.
 
-        The counts are stored (``projection_counts``, kept by the writes that change the rows): one index
-        range, however many rows the goal holds; each latest row is one lookup of an index (revision 0004).
+        One statement, whatever the goal holds: the stored counts (``projection_counts``, kept by the
+        writes that change the rows) and for each the newest key, one lookup of an index (revision 0004).
         """
-        rows = projection_rows.c
         with self.reading() as connection:
-            counts = Transaction(connection).projection_counts(goal_id)
-            latest = [
-                connection.execute(
-                    select(projection_rows).where(rows.goal_id == goal_id, rows.projection == name).order_by(rows.position.desc(), rows.key.desc()).limit(1)
-                ).first()
-                for name in counts
-            ]
-            # (a count without rows is a tampered count: `audit` names it; the rows shown are those stored)
-            return counts, [dict(row._mapping) for row in latest if row is not None]
+            found = connection.execute(_GOAL_PROJECTIONS, {"goal_id": goal_id}).all()
+        counts = {row.counted_projection: row.row_count for row in found}
+        # (a count without rows is a tampered count: `audit` names it; the rows shown are those stored)
+        latest = [{name: row._mapping[name] for name in _ROW_NAMES} for row in found if row.key is not None]
+        return counts, latest
 
     def goal_projection_page(
         self, goal_id: str, projection: str, *, key: str | None = None, limit: int | None = None, offset: int = 0
@@ -402,6 +397,31 @@ class Ledger:
                 dict(covered.all()),
                 [{"goal_id": g, "projection": p, "key": k, "error": e} for g, p, k, e in faulted],
             )
+
+
+_NEWEST = projection_rows.alias("newest")
+# A goal's stored counts, each with the latest row of its projection (none for a count without rows).
+_GOAL_PROJECTIONS = (
+    select(projection_counts.c.projection.label("counted_projection"), projection_counts.c.row_count, projection_rows)
+    .select_from(
+        projection_counts.outerjoin(
+            projection_rows,
+            and_(
+                projection_rows.c.projection == projection_counts.c.projection,
+                projection_rows.c.goal_id == projection_counts.c.goal_id,
+                projection_rows.c.key
+                == select(_NEWEST.c.key)
+                .where(_NEWEST.c.goal_id == projection_counts.c.goal_id, _NEWEST.c.projection == projection_counts.c.projection)
+                .order_by(_NEWEST.c.position.desc(), _NEWEST.c.key.desc())
+                .limit(1)
+                .scalar_subquery(),
+            ),
+        )
+    )
+    .where(projection_counts.c.goal_id == bindparam("goal_id"))
+    .order_by(projection_counts.c.projection)
+)
+_ROW_NAMES = tuple(column.name for column in projection_rows.c)
 
 
 @dataclass(frozen=True)
