@@ -551,6 +551,9 @@ class StoredGoalEvents:
             raise CheckpointUnusable(f"the {linking.COMPARISON_INDEX} row {key} names no earlier batch of the goal")
         return batch
 
+    def before(self, position: int) -> Iterator[StoredEvent]:
+        return folding.events_of(self.events.tx, [self.goal_id], position - 1)
+
 
 def _json_value(text: str | None) -> Any:
     try:
@@ -590,7 +593,7 @@ def rebuild_projections(tx: Transaction, goals: Sequence[str]) -> Iterator[Folde
     """
     upto = tx.last_position()
     for start in range(0, len(goals), folding.GOALS_PER_STEP):
-        step = folding.fold_step(tx, list(goals[start : start + folding.GOALS_PER_STEP]), upto, compare=True)
+        step = folding.fold_step(tx, list(goals[start : start + folding.GOALS_PER_STEP]), upto, write=True)
         tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
         yield step
 
@@ -626,8 +629,9 @@ def replay(
             # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
             steps = folding.steps_of(heads, jobs=jobs)
-            for step in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection, compare=True):
-                report["rows_changed"] += tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
+            for step in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
+                tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
+                report["rows_changed"] += step.rows_changed
                 for goal in step.folded:
                     report["goals"] += 1
                     report["events"] += goal.events
@@ -700,7 +704,7 @@ def audit(
     with ledger.reading() as connection:
         read = Transaction(connection)
         steps = folding.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
-        folded_steps = folding.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), keep_failures=True)
+        folded_steps = folding.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), audit=True)
         for step in folded_steps:
             for goal in step.folded:
                 projections_checked += _audit_goal(ledger, goal, problems)
@@ -717,23 +721,22 @@ def audit(
 
 
 def _audit_goal(ledger: Ledger, folded: FoldedGoal, problems: list[Problem]) -> int:
-    """Compare a goal's stored rows with its fold; adds what differs to ``problems``; returns how many rows it checked."""
+    """What differs between a goal's stored rows and its fold, added to ``problems``; returns how many rows it checked."""
     goal = folded.goal_id
     if folded.failure is not None:  # tampered events may not even fold (e.g. a manifest naming a lost event)
         problems.append(Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {folded.failure}"))
         return 0
-    stored = {(r["projection"], r["key"]): r for r in ledger.projection_rows(goal_id=goal)}
-    expected = {(r["projection"], r["key"]): r for r in folded.rows}
-    for key in sorted(set(stored) | set(expected)):
-        have, want = stored.get(key), expected.get(key)
+    extra = 0
+    for (projection, _, key), want, have in folded.differences:
         where = (want or have)["position"]
-        label = f"{key[0]} [{key[1]}]"
+        label = f"{projection} [{key}]"
         if have is None:
             problems.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
         elif want is None:
+            extra += 1
             problems.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
-        elif have != want:
+        else:
             fields = sorted(f for f in want if have.get(f) != want[f])
             problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
-    problems += count_problems(goal, ledger.projection_counts(goal), stored.values())
-    return len(stored.keys() | expected.keys())
+    problems += count_problems(goal, ledger.projection_counts(goal), folded.stored_counts)
+    return folded.row_count + extra

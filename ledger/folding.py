@@ -1,58 +1,98 @@
-"""Folding many goals for replay and audit, in this process or in worker processes.
+"""Folding many goals for replay and audit, in this process or in worker processes, in bounded memory.
 
 A goal's fold is independent of every other goal's, so ``replay --jobs N`` and
 ``audit --jobs N`` hand steps of goals to N worker processes. Each worker opens
 the ledger's database itself and reads its own goals' events (only events up to
 the position the caller's snapshot ends at: positions follow commit order, so
 those are exactly the events the caller sees). For a replay it also compares
-them with its goals' stored rows (the replay holds the append lock, and only
+the rows with its goals' stored rows (the replay holds the append lock, and only
 this step writes these goals' rows, so what the worker reads is what the
 replay's transaction holds) and returns only what differs; the caller alone
 writes, all steps in its one transaction. For an audit it returns the rows and
 the caller compares them with the rows of its own snapshot. A ledger no other
-process can open (the throwaway in-memory one) and a one-job run fold in this
-process, through the same code.
+process can open (the throwaway in-memory one), a one-job run and a goal of
+more than :data:`FOLDED_HERE_EVENTS` events fold in this process, through the
+same code.
+
+No fold holds a goal whole: events are read :data:`EVENTS_PER_PAGE` at a time
+and the projector keeps only what the linking rules still read (the most recent
+events by id; older ones are read again by id). Its rows are handed over a few
+thousand at a time (:class:`linking.RowSink`) and compared with the stored rows
+of the same keys (:class:`_Comparison`); in this process a replay writes what
+differs as it is found. A row handed over again later (a run gated again by a
+later learning ledger, the goal's current rows) replaces the earlier one, and
+what a replay counts as changed is the last one against the row stored before
+the replay, so a healthy ledger still counts (and keeps) no change.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import hashlib
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.store import Ledger, StoredEvent, Transaction
-from benchledger.projections.linking import ProjectionRow, project_goal
+from sqlalchemy import bindparam, select
 
-# Goals folded per step: bounds memory on a large ledger while the reads and
-# writes still go a few hundred goals per statement.
+from benchledger.ledger.append import row_to_event
+from benchledger.ledger.canonical import canonical_json
+from benchledger.ledger.schema import events, projection_rows
+from benchledger.ledger.store import Ledger, StoredEvent, Transaction
+from benchledger.projections import linking
+from benchledger.projections.linking import GoalProjector, ProjectionRow
+
+# Goals folded per step: the reads and writes still go a few hundred goals per statement.
 GOALS_PER_STEP = 200
 # With workers, a step also stops at this many events, so that a few large goals
 # are spread over the workers instead of landing in one step.
 EVENTS_PER_STEP = 2_000
+# A goal of more events is folded in this process even with workers: its rows
+# (all of them in an audit, all that differ in a replay that upgrades) would
+# otherwise cross the pipe, and be held, at once.
+FOLDED_HERE_EVENTS = 20_000
+# Events read per query.
+EVENTS_PER_PAGE = 1_000
+# Rows compared with the stored ones per round of reads.
+ROWS_PER_COMPARISON = 2_000
+
+RowKey = tuple[str, str, str]  # (projection, goal_id, key): the stored primary key
+_ROW_COLUMNS = tuple(column.name for column in projection_rows.c)
+# What a replay remembers of a row it wrote over: the stored row's digest, or this when none was stored.
+_NONE_STORED = b""
 
 
 @dataclass(frozen=True)
+class Step:
+    """Goals folded together (ascending ids), and how many events they hold."""
+
+    goals: list[str]
+    events: int
+
+
+@dataclass
 class FoldedGoal:
-    """One goal folded from its first event: its rows as stored (unless compared where it was folded), or why it could not be folded."""
+    """One goal folded from its first event: how many rows it makes, which are faulted, and what differs from the stored rows (or why it could not be folded)."""
 
     goal_id: str
     events: int
-    rows: list[dict[str, Any]]
-    row_count: int
-    faulted: list[dict[str, Any]]  # {"goal_id", "projection", "key", "error"} of each faulted row
+    row_count: int = 0
+    faulted: list[dict[str, Any]] = field(default_factory=list)  # {"goal_id", "projection", "key", "error"} of each faulted row
+    # audit: (key, the fold's row or None, the stored row or None) of each row that differs, by key
+    differences: list[tuple[RowKey, dict[str, Any] | None, dict[str, Any] | None]] = field(default_factory=list)
+    stored_counts: dict[str, int] = field(default_factory=dict)  # audit: the stored rows it holds, by projection
     failure: str | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)  # an audit worker's rows, compared by the caller
 
 
 @dataclass(frozen=True)
 class FoldedStep:
-    """A step of goals folded; with ``compare``, the rows that differ from the stored ones and the stored keys no row has."""
+    """A step of goals folded; for a replay, the rows still to write, the stored keys to delete and how many rows change."""
 
     folded: list[FoldedGoal]
     changed: list[dict[str, Any]]
-    unwanted: list[tuple[Any, ...]]
+    unwanted: list[RowKey]
+    rows_changed: int
 
 
 def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
@@ -69,74 +109,393 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
     }
 
 
-def fold_goals(
-    events_of: Mapping[str, Sequence[StoredEvent]], *, projection: str | None = None, keep_failures: bool = False
-) -> list[FoldedGoal]:
-    """Fold each goal's events in full (a reducer that raises marks its row faulted).
+@dataclass(frozen=True)
+class _GoalEventsReadAgain:
+    """A goal's stored events, read again by id or in order by a fold that does not hold them (:class:`linking.EarlierEvents`)."""
 
-    ``projection`` keeps only that projection's rows. ``keep_failures``
-    (audit) reports a goal whose events cannot be folded at all (tampered
-    events: a payload that is not JSON, ...) instead of raising.
-    """
-    folded = []
-    for goal, events in events_of.items():
-        try:
-            projector = project_goal(events, strict=False)
-        except Exception as exc:
-            if not keep_failures:
-                raise
-            folded.append(FoldedGoal(goal, len(events), [], 0, [], f"{type(exc).__name__}: {exc}"))
+    tx: Transaction
+    goal_id: str
+
+    def by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        return {i: e for i, e in self.tx.events_by_id(event_ids).items() if e.goal_id == self.goal_id}
+
+    def latest_comparison_batch(self, comparison_id: str, before: int) -> StoredEvent | None:
+        return None  # (never asked: a fold from the goal's first event saw every batch)
+
+    def before(self, position: int) -> Iterator[StoredEvent]:
+        return events_of(self.tx, [self.goal_id], position - 1)
+
+
+def events_of(read: Transaction, goals: Sequence[str], upto_position: int) -> Iterator[StoredEvent]:
+    """The events of ``goals`` up to ``upto_position``, goal by goal (in the database's order of ids), each in stream order, a page at a time."""
+    pending = list(goals)
+    query = (
+        select(events)
+        .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)), events.c.position <= upto_position)
+        .order_by(events.c.goal_id, events.c.stream_version)
+        .limit(EVENTS_PER_PAGE)
+    )
+    while pending:
+        page = [row_to_event(r) for r in read.connection.execute(query, {"goal_ids": pending[:GOALS_PER_STEP]})]
+        yield from page
+        if len(page) < EVENTS_PER_PAGE:
+            pending = pending[GOALS_PER_STEP:]
             continue
-        rows = [row_record(goal, row) for row in projector.rows.values() if projection is None or row.projection == projection]
-        faulted = [{"goal_id": goal, "projection": r["projection"], "key": r["key"], "error": r["error"]} for r in rows if r["error"] is not None]
-        folded.append(FoldedGoal(goal, len(projector.events), rows, len(rows), faulted))
-    return folded
+        read_whole = {event.goal_id for event in page}  # (all but the last, which may go on: the rest of it by its version index)
+        last = page[-1]
+        while len(page) == EVENTS_PER_PAGE:
+            page = read.read_goal(last.goal_id, upto_position=upto_position, after_version=page[-1].stream_version, limit=EVENTS_PER_PAGE)
+            yield from page
+        pending = [goal for goal in pending if goal not in read_whole]
 
 
 def fold_step(
     read: Transaction,
-    goals: list[str],
+    goals: Sequence[str],
     upto_position: int,
     *,
+    audit: bool = False,
     projection: str | None = None,
-    keep_failures: bool = False,
-    compare: bool = False,
+    write: bool = False,
+    compare: bool = True,
 ) -> FoldedStep:
-    """Read and fold ``goals`` through ``read``; with ``compare``, diff their rows against the stored ones (rows then not kept)."""
-    folded = fold_goals(_events_upto(read.read_goals(goals), upto_position), projection=projection, keep_failures=keep_failures)
-    if not compare:
-        return FoldedStep(folded, [], [])
-    changed, unwanted = read.projection_rows_diff(goals, [row for goal in folded for row in goal.rows], projection=projection)
-    return FoldedStep([dataclasses.replace(goal, rows=[]) for goal in folded], changed, unwanted)
+    """Read and fold ``goals`` (ascending ids) through ``read``, compared with the stored rows ``read`` sees.
+
+    A replay (``write``: through ``read``, as found; else collected for the
+    caller) makes the stored rows the fold's; an audit (``audit``) reports a
+    goal whose events cannot be folded at all instead of raising (tampered
+    events: a payload that is not JSON, ...) and lists what differs, or
+    without ``compare`` (a worker's audit) returns every row for the caller to
+    compare. ``projection`` keeps only that projection's rows.
+    """
+    comparison = _Comparison(read, projection=projection, audit=audit, write=write) if compare else None
+    folded: dict[str, FoldedGoal] = {goal: FoldedGoal(goal, 0) for goal in goals}
+    stream = events_of(read, goals, upto_position)
+    event = next(stream, None)
+    while event is not None:
+        goal = event.goal_id
+        sink = _GoalRows(comparison, goal) if comparison is not None else _HeldRows(goal, projection)
+        projector = GoalProjector(strict=False, earlier=_GoalEventsReadAgain(read, goal), sink=sink)
+        try:
+            while event is not None and event.goal_id == goal:
+                projector.apply(event)
+                event = next(stream, None)
+            projector.finish()
+        except Exception as exc:
+            if not audit:
+                raise
+            while event is not None and event.goal_id == goal:  # (the rest of the goal's events)
+                event = next(stream, None)
+            folded[goal] = FoldedGoal(goal, projector.event_count, failure=f"{type(exc).__name__}: {exc}")
+            if comparison is not None:
+                comparison.discard(goal)
+            continue
+        folded[goal].events = projector.event_count
+        if comparison is None:
+            folded[goal].rows = list(sink.held.values())
+            folded[goal].row_count = len(sink.held)
+        else:
+            comparison.end(goal)
+    if comparison is None:
+        return FoldedStep(list(folded.values()), [], [], 0)
+    for goal, outcome in folded.items():
+        if not outcome.events and outcome.failure is None:
+            comparison.end(goal)  # (no events, no rows: whatever is stored for it goes)
+    comparison.flush()
+    for goal, outcome in folded.items():
+        if outcome.failure is None:
+            outcome.row_count, outcome.faulted, outcome.differences, outcome.stored_counts = comparison.outcome(goal)
+    return FoldedStep(list(folded.values()), list(comparison.changed.values()), comparison.unwanted, comparison.rows_changed)
 
 
-def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[list[str]]:
-    """The goals of ``heads`` (stream heads, in order) in steps of at most :data:`GOALS_PER_STEP` (and, with workers, events)."""
-    steps: list[list[str]] = []
+class _GoalRows:
+    """A goal's fold handing its rows to the step's comparison (:class:`linking.RowSink`)."""
+
+    def __init__(self, comparison: _Comparison, goal: str) -> None:
+        self.comparison, self.goal = comparison, goal
+
+    def rows(self, rows: Mapping[tuple[str, str], ProjectionRow]) -> None:
+        self.comparison.add(self.goal, (row_record(self.goal, row) for row in rows.values()))
+
+    def withdrawn(self) -> None:
+        self.comparison.withdraw(self.goal)
+
+
+class _HeldRows:
+    """A goal's rows kept as records (an audit worker's, sent to the caller to compare; the goal is not large)."""
+
+    def __init__(self, goal: str, projection: str | None) -> None:
+        self.goal, self.projection = goal, projection
+        self.held: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def rows(self, rows: Mapping[tuple[str, str], ProjectionRow]) -> None:
+        self.held.update((key, row_record(self.goal, row)) for key, row in rows.items() if self.projection in (None, row.projection))
+
+    def withdrawn(self) -> None:
+        self.held = {key: row for key, row in self.held.items() if key[0] == linking.STEP}
+
+
+def _digest(stored: tuple[Any, ...] | None) -> bytes:
+    return _NONE_STORED if stored is None else hashlib.blake2b(repr(stored).encode(), digest_size=16).digest()
+
+
+def _values(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(record[name] for name in _ROW_COLUMNS)
+
+
+class _Comparison:
+    """The rows of a step's folds, compared with the stored rows ``read`` sees, a few thousand at a time.
+
+    Rows wait in :attr:`buffer` (by key: a row handed over again replaces
+    the earlier one there) until :data:`ROWS_PER_COMPARISON` of them do. A
+    goal whose fold ended with all its rows still waiting is compared whole:
+    one read of its stored rows, as many goals per read as wait. A goal
+    whose rows were compared while it was still being folded (a large goal)
+    is compared key by key, and its stored keys are read once more at its
+    end to find those the fold no longer makes. For such a goal each key
+    compared has a state: ``None`` when the row stored before the replay is
+    what the fold made last (for an audit, always: it writes nothing), or the
+    digest of that stored row when the replay wrote over it; a row handed
+    over again is compared with that digest, not with what is stored now.
+    """
+
+    def __init__(self, read: Transaction, *, projection: str | None, audit: bool, write: bool) -> None:
+        self.read, self.projection, self.audit, self.write = read, projection, audit, write
+        self.buffer: dict[RowKey, dict[str, Any]] = {}
+        self.ended: set[str] = set()
+        self.states: dict[str, dict[tuple[str, str], bytes | None]] = {}  # goal -> (projection, key) -> state
+        self.withdrawn_written: dict[str, dict[tuple[str, str], bytes]] = {}
+        self.faulted: dict[str, dict[tuple[str, str], str]] = {}
+        self.differing: dict[str, dict[tuple[str, str], tuple[dict[str, Any] | None, dict[str, Any] | None]]] = {}
+        self.counts: dict[str, int] = {}
+        self.stored_counts: dict[str, Counter[str]] = {}
+        self.changed: dict[RowKey, dict[str, Any]] = {}
+        self.unwanted: list[RowKey] = []
+        self.rows_changed = 0
+
+    # -- what the folds hand over ---------------------------------------------
+
+    def add(self, goal: str, records: Iterable[dict[str, Any]]) -> None:
+        for record in records:
+            if self.projection in (None, record["projection"]):
+                self.buffer[(record["projection"], goal, record["key"])] = record
+        # (compared as soon as a goal's fold ends; only a goal of many rows is compared before it ends)
+        if len(self.buffer) >= 4 * ROWS_PER_COMPARISON:
+            self.flush()
+
+    def withdraw(self, goal: str) -> None:
+        """Every row of ``goal`` handed over so far but its lifecycle steps is gone (a retraction)."""
+        self.buffer = {key: row for key, row in self.buffer.items() if key[1] != goal or key[0] == linking.STEP}
+        states = self.states.get(goal)
+        if states is None:
+            return
+        for key in [key for key in states if key[0] != linking.STEP]:
+            state = states.pop(key)
+            if state is not None and self.write:
+                self.withdrawn_written.setdefault(goal, {})[key] = state
+            elif state is not None:  # (collected, not yet written: the caller's rows are still those stored before)
+                self.changed.pop((key[0], goal, key[1]), None)
+            self.faulted.get(goal, {}).pop(key, None)
+            self.differing.get(goal, {}).pop(key, None)
+
+    def end(self, goal: str) -> None:
+        """``goal``'s fold handed over its last row."""
+        self.ended.add(goal)
+        if goal in self.states or len(self.buffer) >= ROWS_PER_COMPARISON:
+            self.flush()
+
+    def discard(self, goal: str) -> None:
+        """``goal`` could not be folded (an audit reports that instead): nothing of it is compared."""
+        self.buffer = {key: row for key, row in self.buffer.items() if key[1] != goal}
+        for held in (self.states, self.withdrawn_written, self.faulted, self.differing, self.stored_counts):
+            held.pop(goal, None)
+
+    def outcome(self, goal: str) -> tuple[int, list[dict[str, Any]], list[tuple[RowKey, dict[str, Any] | None, dict[str, Any] | None]], dict[str, int]]:
+        """A compared goal's row count, faulted rows, and (audit) differences by key and stored rows by projection."""
+        faulted = [{"goal_id": goal, "projection": p, "key": k, "error": error} for (p, k), error in self.faulted.pop(goal, {}).items()]
+        differing = self.differing.pop(goal, {})
+        differences = [((p, goal, k), want, have) for (p, k), (want, have) in sorted(differing.items())]
+        return self.counts.pop(goal, 0), faulted, differences, dict(self.stored_counts.pop(goal, {}))
+
+    # -- comparing ---------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Compare every waiting row; finish the goals whose fold ended."""
+        by_goal: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        for (projection, goal, key), record in self.buffer.items():
+            by_goal.setdefault(goal, {})[(projection, key)] = record
+        self.buffer = {}
+        whole = [goal for goal in self.ended if goal not in self.states]
+        stored = self._stored_rows_of(whole)
+        for goal in whole:
+            self._compare_whole(goal, by_goal.pop(goal, {}), stored.get(goal, {}))
+        for goal, rows in by_goal.items():
+            self._compare_keys(goal, rows)
+        for goal in [goal for goal in self.states if goal in self.ended]:
+            self._finish_keyed(goal)
+        self.ended = set()
+
+    def _stored_rows_of(self, goals: list[str]) -> dict[str, dict[tuple[str, str], tuple[Any, ...]]]:
+        stored: dict[str, dict[tuple[str, str], tuple[Any, ...]]] = {}
+        for start in range(0, len(goals), GOALS_PER_STEP):
+            query = select(projection_rows).where(projection_rows.c.goal_id.in_(goals[start : start + GOALS_PER_STEP]))
+            if self.projection is not None:
+                query = query.where(projection_rows.c.projection == self.projection)
+            for row in self.read.connection.execute(query):
+                stored.setdefault(row.goal_id, {})[(row.projection, row.key)] = tuple(row)
+        return stored
+
+    def _compare_whole(self, goal: str, rows: dict[tuple[str, str], dict[str, Any]], stored: dict[tuple[str, str], tuple[Any, ...]]) -> None:
+        """A goal's final rows against all its stored rows (read at once)."""
+        if self.audit:
+            self.stored_counts[goal] = Counter(projection for projection, _ in stored)
+        changed = []
+        for key, record in rows.items():
+            have = stored.pop(key, None)
+            if have != _values(record):
+                changed.append(record)
+                self._differs(goal, key, record, have)
+            if record["error"] is not None:
+                self.faulted.setdefault(goal, {})[key] = record["error"]
+        unwanted = [(projection, goal, key) for projection, key in stored]
+        for key, have in stored.items():
+            self._differs(goal, key, None, have)
+        self.counts[goal] = len(rows)
+        self._write(changed)
+        self._delete(unwanted)
+        self.rows_changed += len(changed) + len(unwanted)
+
+    def _compare_keys(self, goal: str, rows: dict[tuple[str, str], dict[str, Any]]) -> None:
+        """Rows of a goal compared while it is still folded: each with the row stored before (see the class docstring)."""
+        states = self.states.setdefault(goal, {})
+        withdrawn = self.withdrawn_written.get(goal, {})
+        for key in rows.keys() & withdrawn.keys():
+            states[key] = withdrawn.pop(key)
+        stored = self._stored_by_key(goal, [key for key in rows if states.get(key) is None])
+        faulted = self.faulted.setdefault(goal, {})
+        written, restored = [], []
+        for key, record in rows.items():
+            if record["error"] is not None:
+                faulted[key] = record["error"]
+            else:
+                faulted.pop(key, None)
+            values = _values(record)
+            state = states.get(key)
+            if state is None:  # what is stored is what was stored before: compare with it
+                have = stored.get(key)
+                if have == values:
+                    states[key] = None
+                    self._differs(goal, key, None, None)
+                    continue
+                states[key] = None if self.audit else _digest(have)
+                self._differs(goal, key, record, have)
+                written.append(record)
+            elif _digest(values) == state:  # back to the row stored before the replay
+                states[key] = None
+                restored.append(record)
+            else:
+                written.append(record)
+        self._write(written)
+        if self.write:
+            self._write(restored)
+        else:
+            for record in restored:
+                self.changed.pop((record["projection"], goal, record["key"]), None)
+
+    def _stored_by_key(self, goal: str, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[Any, ...]]:
+        by_projection: dict[str, list[str]] = {}
+        for projection, key in keys:
+            by_projection.setdefault(projection, []).append(key)
+        stored = {}
+        rows = projection_rows.c
+        for projection, names in by_projection.items():
+            for start in range(0, len(names), 500):
+                query = select(projection_rows).where(rows.projection == projection, rows.goal_id == goal, rows.key.in_(names[start : start + 500]))
+                stored.update(((row.projection, row.key), tuple(row)) for row in self.read.connection.execute(query))
+        return stored
+
+    def _finish_keyed(self, goal: str) -> None:
+        """A goal compared key by key whose fold ended: its stored keys the fold no longer makes go; count what changed."""
+        states = self.states.pop(goal)
+        withdrawn = self.withdrawn_written.pop(goal, {})
+        rows = projection_rows.c
+        query = select(rows.projection, rows.key, rows.position).where(rows.goal_id == goal)
+        if self.projection is not None:
+            query = query.where(rows.projection == self.projection)
+        unwanted, changes = [], sum(1 for state in states.values() if state is not None)
+        held = self.stored_counts.setdefault(goal, Counter()) if self.audit else Counter()
+        for projection, key, position in self.read.connection.execute(query.execution_options(yield_per=EVENTS_PER_PAGE)):
+            held[projection] += 1
+            if (projection, key) in states:
+                continue
+            unwanted.append((projection, goal, key))
+            # (a row this replay wrote, then withdrew, changes something only if a row was stored before)
+            changes += withdrawn.get((projection, key)) != _NONE_STORED
+            self._differs(goal, (projection, key), None, {"projection": projection, "goal_id": goal, "key": key, "position": position})
+        self.counts[goal] = len(states)
+        self._delete(unwanted)
+        self.rows_changed += changes
+
+    def _differs(self, goal: str, key: tuple[str, str], want: dict[str, Any] | None, have: tuple[Any, ...] | dict[str, Any] | None) -> None:
+        """(audit) Remember that the row ``key`` of ``goal`` differs from the stored one; ``want`` and ``have`` both None: it no longer does."""
+        if not self.audit:
+            return
+        differing = self.differing.setdefault(goal, {})
+        if want is None and have is None:
+            differing.pop(key, None)
+        else:
+            differing[key] = (want, dict(zip(_ROW_COLUMNS, have)) if isinstance(have, tuple) else have)
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        if self.audit or not records:
+            return
+        if self.write:
+            self.read.upsert_projection_rows(records)
+        else:
+            self.changed.update(((r["projection"], r["goal_id"], r["key"]), r) for r in records)
+
+    def _delete(self, keys: list[RowKey]) -> None:
+        if self.audit or not keys:
+            return
+        if self.write:
+            self.read.write_projection_rows_diff([], [], keys)  # (the caller recounts the goals' rows)
+        else:
+            self.unwanted.extend(keys)
+
+
+def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[Step]:
+    """The goals of ``heads`` (stream heads, ascending ids) in steps of at most :data:`GOALS_PER_STEP` (and, with workers, events)."""
+    steps: list[Step] = []
     step: list[str] = []
     size = 0
     for head in heads:
         if step and (len(step) >= GOALS_PER_STEP or (jobs > 1 and size + head["last_version"] > EVENTS_PER_STEP)):
-            steps.append(step)
+            steps.append(Step(step, size))
             step, size = [], 0
         step.append(head["goal_id"])
         size += head["last_version"]
-    return [*steps, step] if step else steps
+    return [*steps, Step(step, size)] if step else steps
 
 
 def folded_steps(
     ledger: Ledger,
     read: Transaction,
-    steps: Sequence[list[str]],
+    steps: Sequence[Step],
     *,
     jobs: int,
     upto_position: int,
-    **options: Any,
+    audit: bool = False,
+    projection: str | None = None,
 ) -> Iterator[FoldedStep]:
-    """Each step of goals folded (:func:`fold_step`, ``options`` passed on), in order; by ``jobs`` worker processes, or here through ``read``."""
+    """Each step of goals folded and compared (:func:`fold_step`), in order; by ``jobs`` worker processes, or here through ``read``.
+
+    A replay's ``read`` is its writing transaction: a step folded here writes
+    what differs through it (a worker's changes are written by the caller).
+    """
+    here = {"audit": audit, "projection": projection, "write": not audit}
     if jobs <= 1 or len(steps) <= 1 or not ledger.persistent:
         for step in steps:
-            yield fold_step(read, step, upto_position, **options)
+            yield fold_step(read, step.goals, upto_position, **here)
         return
     # Imported here: an ingest folds its goals in this process and need not load the process machinery.
     import multiprocessing
@@ -144,18 +503,42 @@ def folded_steps(
 
     url = ledger.engine.url.render_as_string(hide_password=False)
     context = multiprocessing.get_context("spawn")  # a worker shares no connection (nor lock) with this process
+    # An audit's worker sends its rows, compared here with this process's snapshot (never a mix of two moments).
+    there = {"audit": audit, "projection": projection, "compare": not audit}
     with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=(url,)) as pool:
         pending: deque = deque()
+
+        def collected() -> FoldedStep:
+            outcome = pending.popleft()
+            if not isinstance(outcome, Step):
+                outcome = outcome.result()
+                return _compared(read, outcome, projection) if audit else outcome
+            return fold_step(read, outcome.goals, upto_position, **here)
+
         for step in steps:
-            pending.append(pool.submit(_fold_in_worker, step, upto_position, options))
+            folded_here = len(step.goals) == 1 and step.events > FOLDED_HERE_EVENTS
+            pending.append(step if folded_here else pool.submit(_fold_in_worker, step.goals, upto_position, there))
             if len(pending) >= 2 * jobs:  # (bounded: the caller holds a few steps, not the ledger)
-                yield pending.popleft().result()
+                yield collected()
         while pending:
-            yield pending.popleft().result()
+            yield collected()
 
 
-def _events_upto(events_of: Mapping[str, list[StoredEvent]], position: int) -> dict[str, list[StoredEvent]]:
-    return {goal: [e for e in events if e.position <= position] for goal, events in events_of.items()}
+def _compared(read: Transaction, step: FoldedStep, projection: str | None) -> FoldedStep:
+    """An audit worker's step with its rows compared with the stored rows ``read`` sees."""
+    comparison = _Comparison(read, projection=projection, audit=True, write=False)
+    for goal in step.folded:
+        if goal.failure is None:
+            comparison.add(goal.goal_id, goal.rows)
+            comparison.end(goal.goal_id)
+    comparison.flush()
+    folded = []
+    for goal in step.folded:
+        if goal.failure is None:
+            row_count, faulted, differences, stored_counts = comparison.outcome(goal.goal_id)
+            goal = FoldedGoal(goal.goal_id, goal.events, row_count, faulted, differences, stored_counts)
+        folded.append(goal)
+    return FoldedStep(folded, [], [], 0)
 
 
 _worker_ledger: Ledger | None = None

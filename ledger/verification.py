@@ -8,7 +8,6 @@ of ``benchledger audit`` lives in the application layer (it needs the reducers).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,16 +177,15 @@ def _covered_name(scope_goal: str | None) -> str:
     return "position" if scope_goal is None else "version"
 
 
-def count_problems(goal_id: str, counts: Mapping[str, int], rows: Iterable[Mapping[str, Any]]) -> list[Problem]:
-    """The goal's stored counts per projection (``counts``) that differ from the number of its stored ``rows`` of it.
+def count_problems(goal_id: str, counts: Mapping[str, int], held: Mapping[str, int]) -> list[Problem]:
+    """The goal's stored counts per projection (``counts``) that differ from the number of rows it holds (``held``, by projection).
 
     ``show`` prints the stored counts without counting the rows: a count changed
     outside benchledger (or rows deleted or added beside their count) is named
     here; ``benchledger replay`` recounts.
     """
-    held = Counter(row["projection"] for row in rows)
     return [
-        Problem("projection_count_mismatch", goal_id, None, f"{name} holds {held[name]} row(s), its stored count says {counts.get(name, 0)}")
+        Problem("projection_count_mismatch", goal_id, None, f"{name} holds {held.get(name, 0)} row(s), its stored count says {counts.get(name, 0)}")
         for name in sorted(counts.keys() | held.keys())
-        if counts.get(name, 0) != held[name]
+        if counts.get(name, 0) != held.get(name, 0)
     ]

@@ -197,7 +197,7 @@ def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
 
 
 class EarlierEvents(Protocol):
-    """A goal's events before those an ingest folds, read on demand (the application reads them from the store)."""
+    """A goal's events before those a fold holds, read on demand (the application reads them from the store)."""
 
     def by_id(self, event_ids: Iterable[str]) -> Mapping[str, EventLike]:
         """Those of ``event_ids`` that are events of the goal."""
@@ -206,6 +206,27 @@ class EarlierEvents(Protocol):
     def latest_comparison_batch(self, comparison_id: str, before: int) -> EventLike | None:
         """The goal's latest batch before position ``before`` that lists a comparison named ``comparison_id`` (its ``comparison-batch`` row)."""
         ...
+
+    def before(self, position: int) -> Iterable[EventLike]:
+        """The goal's events before ``position``, in stream order (what a retraction folds again)."""
+        ...
+
+
+class RowSink(Protocol):
+    """Where a fold that does not hold its rows (replay, audit) hands them over, a few at a time."""
+
+    def rows(self, rows: Mapping[tuple[str, str], ProjectionRow]) -> None:
+        """The rows made since the last call; a row whose key was handed over before replaces that one."""
+        ...
+
+    def withdrawn(self) -> None:
+        """Every row handed over so far, lifecycle steps excepted, no longer exists (a retraction): those the fold still makes are handed over again."""
+        ...
+
+
+# With ``earlier``: events a projector keeps by id (two generations of this many), and rows it holds before handing them to its sink.
+RECENT_EVENTS = 1000
+ROWS_PER_HANDOVER = 2000
 
 
 class CheckpointUnusable(Exception):
@@ -246,6 +267,13 @@ class GoalProjector:
     ``lifecycle_only`` (``history`` of a goal stored before step rows existed)
     reduces only what the steps need.
 
+    A projector given ``earlier`` holds no more of the goal than the linking
+    rules still read: the last :data:`RECENT_EVENTS` or so events by id (a
+    batch's members are mostly the events just before it; older ones are
+    read again by id), and with a ``sink`` (replay, audit) not its rows either:
+    they are handed over every :data:`ROWS_PER_HANDOVER` rows, so a fold of
+    any goal from its first event takes bounded memory.
+
     A retraction folds the goal's earlier events again without what it
     retracts (retractions are rare); their lifecycle steps stay (they are
     history). A new retraction (at or after ``emit_from``) changes rows of
@@ -256,7 +284,13 @@ class GoalProjector:
     """
 
     def __init__(
-        self, *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False, earlier: EarlierEvents | None = None
+        self,
+        *,
+        strict: bool,
+        emit_from: int = 0,
+        lifecycle_only: bool = False,
+        earlier: EarlierEvents | None = None,
+        sink: RowSink | None = None,
     ) -> None:
         self.strict = strict
         self.emit_from = emit_from
@@ -266,19 +300,27 @@ class GoalProjector:
         # The last lifecycle that did not fault: what a step's changes are measured against.
         self._step_baseline: dict[str, Any] | None = None
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
+        self._sink = sink
+        # The events folded by id: all of them, or (with ``earlier``) the most recent ones, in two generations.
         self._by_id: dict[str, EventLike] = {}
+        self._older: dict[str, EventLike] = {}
         self._earlier = earlier
-        # comparison_id -> the latest batch of this fold that lists a comparison so named
-        self._comparison_batches: dict[str, EventLike] = {}
+        # Whether this fold began at the goal's first event (so it saw every batch), not at a checkpoint.
+        self._from_first = True
+        # comparison_id -> the id of the latest batch of this fold that lists a comparison so named
+        self._comparison_batches: dict[str, str] = {}
         # kind -> the newest evidence of that kind
         self._latest: dict[str, Evidence] = {}
         self._lifecycle_inputs_version = 0
         self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
-        # Runs of this fold no batch has yet linked to a learning ledger: gated without one at the end.
-        self._ungated: dict[str, EventLike] = {}
+        # Ids of the runs of this fold no batch has yet linked to a learning ledger: gated without one at the end.
+        self._ungated: dict[str, None] = {}
         self._retracted: set[str] = set()
-        # The stream version of the goal's last event folded or resumed from.
+        # The stream version of the goal's last event folded or resumed from, and the position of the last folded.
         self.last_version = 0
+        self._last_position: int | None = None
+        self.event_count = 0
+        # Every event folded, kept for a retraction to fold them again, unless ``earlier`` can read them again.
         self.events: list[EventLike] = []
 
     @property
@@ -296,6 +338,7 @@ class GoalProjector:
         cannot be read is simply not used).
         """
         projector = cls(strict=strict, earlier=earlier)
+        projector._from_first = False
         stream_version, latest, projector._retracted = _checkpoint_fields(checkpoint)
         found = earlier.by_id(ref[1] for _, ref in latest.values())
         for kind, (at, (field, ref_id)) in latest.items():
@@ -330,11 +373,14 @@ class GoalProjector:
         if emitting and self._step is None and self.last_version:
             # The first event this fold emits for: the lifecycle before it (folded, or resumed
             # from the checkpoint) is what its step compares with.
-            self._step = self._lifecycle_step_state(self.events[-1].position if self.events else event.position)
+            previous = self._last_position if self._last_position is not None else event.position
+            self._step = self._lifecycle_step_state(previous)
             self._step_baseline = self._step[0]
-        self.events.append(event)
-        self.last_version = event.stream_version
-        self._by_id[event.event_id] = event
+        if self._earlier is None:
+            self.events.append(event)
+        self._hold(event)
+        self.event_count += 1
+        self.last_version, self._last_position = event.stream_version, event.position
         retracted = retraction.retracted_by(event)
         if retracted:
             self._retract(event, retracted)
@@ -342,6 +388,30 @@ class GoalProjector:
             self._project(event, emitting)
         if emitting:
             self._record_step(event.position)
+        self._hand_over()
+
+    def _hold(self, event: EventLike) -> None:
+        self._by_id[event.event_id] = event
+        if self._earlier is not None and len(self._by_id) >= RECENT_EVENTS:
+            self._older, self._by_id = self._by_id, {}
+
+    def _events_by_id(self, event_ids: Sequence[str], before: int) -> dict[str, EventLike]:
+        """Those of ``event_ids`` that are events of the goal folded here, or (read again) before position ``before``."""
+        found = {}
+        for i in event_ids:
+            event = self._by_id.get(i) or self._older.get(i)
+            if event is not None:
+                found[i] = event
+        unseen = [i for i in event_ids if i not in found]
+        if unseen and self._earlier is not None:
+            found.update((i, e) for i, e in self._earlier.by_id(unseen).items() if e.position < before)
+        return found
+
+    def _hand_over(self, *, everything: bool = False) -> None:
+        """Hand the rows made so far to the sink, if any, once there are many (``everything``: at the end)."""
+        if self._sink is not None and self.rows and (everything or len(self.rows) >= ROWS_PER_HANDOVER):
+            self._sink.rows(self.rows)
+            self.rows = {}
 
     def _retract(self, event: EventLike, event_ids: list[str]) -> None:
         """Fold the events before ``event`` again, without the ones retracted by it or earlier."""
@@ -349,11 +419,16 @@ class GoalProjector:
         if event.position >= self.emit_from:
             self.emit_from = 0
         self.rows = {key: row for key, row in self.rows.items() if key[0] == STEP}
+        if self._sink is not None:
+            self._sink.withdrawn()
         self._latest, self._ungated, self._comparison_batches = {}, {}, {}
         self._lifecycle_inputs_version += 1
-        for earlier in self.events[:-1]:
+        for earlier in self.events[:-1] if self._earlier is None else self._earlier.before(event.position):
+            if self._earlier is not None:
+                self._hold(earlier)
             if earlier.kind != retraction.KIND and earlier.event_id not in self._retracted:
                 self._project(earlier, earlier.position >= self.emit_from)
+                self._hand_over()
 
     def _project(self, event: EventLike, emitting: bool) -> None:
         """What one piece of evidence (not retracted) adds to the goal's projections."""
@@ -363,7 +438,7 @@ class GoalProjector:
             if event.kind in LIFECYCLE_KINDS:
                 self._remember(event.kind, event, ("event_id", event.event_id), lambda e=event: e.payload)
             if event.kind == "run" and emitting:
-                self._ungated[event.event_id] = event
+                self._ungated[event.event_id] = None
                 self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
             elif event.kind == "adapter-invocation" and emitting:
                 self._reduce(ADAPTER, event.event_id, event.position, {"adapter-invocation": [event.payload]}, default_options(ADAPTER))
@@ -376,19 +451,22 @@ class GoalProjector:
         again). The lifecycle is reduced once, for the goal's last event,
         whenever that event is new.
         """
-        for run in self._ungated.values():
-            self._reduce(ATTEMPT, run.event_id, run.position, {"run": [run.payload]}, default_options(ATTEMPT))
+        ungated = list(self._ungated)
+        for start in range(0, len(ungated), RECENT_EVENTS):
+            ids = ungated[start : start + RECENT_EVENTS]
+            runs = self._events_by_id(ids, before=(self._last_position or 0) + 1)
+            for run in map(runs.__getitem__, ids):
+                self._reduce(ATTEMPT, run.event_id, run.position, {"run": [run.payload]}, default_options(ATTEMPT))
+            self._hand_over()
         self._ungated.clear()
-        if self.events and self.events[-1].position >= self.emit_from:
-            self._record_current(self.events[-1].position)
+        if self._last_position is not None and self._last_position >= self.emit_from:
+            self._record_current(self._last_position)
+        self._hand_over(everything=True)
 
     def _members(self, batch: EventLike) -> tuple[dict[str, EventLike], list[str]]:
         """A batch's member events by id that are not retracted (earlier events of the goal), and the ids it lists that the goal does not hold."""
         ids = list(dict.fromkeys(m["event_id"] for m in batch.payload["members"]))
-        members = {i: self._by_id[i] for i in ids if i in self._by_id}
-        unseen = [i for i in ids if i not in members]
-        if unseen and self._earlier is not None:
-            members.update((i, e) for i, e in self._earlier.by_id(unseen).items() if e.position < batch.position)
+        members = self._events_by_id(ids, batch.position)
         return {i: e for i, e in members.items() if i not in self._retracted}, [i for i in ids if i not in members]
 
     def _unretracted(self, manifest: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -416,7 +494,7 @@ class GoalProjector:
         for event in members.values():
             name = _comparison_id(event) if event.kind == "comparison" else None
             if name is not None:
-                self._comparison_batches[name] = batch
+                self._comparison_batches[name] = batch.event_id
                 if emitting:
                     key = comparison_key(name)
                     payload = {"comparison_id": name, "batch_id": batch.event_id}
@@ -468,9 +546,14 @@ class GoalProjector:
         """The latest batch before ``before`` that listed a comparison named ``comparison_id``, with its members."""
         if comparison_id is None:
             return None
-        batch = self._comparison_batches.get(comparison_id)
-        if batch is None and self._earlier is not None:
+        batch_id = self._comparison_batches.get(comparison_id)
+        if batch_id is not None:
+            batch = self._events_by_id([batch_id], before).get(batch_id)
+        elif not self._from_first and self._earlier is not None:
+            # (a fold resumed from a checkpoint has not seen the goal's earlier batches: its comparison-batch row names it)
             batch = self._earlier.latest_comparison_batch(comparison_id, before)
+        else:
+            batch = None
         if batch is None:
             return None
         members, missing = self._members(batch)
