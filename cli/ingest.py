@@ -15,6 +15,9 @@ import click
 from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, format_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
+from benchledger.ledger.application import retract
+from benchledger.ledger.bulk import DocumentBatch, directory_batches, ingest_batch_file, ingest_files
+from benchledger.ledger.intake.files import expand_paths
 from benchledger.projections.artifacts import KINDS
 from benchledger.projections.linking import claim_review_without_runs
 
@@ -159,9 +162,6 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     --batch-per-directory ROOT each directory of the tree is a batch of its
     own, and the whole tree is still one transaction.
     """
-    from benchledger.ledger.bulk import DocumentBatch, directory_batches, ingest_files
-    from benchledger.ledger.intake.files import expand_paths
-
     if bool(root) == bool(paths):
         raise click.UsageError("give PATH... or --batch-per-directory ROOT (one of them)")
     if root:
@@ -212,8 +212,6 @@ def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
     transactions of a few hundred artifacts; running the same file again after
     an interruption appends only what is missing.
     """
-    from benchledger.ledger.bulk import ingest_batch_file
-
     with contextlib.ExitStack() as stack:
         path, name = stack.enter_context(input_path(file))
         ledger = stack.enter_context(open_ledger(ctx))
@@ -264,8 +262,6 @@ def retract_command(ctx: click.Context, event_ids: tuple[str, ...], reason: str,
     retraction, and `--as-of` a position before it shows the old view.
     Event ids are in `history --format json` (or `--wide`).
     """
-    from benchledger.ledger.application import retract
-
     with open_ledger(ctx) as ledger:
         appended = retract(ledger, list(event_ids), reason, goal_id=goal)
     event = appended.event
