@@ -85,6 +85,14 @@ class _Root(click.Group):
         with _imports_frozen() if self.whole_process else nullcontext():
             return getattr(importlib.import_module(module), attribute)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        # click 8.4 and later suggest a close name from the commands added to the group, and none are
+        # added here (each is loaded when it runs): the suggestion is made from the table instead.
+        except getattr(click.exceptions, "NoSuchCommand", ()) as unknown:
+            raise type(unknown)(unknown.command_name, possibilities=COMMANDS, ctx=ctx) from None
+
     def invoke(self, ctx: click.Context) -> object:
         from benchledger.errors import INTERNAL_ERROR, BenchledgerError, redact_url
 

@@ -94,3 +94,13 @@ def test_a_program_that_runs_the_cli_itself_keeps_its_collector(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stderr.strip().splitlines()[-1] == "True 0"
+
+
+def test_a_mistyped_command_is_answered_with_the_close_name():
+    """click suggests from the commands added to a group; the root adds none (each loads when it runs)."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli, ["ingset"])
+    assert result.exit_code == 2 and "No such command 'ingset'." in result.output
+    if hasattr(click.exceptions, "NoSuchCommand"):  # (click 8.4 and later make suggestions)
+        assert "Did you mean 'ingest'?" in result.output
