@@ -116,6 +116,11 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
         bench_replay(pledger, profile_dir)
         pledger.close()
         backend.drop(purl)
+        purl = backend.fresh_url("batchesprof")
+        pledger = backend.open_ledger(purl)
+        bench_ingest_batches(pledger, prep, workdir, profile_dir)
+        pledger.close()
+        backend.drop(purl)
 
     # 3. replay
     log(f"[{backend.name}] replay ({ledger.event_count()} events)")
