@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, tuple_
+from sqlalchemy import Connection, bindparam, func, insert, select
 from sqlalchemy.exc import DBAPIError
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
@@ -265,8 +265,8 @@ class Transaction:
         the goals' rows (:meth:`recount_projection_rows`); returns how many rows changed."""
         if changed:
             self.connection.execute(_upsert_projection_rows(self.connection.dialect.name), list(changed))
-        for start in range(0, len(unwanted), 500):
-            self.connection.execute(_DELETE_PROJECTION_ROWS, {"keys": list(unwanted[start : start + 500])})
+        if unwanted:
+            self.connection.execute(_DELETE_PROJECTION_ROW, [dict(zip(_KEY_NAMES, key)) for key in unwanted])
         self.recount_projection_rows(goal_ids)
         return len(changed) + len(unwanted)
 
@@ -336,8 +336,12 @@ _EVENTS_OF_GOALS = (
     .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
     .order_by(events.c.goal_id, events.c.stream_version)
 )
-_DELETE_PROJECTION_ROWS = projection_rows.delete().where(
-    tuple_(*projection_rows.primary_key.columns).in_(bindparam("keys", expanding=True))
+# One key a statement, executed many: SQLite answers ``(a, b, c) IN (...)`` by scanning the
+# whole table (EXPLAIN QUERY PLAN: SCAN projection_rows), so a replay or retraction that drops
+# a few rows paid for every row of the ledger; an equality on the primary key is one lookup.
+_KEY_NAMES = tuple(column.name for column in projection_rows.primary_key.columns)
+_DELETE_PROJECTION_ROW = projection_rows.delete().where(
+    *(column == bindparam(column.name) for column in projection_rows.primary_key.columns)
 )
 _COUNT_PROJECTION_ROWS = (
     select(projection_rows.c.goal_id, projection_rows.c.projection, func.count())

@@ -210,3 +210,16 @@ def test_a_guard_receipt_lets_through_only_the_content_it_was_made_for(ledger):
     assert ledger.event_count() == 0
     ledger.append_streams([clean], source="test", receipts={receipt})
     assert ledger.event_count() == 2
+
+
+@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
+def test_dropping_projection_rows_looks_each_key_up_instead_of_scanning_the_table(ledger):
+    # A replay or retraction that drops a few rows must not pay for every row of the ledger: SQLite
+    # answers a row-value IN list with a scan of the whole table, a primary-key equality with a lookup.
+    from benchledger.ledger import append
+
+    statement = append._DELETE_PROJECTION_ROW.compile(dialect=ledger.engine.dialect)
+    with ledger.engine.connect() as connection:
+        plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", ("review-claim", "g", "current")).fetchall()
+    details = [row[-1] for row in plan]
+    assert details and all(detail.startswith("SEARCH projection_rows USING") for detail in details), details
