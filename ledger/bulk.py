@@ -409,7 +409,8 @@ def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> b
     (:func:`guard_receipt`), so the append does not guard the batch again.
     """
     head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts]]
-    return ("[" + ",".join([json.dumps(head, ensure_ascii=False), *(new.canonical[0] for new in members)]) + "]\n").encode()
+    # (the head in ASCII: an origin names the file, whose name may hold undecodable bytes, i.e. lone surrogates)
+    return ("[" + ",".join([json.dumps(head), *(new.canonical[0] for new in members)]) + "]\n").encode()
 
 
 @dataclass(frozen=True)

@@ -269,6 +269,15 @@ def test_what_is_appended_is_what_was_validated_whatever_happens_to_the_file(mig
     assert goals == {"goal-0": 8, "goal-1": 4, "goal-2": 4}
 
 
+def test_a_file_whose_name_is_not_utf8_is_ingested(migrated_url, tmp_path):
+    """Its name (a lone surrogate in Python) is part of every artifact's origin, which the spool keeps."""
+    path = _batch_file(tmp_path / "backlog-\udcff.ndjson", _batches(2))
+
+    report = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
+
+    assert (report["appended"], report["batches_appended"]) == (6, 2)
+
+
 def test_each_event_is_guarded_once(migrated_url, tmp_path, monkeypatch):
     """Validation guards every line (a refusal writes nothing); the guard's receipt spares the append judging the same content again."""
     from benchledger.ledger import store
