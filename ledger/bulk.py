@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from benchledger.errors import SHOWN_PROBLEMS, InvalidGoalId
+from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
 from benchledger.ledger.application import (
     BatchRequest,
     NothingToIngest,
@@ -472,7 +472,13 @@ def ingest_batch_file(
     name = name or path
     report = BatchFileIngest(name)
     with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
-        _validate(path, name, report, spool)
+        try:
+            _validate(path, name, report, spool)
+        except OSError as exc:  # (the input's own read errors are refusals: this is the spool's)
+            raise BenchledgerError(
+                f"{name}: cannot write the validated batches to a temporary file ({exc.strerror or exc}); nothing was "
+                "written (TMPDIR names where such files go)"
+            ) from exc
         if not report.ok:
             return report
         if not report.batches:

@@ -278,6 +278,30 @@ def test_a_file_whose_name_is_not_utf8_is_ingested(migrated_url, tmp_path):
     assert (report["appended"], report["batches_appended"]) == (6, 2)
 
 
+def test_a_full_temporary_folder_is_named_and_nothing_is_written(migrated_url, tmp_path, monkeypatch):
+    """Validation spools what it validated to a temporary file: a disk without room for it is one line, exit 2, not an internal error."""
+    import errno
+    import io
+
+    from benchledger.ledger import bulk
+
+    class FullDisk(io.BytesIO):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(bulk.tempfile, "TemporaryFile", lambda **options: FullDisk())
+    path = _batch_file(tmp_path / "batches.ndjson", _batches(2))
+
+    result = invoke(migrated_url, "ingest-batches", str(path))
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"benchledger: {path}: cannot write the validated batches to a temporary file (No space left on device); "
+        "nothing was written (TMPDIR names where such files go)\n"
+    )
+    assert row_counts(migrated_url)["events"] == 0
+
+
 def test_each_event_is_guarded_once(migrated_url, tmp_path, monkeypatch):
     """Validation guards every line (a refusal writes nothing); the guard's receipt spares the append judging the same content again."""
     from benchledger.ledger import store
