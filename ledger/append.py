@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select
+from sqlalchemy import ARRAY, Connection, String, any_, bindparam, func, insert, select
 from sqlalchemy.exc import DBAPIError
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
@@ -240,7 +240,11 @@ class Transaction:
         return found
 
     def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
-        rows = chunked_rows(self.connection, _EVENTS_BY_ID, "event_ids", list(dict.fromkeys(event_ids)))
+        ids = list(dict.fromkeys(event_ids))
+        if self.connection.dialect.name == "postgresql":
+            rows = chunked_rows(self.connection, _EVENTS_BY_ID_ARRAY, "event_ids", ids, size=_ID_ARRAY_SIZE)
+        else:
+            rows = chunked_rows(self.connection, _EVENTS_BY_ID, "event_ids", ids)
         return {event.event_id: event for event in map(row_to_event, rows)}
 
     def projection_rows_diff(
@@ -331,6 +335,10 @@ class Prepared:
 # Statements built once: constructing and cache-keying a Core statement costs
 # more than running it on SQLite, and appends run them on every ingest.
 _EVENTS_BY_ID = select(events).where(events.c.event_id.in_(bindparam("event_ids", expanding=True)))
+# PostgreSQL: one array parameter, not an IN list of as many literals for the server to parse
+# (an append looks up every new event's ids, and psycopg2 sends parameters as literals).
+_EVENTS_BY_ID_ARRAY = select(events).where(events.c.event_id == any_(bindparam("event_ids", type_=ARRAY(String))))
+_ID_ARRAY_SIZE = 10_000
 _EVENTS_OF_GOALS = (
     select(events)
     .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)))

@@ -101,3 +101,13 @@ def test_an_insert_the_database_refuses_is_rolled_back_as_a_database_error(ledge
     with pytest.raises(IntegrityError):
         ledger.append("goal-x", [NewEvent("run", {"n": 2})], source="test")
     assert ledger.event_count() == 2
+
+
+def test_events_are_found_by_id_among_more_ids_than_one_query_holds(ledger):
+    """PostgreSQL looks ids up in arrays of 10,000, SQLite in IN lists of 500: every stored id is found, once."""
+    appended = ledger.append("goal-x", [NewEvent("run", {"n": n}) for n in range(3)], source="test")
+    stored_ids = [a.event.event_id for a in appended]
+    asked = [str(uuid.UUID(int=n)) for n in range(10_500)]
+    asked[10_250:10_250] = stored_ids  # (beyond the first array, and twice)
+    found = ledger.events_by_id([*asked, stored_ids[0]])
+    assert found == {a.event.event_id: a.event for a in appended}
