@@ -1,8 +1,9 @@
-"""Helpers the CLI-level tests share: run a command against a ledger URL, count its rows."""
+"""Helpers the tests share: run a command against a ledger URL, count its rows, draw JSON values."""
 
 from __future__ import annotations
 
 from click.testing import CliRunner
+from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from benchledger.cli.main import cli
@@ -43,3 +44,12 @@ def ingest_unguarded(url, goal, artifacts, *, source):
             ingest(ledger, goal, [Artifact(kind, payload) for kind, payload in artifacts], source=source)
     finally:
         ledger.close()
+
+
+def json_values(texts, *, max_leaves):
+    """Decoded JSON values (a hypothesis strategy) whose strings and keys are drawn from ``texts``."""
+    return st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(texts, children, max_size=4),
+        max_leaves=max_leaves,
+    )

@@ -22,6 +22,7 @@ from benchledger.ledger import canonical
 from benchledger.ledger.append import NewEvent
 from benchledger.ledger.schema import events
 from benchledger.ledger.verification import verify_events
+from tests import helpers
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
 digests = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
@@ -40,11 +41,7 @@ def test_event_id_is_uuid5_of_the_documented_name(goal_id, kind, payload_sha256,
 json_texts = st.lists(st.text(max_size=3) | st.sampled_from(["\ud800", "\udfff", "\U0001f600", "é"]), max_size=3).map(
     "".join
 )
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | json_texts,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(json_texts, children, max_size=4),
-    max_leaves=15,
-)
+json_values = helpers.json_values(json_texts, max_leaves=15)
 
 
 @settings(max_examples=500)

@@ -25,6 +25,7 @@ from benchledger.ledger import storage_guard
 from benchledger.ledger.canonical import canonical_json
 from benchledger.ledger.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
+from tests import helpers
 
 
 def matches_neither_pattern(text: str) -> bool:
@@ -188,11 +189,7 @@ def refused_places_by_definition(node, where="$"):
     return found
 
 
-guard_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | guard_texts,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(guard_texts, children, max_size=4),
-    max_leaves=20,
-)
+guard_values = helpers.json_values(guard_texts, max_leaves=20)
 
 
 @settings(max_examples=500)
