@@ -123,6 +123,10 @@ def _create_engine(url: URL) -> Engine:
         # (INSERT .. ON CONFLICT) or the stream-head UPDATEs: 2,000 upserted rows
         # took 0.35 s unbatched, 0.15 s batched.
         options["executemany_mode"] = "values_plus_batch"
+        # The ledger has no hstore column. Left on, the dialect asks every new connection for the
+        # hstore type's oids in a transaction of its own (three round trips of a one-artifact
+        # ingest's ~35), and where the extension exists would turn any dict parameter into an hstore.
+        options["use_native_hstore"] = False
         if "connect_timeout" not in url.query:
             options["connect_args"] = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT_S}
     return create_engine(url, **options)

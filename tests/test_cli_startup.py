@@ -104,3 +104,45 @@ def test_a_mistyped_command_is_answered_with_the_close_name():
     assert result.exit_code == 2 and "No such command 'ingset'." in result.output
     if hasattr(click.exceptions, "NoSuchCommand"):  # (click 8.4 and later make suggestions)
         assert "Did you mean 'ingest'?" in result.output
+
+
+def test_opening_a_postgresql_ledger_sends_only_what_it_needs(migrated_url):
+    """Every statement a fresh engine sends while a ledger is opened is a round trip of every command."""
+    import logging
+
+    import pytest
+    from sqlalchemy import event
+
+    from benchledger.ledger.engine import create_ledger_engine
+    from benchledger.ledger.migrate import ensure_current
+
+    if not migrated_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL's round trips")
+    import psycopg2.extras
+
+    sent: list[str] = []
+
+    class Logged(psycopg2.extras.LoggingConnection):
+        def cursor(self, *args, **kwargs):  # (every cursor, the plain ones psycopg2's own helpers ask for too)
+            return super().cursor(*args, **{**kwargs, "cursor_factory": psycopg2.extras.LoggingCursor})
+
+        def filter(self, msg, curs):
+            sent.append(msg.decode() if isinstance(msg, bytes) else msg)
+            return msg
+
+    engine = create_ledger_engine(migrated_url)
+
+    @event.listens_for(engine, "do_connect")
+    def _logged(dialect, conn_rec, cargs, cparams):
+        connection = dialect.dbapi.connect(*cargs, **cparams, connection_factory=Logged)
+        connection.initialize(logging.getLogger(__name__))  # (the filter above records; the logger has no handler)
+        return connection
+
+    try:
+        ensure_current(engine)
+    finally:
+        engine.dispose()
+    # SQLAlchemy's first-connect probes (server version, schema, isolation level, string quoting),
+    # then the ledger's tables and revision: no hstore oid lookup.
+    assert not any("pg_type" in statement for statement in sent), sent
+    assert len(sent) <= 6, sent
