@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 
 from benchledger.cli.main import COMMANDS, cli
 
@@ -106,19 +107,16 @@ def test_a_mistyped_command_is_answered_with_the_close_name():
         assert "Did you mean 'ingest'?" in result.output
 
 
+@pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)
 def test_opening_a_postgresql_ledger_sends_only_what_it_needs(migrated_url):
     """Every statement a fresh engine sends while a ledger is opened is a round trip of every command."""
     import logging
 
-    import pytest
+    import psycopg2.extras
     from sqlalchemy import event
 
     from benchledger.ledger.engine import create_ledger_engine
     from benchledger.ledger.migrate import ensure_current
-
-    if not migrated_url.startswith("postgresql"):
-        pytest.skip("PostgreSQL's round trips")
-    import psycopg2.extras
 
     sent: list[str] = []
 
