@@ -45,7 +45,13 @@ from benchledger.ledger.application import (
     members_as_stored,
 )
 from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.intake.artifacts import Refused, read_artifacts, refuse_contradicted, to_artifact
+from benchledger.ledger.intake.artifacts import (
+    BATCH_KIND_FIELD,
+    Refused,
+    read_artifacts,
+    refuse_contradicted,
+    to_artifact,
+)
 from benchledger.ledger.intake.files import (
     MAX_DOCUMENT_BYTES,
     MAX_NDJSON_BYTES,
@@ -394,7 +400,7 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
         if size > MAX_DOCUMENT_BYTES:
             raise IntakeError(f"{at} is {size} bytes, larger than the {MAX_DOCUMENT_BYTES}-byte limit of one document")
         try:
-            artifacts.append(to_artifact(embedded_document(f"{where} {at}", document, body), kind))
+            artifacts.append(to_artifact(embedded_document(f"{where} {at}", document, body), kind, BATCH_KIND_FIELD))
         except IntakeError as exc:
             raise IntakeError(f"{at}: {exc}") from exc
     return BatchLine(goal_id, artifacts, source)
@@ -441,8 +447,8 @@ def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO) ->
                     continue
                 events = batch_events(batch.goal_id, batch.artifacts)
                 problems, receipt = guard_receipt(StreamAppend(batch.goal_id, events), source=batch.source)
-                for place, problem in problems:
-                    report.refuse(number, f"{place}: {problem}")
+                for place, problem in problems:  # (the report names the line: the place within it is enough)
+                    report.refuse(number, f"{place.removeprefix(f'{name}:{number} ')}: {problem}")
                 report.batches += 1
                 report.artifacts += len(batch.artifacts)
                 if receipt is not None and report.ok:  # (after a refusal nothing is appended: only the problems are still counted)

@@ -59,6 +59,30 @@ def test_a_bad_line_in_the_middle_writes_nothing_and_is_named(migrated_url, tmp_
     assert row_counts(migrated_url) == before
 
 
+def test_refusals_speak_of_the_line_and_its_kind_field_not_of_ingests_options(migrated_url, tmp_path):
+    # ingest-batches has no --kind: a batch gives its kind in its line's "kind"; and the line is named once.
+    path = _batch_file(
+        tmp_path / "batches.ndjson",
+        [
+            {"goal_id": "g", "kind": None, "artifacts": [{"schema_version": "no_such_schema_v0"}]},
+            {"goal_id": "g", "kind": "preflight", "artifacts": _attempt("t")[:1]},
+            {"goal_id": "g", "kind": None, "artifacts": [{**_attempt("t")[0], "job_name": "/home/me/job"}]},
+        ],
+    )
+
+    result = invoke(migrated_url, "ingest-batches", str(path))
+
+    assert result.exit_code == 1
+    assert "--kind" not in result.output
+    assert f'error: {path}:1: artifacts[0]: cannot tell the artifact kind (no known schema_version); give the line a "kind", one of: ' in result.stderr
+    assert f'error: {path}:2: artifacts[0]: "kind": "preflight" contradicts its schema_version' in result.stderr
+    assert 'set the line\'s "kind" to null for it' in result.stderr
+    assert f"error: {path}:3: artifacts[0]: $.job_name of this run holds a local path" in result.stderr
+    assert result.stdout.count(str(path)) == 1  # (the heading; each refusal says "line N:")
+    assert "- line 3: artifacts[0]: $.job_name" in result.stdout
+    assert row_counts(migrated_url)["events"] == 0
+
+
 def test_refusals_are_listed_first_twenty_then_counted(migrated_url, tmp_path):
     lines: list[object] = ["not json" if i % 2 else {"goal_id": "bad goal!", "artifacts": _attempt("t")} for i in range(25)]
     lines.append(_batches(1)[0])

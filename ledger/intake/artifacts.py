@@ -16,7 +16,21 @@ class KindContradicted(IntakeError):
     """``--kind`` names another kind than the document's own ``schema_version`` (a usage error: exit 2)."""
 
 
-def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
+@dataclass(frozen=True)
+class KindSetting:
+    """How the caller's user gives a kind, so that a refusal says what to change there."""
+
+    given: str  # the kind as the user gave it, ``{kind}`` in place of the kind
+    drop: str  # how to stop giving it
+    give: str  # how to give one
+
+
+KIND_OPTION = KindSetting("--kind {kind}", "drop --kind for it", "pass --kind")
+# ``ingest-batches``: a line's own "kind" field (the command has no --kind)
+BATCH_KIND_FIELD = KindSetting('"kind": "{kind}"', 'set the line\'s "kind" to null for it', 'give the line a "kind"')
+
+
+def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting = KIND_OPTION) -> Artifact:
     """Normalize one document as the kind it declares, else as ``kind``; refusals raise :class:`IntakeError`.
 
     A declared (top-level) schema wins: ``kind`` is for documents that declare
@@ -31,8 +45,8 @@ def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
     declared = DECLARED_KINDS.get(schema) if isinstance(schema, str) else None
     if kind is not None and declared is not None and declared != kind:
         raise KindContradicted(
-            f"--kind {kind} contradicts its schema_version {schema!r}, which is a {declared}; "
-            "a document that declares its kind is stored as that kind (drop --kind for it)"
+            f"{setting.given.format(kind=kind)} contradicts its schema_version {schema!r}, which is a {declared}; "
+            f"a document that declares its kind is stored as that kind ({setting.drop})"
         )
     kind = kind or detect_kind(value)
     if kind is None:
@@ -42,7 +56,7 @@ def to_artifact(document: SourceDocument, kind: str | None) -> Artifact:
                 "bring it in with `benchledger import-loopx FILE --goal GOAL`"
             )
         raise IntakeError(
-            "cannot tell the artifact kind (no known schema_version); pass --kind, one of: " + ", ".join(KINDS)
+            f"cannot tell the artifact kind (no known schema_version); {setting.give}, one of: " + ", ".join(KINDS)
         )
     try:
         payload = normalize(kind, value)
