@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -161,6 +162,7 @@ def append_projected(
     dry_run: bool = False,
     materialize: bool = True,
     receipts: Collection[bytes] = (),
+    projectors: KeptProjectors | None = None,
 ) -> list[list[Appended]]:
     """Append to one or more goals in one transaction, with the projections the new events change.
 
@@ -168,7 +170,8 @@ def append_projected(
     (:func:`members_as_stored`). With ``materialize`` (every persistent ledger)
     each goal's projections are brought up to date in the same transaction; a
     reducer that raises aborts the append. ``dry_run`` computes the outcome and
-    rolls everything back; ``receipts`` are the guard's (:meth:`Ledger.append_streams`).
+    rolls everything back; ``receipts`` are the guard's (:meth:`Ledger.append_streams`);
+    ``projectors``: the folds of this writer's earlier transactions (:class:`KeptProjectors`).
     """
 
     def finish(tx: Transaction, outcomes: list[list[Appended]]) -> None:
@@ -179,12 +182,17 @@ def append_projected(
         for event in new_events:
             first_new[event.goal_id] = min(first_new.get(event.goal_id, event.position), event.position)
         if materialize and first_new:
-            materialize_goals(tx, first_new, new_events)
+            materialize_goals(tx, first_new, new_events, projectors)
 
+    if projectors is not None:
+        projectors.begin()
     try:
-        return ledger.append_streams(appends, source=source, within=finish, receipts=receipts)
+        written = ledger.append_streams(appends, source=source, within=finish, receipts=receipts)
     except _DryRun as stop:
         return stop.outcome
+    if projectors is not None:
+        projectors.committed()
+    return written
 
 
 def members_as_stored(ledger: Ledger, appends: Sequence[StreamAppend]) -> Sequence[StreamAppend]:
@@ -241,12 +249,14 @@ def ingest_many(
     dry_run: bool = False,
     materialize: bool = True,
     receipts: Collection[bytes] = (),
+    projectors: KeptProjectors | None = None,
 ) -> list[IngestOutcome]:
     """Append every batch (members, then its manifest) in one transaction (see :func:`append_projected`).
 
     Each batch is what one :func:`ingest` would append; together they cost one
     transaction, a few statements and one fold per goal (a bulk ingest).
-    ``receipts``: the guard's, for batches it passed already (:func:`store.guard_receipt`).
+    ``receipts``: the guard's, for batches it passed already (:func:`store.guard_receipt`);
+    ``projectors``: see :class:`KeptProjectors`.
     """
     if ledger.persistent:
         empty = sorted({b.goal_id for b in batches if not b.artifacts})
@@ -255,7 +265,11 @@ def ingest_many(
     appends = [StreamAppend(b.goal_id, batch_events(b.goal_id, b.artifacts, b.review)) for b in batches]
     # (events are immutable: what is stored before the transaction is stored in it)
     kept, covered = _without_regroupings(ledger, members_as_stored(ledger, appends))
-    written = append_projected(ledger, kept, source=source, dry_run=dry_run, materialize=materialize, receipts=receipts) if kept else []
+    written = []
+    if kept:
+        written = append_projected(
+            ledger, kept, source=source, dry_run=dry_run, materialize=materialize, receipts=receipts, projectors=projectors
+        )
     events = {a.event.event_id: a.event for outcome in written for a in outcome}
     missing = {i for ids, batch in covered.values() for i in (*ids, batch)} - events.keys()
     events.update(ledger.events_by_id(missing) if missing else {})
@@ -444,7 +458,49 @@ def execute_baseline_failure_gate(
 # -- materialized projections ------------------------------------------------------
 
 
-def materialize_goals(tx: Transaction, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None = None) -> None:
+class KeptProjectors:
+    """The goal projectors one writer's committed transactions folded, to continue in its next ones (``ingest-batches``).
+
+    A goal a run appends to in many transactions is then folded once, not
+    resumed from its checkpoint in each (which reads the events it names and
+    reduces the lifecycle and the reviews it derives again). A projector is
+    continued only when the goal's first new event directly follows the last
+    one it folded, i.e. nobody else appended to the goal since this writer's
+    commit; it is taken out when used and kept again only once its transaction
+    commits (a rolled-back fold would be ahead of the ledger). The least
+    recently used beyond :attr:`limit` goals are dropped: one kept holds its
+    fold state (the newest evidence of each lifecycle kind), not its events or rows.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, GoalProjector] = OrderedDict()
+        self._folded: dict[str, GoalProjector] = {}
+
+    def begin(self) -> None:
+        """A transaction begins: what an earlier one that did not commit folded is forgotten."""
+        self._folded = {}
+
+    def take(self, goal_id: str) -> GoalProjector | None:
+        return self._kept.pop(goal_id, None)
+
+    def folded(self, goal_id: str, projector: GoalProjector) -> None:
+        self._folded[goal_id] = projector
+
+    def committed(self) -> None:
+        for goal, projector in self._folded.items():
+            self._kept[goal] = projector.continued(None)
+        self._folded = {}
+        while len(self._kept) > self.limit:
+            self._kept.popitem(last=False)
+
+
+def materialize_goals(
+    tx: Transaction,
+    first_new: Mapping[str, int],
+    new_events: Sequence[StoredEvent] | None = None,
+    projectors: KeptProjectors | None = None,
+) -> None:
     """Bring the projections of goals that just gained events up to date, inside the append's transaction.
 
     ``first_new`` maps each goal to its first new position; ``new_events``,
@@ -460,15 +516,23 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int], new_events:
     rebuilt, the rows of retracted evidence (which no longer exist) removed,
     lifecycle steps written where missing and never removed (they are
     history), so an ingest leaves what a replay would. A reducer that raises
-    aborts the transaction (nothing is written).
+    aborts the transaction (nothing is written). ``projectors`` continues the
+    folds of the writer's earlier transactions where the goals have not moved
+    since (:class:`KeptProjectors`), without reading their checkpoints.
     """
-    checkpoints = tx.projection_row_of_goals(list(first_new), linking.CHECKPOINT, linking.CURRENT_KEY)
     known = _TransactionEvents(tx, new_events or ())
+    continued: dict[str, GoalProjector | None] = {}
+    for goal, emit_from in first_new.items():
+        kept = projectors.take(goal) if projectors is not None else None
+        if kept is not None:
+            continued[goal] = _continued(known, goal, kept, emit_from)
+    resumed = [goal for goal in first_new if continued.get(goal) is None]
+    checkpoints = tx.projection_row_of_goals(resumed, linking.CHECKPOINT, linking.CURRENT_KEY) if resumed else {}
     known.read_named(checkpoints.values())
     replaced = linking.projection_versions().keys() - {linking.STEP}  # (a stored row's key starts with its projection)
     rows = []
     for goal, emit_from in first_new.items():
-        projector = _resumed(known, goal, checkpoints.get(goal), emit_from)
+        projector = continued.get(goal) or _resumed(known, goal, checkpoints.get(goal), emit_from)
         if projector is None:
             # A goal without a usable checkpoint that held events before this append was last written by
             # an older benchledger (or tampered with): its stored rows may lack lifecycle steps or be of
@@ -477,6 +541,8 @@ def materialize_goals(tx: Transaction, first_new: Mapping[str, int], new_events:
             events = known.after(goal, 0)
             fresh = bool(events) and events[0].position >= emit_from
             projector = project_goal(events, strict=True, emit_from=emit_from if fresh else 0)
+        if projectors is not None:
+            projectors.folded(goal, projector)
         goal_rows = [row_record(goal, row) for row in projector.rows.values()]
         if not projector.emits_all:
             rows += goal_rows
@@ -584,6 +650,17 @@ def _resumed(events: _TransactionEvents, goal: str, checkpoint: Mapping[str, Any
         return projector.fold_new(new)
     except CheckpointUnusable:
         return None  # a stored row the fold resumed from is not what the events say: fold the goal whole
+
+
+def _continued(events: _TransactionEvents, goal: str, projector: GoalProjector, first_new: int) -> GoalProjector | None:
+    """``projector`` (kept from this writer's last fold of ``goal``) fed the goal's new events; ``None`` unless it folded the event just before them."""
+    new = events.after(goal, projector.last_version)
+    if not new or new[0].position != first_new or any(retraction.retracted_by(event) for event in new):
+        return None  # another writer appended to the goal since (or a retraction: the goal is folded whole)
+    try:
+        return projector.continued(StoredGoalEvents(events, goal)).fold_new(new)
+    except CheckpointUnusable:
+        return None  # a stored comparison-batch row is not what the events say: resumed, or folded whole
 
 
 def rebuild_projections(tx: Transaction, goals: Sequence[str]) -> Iterator[FoldedStep]:

@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
 from benchledger.ledger.application import (
     BatchRequest,
+    KeptProjectors,
     NothingToIngest,
     batch_events,
     grouped_before,
@@ -494,10 +495,15 @@ def ingest_batch_file(
         spool.seek(0)
         pending: list[_SpooledBatch] = []
         held = 0
+        projectors = KeptProjectors()  # (a goal's batches span transactions: each goal is folded once, not resumed in each)
 
         def commit() -> None:
             outcomes = ingest_many(
-                ledger, [b.request for b in pending], source=pending[0].source, receipts={b.receipt for b in pending}
+                ledger,
+                [b.request for b in pending],
+                source=pending[0].source,
+                receipts={b.receipt for b in pending},
+                projectors=projectors,
             )
             report.transactions += 1
             for outcome in outcomes:

@@ -354,6 +354,22 @@ class GoalProjector:
         projector.last_version = stream_version
         return projector
 
+    def continued(self, earlier: EarlierEvents | None) -> GoalProjector:
+        """This projector, after :meth:`finish`, in the state :meth:`resume` from the checkpoint it made would give.
+
+        What a resumed projector holds of the past is its fold state (evidence,
+        the lifecycle, comparison batches, retracted ids); its rows are stored
+        already and the events it held are read again through ``earlier`` when
+        a new one names them, so both go (``earlier`` is ``None`` while the
+        projector waits between transactions: it reads nothing then). The step
+        before the next event is taken again from the lifecycle, as a resumed
+        fold takes it (the last non-faulted one is a fold's own, not the checkpoint's).
+        """
+        self.rows, self.events, self._by_id, self._older = {}, [], {}, {}
+        self._earlier = earlier
+        self._step = None
+        return self
+
     def fold_new(self, events: Sequence[EventLike]) -> GoalProjector:
         """Fold the goal's events after the checkpoint this projector resumed from: every one is new, none before is folded."""
         if events:

@@ -397,7 +397,7 @@ def reads_of_goal(monkeypatch) -> list[dict]:
 def without_new_events(monkeypatch) -> None:
     """``materialize_goals`` called as by a caller that does not hold the events the transaction appended."""
     materialize = application.materialize_goals
-    monkeypatch.setattr(application, "materialize_goals", lambda tx, first_new, new_events=None: materialize(tx, first_new))
+    monkeypatch.setattr(application, "materialize_goals", lambda tx, first_new, *_: materialize(tx, first_new))
 
 
 def test_an_ingest_reads_only_the_events_after_the_checkpoint(ledger, monkeypatch):

@@ -348,3 +348,90 @@ def test_each_event_is_guarded_once(migrated_url, tmp_path, monkeypatch):
 
     assert report["appended"] == 12
     assert sorted(judged) == sorted(["comparison", "run", "run", "ingest_batch"] * 4)
+
+
+def _interleaved(count: int) -> list[dict]:
+    """Batches of three goals in arrival order: lifecycle evidence between attempts, one attempt sent twice."""
+    lifecycle = ["01-preflight.json", "02-launch.json", "03-post-launch.json"]
+    lines = []
+    for i in range(count):
+        artifacts = [_demo(lifecycle[i // 3])] if i % 2 and i // 3 < len(lifecycle) else _attempt(f"task-{i % 6}")
+        lines.append({"goal_id": f"goal-{i % 3}", "kind": None, "artifacts": artifacts})
+    return lines
+
+
+def _stored_rows(url) -> list[dict]:
+    from benchledger.ledger.store import Ledger
+
+    ledger = Ledger.open(url)
+    try:
+        return [row for goal in ("goal-0", "goal-1", "goal-2") for row in ledger.projection_rows(goal_id=goal)]
+    finally:
+        ledger.close()
+
+
+def _resumes_counted(monkeypatch) -> list[str]:
+    """The goal of every fold resumed from a stored checkpoint, in order."""
+    from benchledger.projections.linking import GoalProjector
+
+    resumed: list[str] = []
+    real_resume = GoalProjector.resume.__func__
+
+    def counted(cls, checkpoint, *, strict, earlier):
+        resumed.append(earlier.goal_id)
+        return real_resume(cls, checkpoint, strict=strict, earlier=earlier)
+
+    monkeypatch.setattr(GoalProjector, "resume", classmethod(counted))
+    return resumed
+
+
+def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_replay_makes(migrated_url, tmp_path, monkeypatch):
+    from benchledger.ledger import bulk
+
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # each goal's batches span several transactions
+    resumed = _resumes_counted(monkeypatch)
+    path = _batch_file(tmp_path / "batches.ndjson", _interleaved(18))
+
+    report = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
+
+    assert report["transactions"] >= 8 and report["duplicates"] > 0
+    assert resumed == []  # every goal was new in the run: folded from its first event, then continued
+    ingested = _stored_rows(migrated_url)
+    assert {row["projection"] for row in ingested} >= {"projector-checkpoint", "lifecycle-step", "learning-ledger"}
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
+    assert _stored_rows(migrated_url) == ingested  # every row, the checkpoints and lifecycle steps included
+    # the next run keeps no projector of this one: it resumes the goals from their stored checkpoints
+    more = [{"goal_id": f"goal-{i}", "kind": None, "artifacts": _attempt(f"later-{i}")} for i in range(3)]
+    _json(invoke(migrated_url, "ingest-batches", str(_batch_file(tmp_path / "more.ndjson", more)), "--format", "json"))
+    assert sorted(resumed) == ["goal-0", "goal-1", "goal-2"]
+    assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
+
+
+def test_a_goal_another_writer_appended_to_meanwhile_is_resumed_from_its_checkpoint(migrated_url, tmp_path, monkeypatch):
+    from benchledger.ledger import bulk
+
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)
+    resumed = _resumes_counted(monkeypatch)
+    other = _batch_file(tmp_path / "other.ndjson", [{"goal_id": "goal-1", "kind": None, "artifacts": [_demo("02-launch.json")]}])
+    real_ingest_many = bulk.ingest_many
+    transactions = []
+
+    def another_writer_between(*args, **kwargs):
+        transactions.append(real_ingest_many(*args, **kwargs))
+        if len(transactions) == 1:  # (its own run: it holds no projector of this one)
+            with monkeypatch.context() as patch:
+                patch.setattr(bulk, "ingest_many", real_ingest_many)
+                _json(invoke(migrated_url, "ingest-batches", str(other), "--format", "json"))
+        return transactions[-1]
+
+    monkeypatch.setattr(bulk, "ingest_many", another_writer_between)
+    path = _batch_file(tmp_path / "batches.ndjson", _interleaved(9))
+
+    _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
+
+    # goal-1 (in the first transaction) moved under the run: its next fold resumes from the other writer's checkpoint
+    assert resumed == ["goal-1", "goal-1"]  # the other writer's, then the run's
+    ingested = _stored_rows(migrated_url)
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
+    assert _stored_rows(migrated_url) == ingested
+    assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
