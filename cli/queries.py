@@ -279,9 +279,10 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     if fmt == "json":
         echo_json(capped_lists(report, faulted="faulted_count"))
     else:
+        repaired = f"; {report['counts_repaired']} stored row count(s) repaired" if report["counts_repaired"] else ""
         click.echo(
             f"replayed {report['events']} events of {report['goals']} goal(s) into {report['rows']} rows "
-            f"({report['rows_changed']} of them changed) in {report['seconds']} s ({report['events_per_second']} events/s)"
+            f"({report['rows_changed']} of them changed{repaired}) in {report['seconds']} s ({report['events_per_second']} events/s)"
         )
         _echo_faulted(report["faulted"])
     ctx.exit(1 if report["faulted"] else 0)

@@ -266,13 +266,12 @@ class Transaction:
 
     def write_projection_rows_diff(self, goal_ids: Sequence[str], changed: Sequence[dict[str, Any]], unwanted: Sequence[tuple[Any, ...]]) -> int:
         """Write ``changed`` over the stored rows of ``goal_ids``, delete the rows keyed ``unwanted``, and recount
-        the goals' rows (:meth:`recount_projection_rows`); returns how many rows changed."""
+        the goals' rows (:meth:`recount_projection_rows`); returns how many stored counts that repaired."""
         if changed:
             self.connection.execute(_upsert_projection_rows(self.connection.dialect.name), list(changed))
         if unwanted:
             self.connection.execute(_DELETE_PROJECTION_ROW, [dict(zip(_KEY_NAMES, key)) for key in unwanted])
-        self.recount_projection_rows(goal_ids)
-        return len(changed) + len(unwanted)
+        return self.recount_projection_rows(goal_ids)
 
     def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         """Write ``rows`` over the stored rows with the same projection, goal and key; keep the others.
@@ -291,9 +290,9 @@ class Transaction:
             counts = [{"goal_id": goal_id, "projection": projection, "row_count": n} for (goal_id, projection), n in added.items()]
             self.connection.execute(_add_to_projection_counts(dialect), counts)
 
-    def recount_projection_rows(self, goal_ids: Sequence[str]) -> None:
+    def recount_projection_rows(self, goal_ids: Sequence[str]) -> int:
         """Make the stored counts of ``goal_ids`` the numbers of rows they hold (after a goal's rows are rebuilt:
-        it repairs whatever count differs; only those are written)."""
+        it repairs whatever count differs; only those are written); returns how many it wrote or deleted."""
         counted = {(g, p): n for g, p, n in chunked_rows(self.connection, _COUNT_PROJECTION_ROWS, "goal_ids", list(goal_ids))}
         stale = []
         for goal_id, projection, row_count in chunked_rows(self.connection, _PROJECTION_COUNTS_OF_GOALS, "goal_ids", list(goal_ids)):
@@ -306,6 +305,7 @@ class Transaction:
             self.connection.execute(_set_projection_counts(self.connection.dialect.name), counts)
         if stale:
             self.connection.execute(_DELETE_PROJECTION_COUNT, stale)
+        return len(counted) + len(stale)
 
     def projection_counts(self, goal_id: str) -> dict[str, int]:
         """How many rows each of the goal's projections holds, as stored (by projection name)."""

@@ -687,7 +687,7 @@ def replay(
 
     Every row is recomputed; only those that differ from the stored ones are
     written or deleted (``rows_changed``), and each goal's stored row counts
-    recounted. A reducer that raises marks its row faulted instead of aborting
+    recounted (``counts_repaired``: those that were wrong). A reducer that raises marks its row faulted instead of aborting
     the replay. ``jobs`` worker processes fold the goals and compare their rows
     (``ledger.folding``); this process writes what differs, all in one
     transaction. ``progress`` is called with the number of events folded for
@@ -701,13 +701,13 @@ def replay(
     report: dict[str, Any] = {}
 
     def rebuild() -> None:
-        report.update(goals=0, events=0, rows=0, rows_changed=0, faulted=[])
+        report.update(goals=0, events=0, rows=0, rows_changed=0, counts_repaired=0, faulted=[])
         with ledger.transaction(write=True) as tx:
             # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
             steps = folding.steps_of(heads, jobs=jobs)
             for step in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
-                tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
+                report["counts_repaired"] += tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
                 report["rows_changed"] += step.rows_changed
                 for goal in step.folded:
                     report["goals"] += 1

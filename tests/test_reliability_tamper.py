@@ -407,7 +407,8 @@ def test_a_tampered_row_count_is_named_by_audit_and_rebuilt_by_replay(filled, ed
     code, report = _cli_audit(filled)
     assert code == 1
     assert [(p["kind"], p["goal_id"], p["detail"]) for p in report["problems"]] == [("projection_count_mismatch", "a", detail)]
-    assert replay(filled)["rows_changed"] == 0  # the rows were right: only the count is rebuilt
+    rebuilt = replay(filled)
+    assert (rebuilt["rows_changed"], rebuilt["counts_repaired"]) == (0, 1)  # the rows were right: only the count is rebuilt
     code, report = _cli_audit(filled)
     assert code == 0 and report["ok"]
     rows = filled.projection_rows(goal_id="a")

@@ -35,3 +35,23 @@ def test_history_since_after_until_is_refused_not_an_empty_table(migrated_url):
         assert f"--since '{since}' is after --until '{until}'" in result.output
     assert invoke(migrated_url, "history", "--goal", "g", "--since", "3", "--until", "3", "--format", "json").exit_code == 0
     assert row_counts(migrated_url) == counts
+
+
+def test_replay_says_it_repaired_a_stored_count_instead_of_reporting_nothing_changed(migrated_url):
+    # A count edited in SQL: audit names it, and the replay that mends it says so (it used to print
+    # "0 of them changed", as if the replay had found the ledger healthy).
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
+    from sqlalchemy import create_engine, text
+
+    from benchledger.ledger.engine import normalize_url
+
+    engine = create_engine(normalize_url(migrated_url))
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE projection_counts SET row_count = row_count + 1 WHERE goal_id = 'g' AND projection = 'review-claim'"))
+    engine.dispose()
+    assert invoke(migrated_url, "audit").exit_code == 1
+    result = invoke(migrated_url, "replay")
+    assert result.exit_code == 0 and "(0 of them changed; 1 stored row count(s) repaired)" in result.stdout
+    assert json.loads(invoke(migrated_url, "replay", "--format", "json").stdout)["counts_repaired"] == 0
+    assert "repaired" not in invoke(migrated_url, "replay").stdout
+    assert invoke(migrated_url, "audit").exit_code == 0
