@@ -600,6 +600,9 @@ class _TransactionEvents:
 class StoredGoalEvents:
     """A goal's stored events, read on demand by a fold resumed from a checkpoint (:class:`linking.EarlierEvents`)."""
 
+    # Not folding._GoalEventsReadAgain: an ingest's goals share one read of their events (few: kept for the transaction),
+    # and a fold resumed from a checkpoint has not seen the goal's earlier batches, so it asks the stored comparison-batch row.
+
     events: _TransactionEvents
     goal_id: str
 

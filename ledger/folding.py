@@ -113,6 +113,9 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
 class _GoalEventsReadAgain:
     """A goal's stored events, read again by id or in order by a fold that does not hold them (:class:`linking.EarlierEvents`)."""
 
+    # Not application.StoredGoalEvents: that keeps every event it reads for the rest of an ingest's transaction, which a
+    # replay folding a large goal in bounded memory must not; and a fold from the goal's first event never asks for a comparison-batch row.
+
     tx: Transaction
     goal_id: str
 
