@@ -204,10 +204,7 @@ def fold_step(
     for goal, outcome in folded.items():
         if not outcome.events and outcome.failure is None:
             comparison.end(goal)  # (no events, no rows: whatever is stored for it goes)
-    comparison.flush()
-    for goal, outcome in folded.items():
-        if outcome.failure is None:
-            outcome.row_count, outcome.faulted, outcome.differences, outcome.stored_counts = comparison.outcome(goal)
+    comparison.settle(folded.values())
     return FoldedStep(list(folded.values()), list(comparison.changed.values()), comparison.unwanted, comparison.rows_changed)
 
 
@@ -313,12 +310,16 @@ class _Comparison:
         for held in (self.states, self.withdrawn_written, self.faulted, self.differing, self.stored_counts):
             held.pop(goal, None)
 
-    def outcome(self, goal: str) -> tuple[int, list[dict[str, Any]], list[tuple[RowKey, dict[str, Any] | None, dict[str, Any] | None]], dict[str, int]]:
-        """A compared goal's row count, faulted rows, and (audit) differences by key and stored rows by projection."""
-        faulted = [{"goal_id": goal, "projection": p, "key": k, "error": error} for (p, k), error in self.faulted.pop(goal, {}).items()]
-        differing = self.differing.pop(goal, {})
-        differences = [((p, goal, k), want, have) for (p, k), (want, have) in sorted(differing.items())]
-        return self.counts.pop(goal, 0), faulted, differences, dict(self.stored_counts.pop(goal, {}))
+    def settle(self, folded: Iterable[FoldedGoal]) -> None:
+        """Compare every row still waiting, then give each goal folded (not failed) its row count, faulted rows, and (audit) differences by key and stored rows by projection."""
+        self.flush()
+        for outcome in folded:
+            if outcome.failure is None:
+                goal = outcome.goal_id
+                outcome.faulted = [{"goal_id": goal, "projection": p, "key": k, "error": error} for (p, k), error in self.faulted.pop(goal, {}).items()]
+                differing = self.differing.pop(goal, {})
+                outcome.differences = [((p, goal, k), want, have) for (p, k), (want, have) in sorted(differing.items())]
+                outcome.row_count, outcome.stored_counts = self.counts.pop(goal, 0), dict(self.stored_counts.pop(goal, {}))
 
     # -- comparing ---------------------------------------------------------------
 
@@ -534,14 +535,9 @@ def _compared(read: Transaction, step: FoldedStep, projection: str | None) -> Fo
         if goal.failure is None:
             comparison.add(goal.goal_id, goal.rows)
             comparison.end(goal.goal_id)
-    comparison.flush()
-    folded = []
-    for goal in step.folded:
-        if goal.failure is None:
-            row_count, faulted, differences, stored_counts = comparison.outcome(goal.goal_id)
-            goal = FoldedGoal(goal.goal_id, goal.events, row_count, faulted, differences, stored_counts)
-        folded.append(goal)
-    return FoldedStep(folded, [], [], 0)
+            goal.rows = []  # (compared: not held while the audit goes on)
+    comparison.settle(step.folded)
+    return step
 
 
 _worker_ledger: Ledger | None = None
