@@ -11,6 +11,9 @@ the ledger in a shell that loaded ``_BENCHLEDGER_COMPLETE=bash_source benchledge
 from __future__ import annotations
 
 import functools
+import shutil
+import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -212,14 +215,17 @@ def echo_errors(lines: list[str], count: int | None = None) -> None:
 
 @contextmanager
 def input_path(file: str) -> Iterator[tuple[str, str]]:
-    """``FILE|-`` as ``(a path to read, more than once, the name messages give it)``: ``-`` is standard input, spooled to a temporary file."""
+    """``FILE|-`` as ``(a path to read, more than once, the name messages give it)``: ``-`` is standard input, spooled to a temporary file.
+
+    (``import-ndjson -`` reads its input twice; ``ingest-batches -`` reads a regular file.)
+    """
     if file != "-":
         yield file, file
         return
-    from benchledger.ledger.bulk import spooled_stdin
-
-    with spooled_stdin() as path:
-        yield path, "<stdin>"
+    with tempfile.NamedTemporaryFile(prefix="benchledger-stdin-", suffix=".ndjson") as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool, 1024 * 1024)
+        spool.flush()
+        yield spool.name, "<stdin>"
 
 
 @contextmanager

@@ -22,11 +22,8 @@ Two promises, two shapes (README "Memory" states the bounds):
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -524,15 +521,6 @@ def ingest_batch_file(
         if pending:
             commit()
     return report
-
-
-@contextmanager
-def spooled_stdin(stream: BinaryIO | None = None) -> Iterator[str]:
-    """Standard input copied to a temporary file (``import-ndjson -`` reads its input twice; ``ingest-batches -`` reads a regular file)."""
-    with tempfile.NamedTemporaryFile(prefix="benchledger-batches-", suffix=".ndjson") as spool:
-        shutil.copyfileobj(stream or sys.stdin.buffer, spool, 1024 * 1024)
-        spool.flush()
-        yield spool.name
 
 
 def directory_batches(goal_id: str, root: str) -> list[DocumentBatch]:
