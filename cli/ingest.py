@@ -189,8 +189,7 @@ def _batches_markdown(report: dict[str, Any]) -> str:
     if not report["ok"]:  # (refusals are found before the first transaction: nothing was written)
         lines = [f"# ingest-batches refused: nothing written from `{report['file']}`", ""]
         shown = [f"line {e['line']}: {e['error']}" if e["line"] is not None else e["error"] for e in report["errors"]]
-        more = report["error_count"] - len(shown)
-        lines += [f"- {line}" for line in shown] + ([f"- ... and {more} more"] if more else [])
+        lines += [f"- {line}" for line in capped(shown, total=report["error_count"])]
         return "\n".join(lines) + "\n"
     return (
         f"# ingest-batches from `{report['file']}`\n\n"
