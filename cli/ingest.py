@@ -226,7 +226,10 @@ def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
             [f"{report['file']}:{e['line']}: {e['error']}" if e["line"] is not None else e["error"] for e in report["errors"]],
             outcome.error_count,
         )
-    click.echo(json.dumps(report, indent=2, ensure_ascii=False) if fmt == "json" else _batches_markdown(report), nl=fmt == "json")
+    if fmt == "json":
+        echo_json(report)
+    else:
+        click.echo(_batches_markdown(report), nl=False)
     ctx.exit(0 if outcome.ok else 1)
 
 

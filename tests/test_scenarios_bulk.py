@@ -302,6 +302,18 @@ def test_a_file_whose_name_is_not_utf8_is_ingested(migrated_url, tmp_path):
     assert (report["appended"], report["batches_appended"]) == (6, 2)
 
 
+def test_the_json_report_names_a_file_whose_name_is_not_utf8_exactly(migrated_url, tmp_path):
+    """A lone surrogate is escaped in the JSON, as every ``--format json`` escapes it (a console printed a '?' in its place)."""
+    import subprocess
+    import sys
+
+    path = _batch_file(tmp_path / "backlog-\udcff.ndjson", _batches(2))
+    command = [sys.executable, "-m", "benchledger", "--database-url", migrated_url, "ingest-batches", str(path), "--format", "json"]
+    result = subprocess.run(command, capture_output=True, check=True)
+
+    assert json.loads(result.stdout)["file"] == str(path)
+
+
 def test_a_full_temporary_folder_is_named_and_nothing_is_written(migrated_url, tmp_path, monkeypatch):
     """Validation spools what it validated to a temporary file: a disk without room for it is one line, exit 2, not an internal error."""
     import errno
