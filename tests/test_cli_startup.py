@@ -84,6 +84,23 @@ def test_every_command_of_the_table_is_the_command_of_that_name():
     assert cli.get_command(ctx, "no-such-command") is None
 
 
+def test_every_command_written_in_the_cli_is_in_the_table():
+    """The root finds a command through COMMANDS only: one defined and left out of it could never be run."""
+    import importlib
+    import pkgutil
+
+    import benchledger.cli
+
+    defined = {}
+    for module_info in pkgutil.iter_modules(benchledger.cli.__path__):
+        module = importlib.import_module(f"benchledger.cli.{module_info.name}")
+        for attribute, value in vars(module).items():
+            if isinstance(value, click.Command) and value is not cli and value.callback.__module__ == module.__name__:
+                defined[f"{module.__name__}:{attribute}"] = value
+    subcommands = {id(c) for group in defined.values() if isinstance(group, click.Group) for c in group.commands.values()}
+    assert {where for where, command in defined.items() if id(command) not in subcommands} == set(COMMANDS.values())
+
+
 def test_a_program_that_runs_the_cli_itself_keeps_its_collector(tmp_path):
     """Only the console script's process, which ends with its command, freezes what it imported: a test
     runner or a program calling ``cli`` many times would otherwise keep every cycle it held at the time."""
