@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import sys
 import textwrap
 from collections.abc import Iterable, Iterator
@@ -13,7 +12,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
-from benchledger.cli.output import echo_json, format_option
+from benchledger.cli.output import echo_json, format_option, json_document
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.ledger.application import retract
 from benchledger.ledger.bulk import DocumentBatch, directory_batches, ingest_batch_file, ingest_files
@@ -73,12 +72,12 @@ def _markdown(report: dict[str, Any]) -> Iterator[str]:
 
 
 def streamed_json(report: dict[str, Any], events: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """``json.dumps({**report, "events": list(events)}, indent=2)`` plus a newline, an event at a time (never all in memory)."""
-    head = json.dumps({**report, "events": []}, indent=2, ensure_ascii=False)
+    """``json_document({**report, "events": list(events)})`` plus a newline, an event at a time (never all in memory)."""
+    head = json_document({**report, "events": []})
     yield head[: -len("[]\n}")]
     first = True
     for event in events:
-        yield ("[\n" if first else ",\n") + textwrap.indent(json.dumps(event, indent=2, ensure_ascii=False), "    ")
+        yield ("[\n" if first else ",\n") + textwrap.indent(json_document(event), "    ")
         first = False
     yield "[]\n}\n" if first else "\n  ]\n}\n"
 
@@ -174,7 +173,7 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
         outcome = ingest_files(ledger, batches, kind=kind, source="cli ingest", dry_run=dry_run, progress=progress, inputs=inputs)
     report = _ingest_report(goal, outcome, per_directory=bool(root))
     if fmt == "json":
-        pieces = streamed_json(report, report.pop("events")) if report["ok"] else iter([json.dumps(report, indent=2, ensure_ascii=False) + "\n"])
+        pieces = streamed_json(report, report.pop("events")) if report["ok"] else iter([json_document(report) + "\n"])
     else:
         pieces = _markdown(report)
     while text := "".join(itertools.islice(pieces, 1000)):  # (a write per thousand events, not per event)

@@ -103,7 +103,7 @@ def printable(text: str, encoding: str | None = None) -> str:
     return encoded(text, encoding).decode(encoding or "utf-8")
 
 
-def _json_document(value: Any) -> str:
+def json_document(value: Any) -> str:
     """``value`` as every ``--format json`` prints it: indented, non-ASCII kept, lone surrogates escaped."""
     from benchledger.ledger.canonical import escape_lone_surrogates
 
@@ -111,7 +111,7 @@ def _json_document(value: Any) -> str:
 
 
 def echo_json(value: Any) -> None:
-    click.echo(_json_document(value))
+    click.echo(json_document(value))
 
 
 def utc_text(value: Any) -> str:
@@ -258,7 +258,7 @@ def echo_json_listing(head: Mapping[str, Any], name: str, items: Iterable[Any]) 
     """``head`` with ``name`` added as the list ``items``, printed as :func:`echo_json` prints the whole, an item at a time."""
 
     def dumped(value: Any, indent: str = "") -> str:
-        return _json_document(value).replace("\n", "\n" + indent)
+        return json_document(value).replace("\n", "\n" + indent)
 
     click.echo("{")
     for key, value in head.items():

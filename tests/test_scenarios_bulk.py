@@ -314,6 +314,19 @@ def test_the_json_report_names_a_file_whose_name_is_not_utf8_exactly(migrated_ur
     assert json.loads(result.stdout)["file"] == str(path)
 
 
+def test_the_ingest_json_report_names_a_file_whose_name_is_not_utf8_exactly(migrated_url, tmp_path):
+    """The events of ``ingest --format json`` are streamed, and escape a lone surrogate as ``echo_json`` does."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "run-\udcff.json"
+    path.write_text(json.dumps(_attempt("task-1")[0]))
+    command = [sys.executable, "-m", "benchledger", "--database-url", migrated_url, "ingest", "--goal", "g", str(path), "--format", "json"]
+    result = subprocess.run(command, capture_output=True, check=True)
+
+    assert [event["source"] for event in json.loads(result.stdout)["events"]] == [str(path)]
+
+
 def test_a_full_temporary_folder_is_named_and_nothing_is_written(migrated_url, tmp_path, monkeypatch):
     """Validation spools what it validated to a temporary file: a disk without room for it is one line, exit 2, not an internal error."""
     import errno
