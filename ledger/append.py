@@ -379,12 +379,12 @@ _UPDATE_HEAD = (
 _ROW_COLUMNS = tuple(column.name for column in projection_rows.c)
 # The primary key is the table's first columns: a stored row's key is the start of its tuple.
 _KEY_WIDTH = len(projection_rows.primary_key.columns)
-assert _ROW_COLUMNS[:_KEY_WIDTH] == tuple(column.name for column in projection_rows.primary_key.columns)
+assert _ROW_COLUMNS[:_KEY_WIDTH] == _KEY_NAMES
 
 
 def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     """A projection row's primary key, in the table's column order."""
-    return tuple(row[column.name] for column in projection_rows.primary_key.columns)
+    return tuple(row[name] for name in _KEY_NAMES)
 
 
 def _dialect_insert(dialect: str, table: Any) -> Any:
@@ -396,7 +396,6 @@ def _dialect_insert(dialect: str, table: Any) -> Any:
     return dialect_insert(table)
 
 
-_ROW_KEY_NAMES = [column.name for column in projection_rows.primary_key.columns]
 _COUNT_KEY_NAMES = [column.name for column in projection_counts.primary_key.columns]
 
 
@@ -405,14 +404,14 @@ def _upsert_projection_rows(dialect: str) -> Any:
     """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` for the projection rows."""
     statement = _dialect_insert(dialect, projection_rows)
     return statement.on_conflict_do_update(
-        index_elements=_ROW_KEY_NAMES, set_={name: statement.excluded[name] for name in _ROW_COLUMNS if name not in _ROW_KEY_NAMES}
+        index_elements=_KEY_NAMES, set_={name: statement.excluded[name] for name in _ROW_COLUMNS if name not in _KEY_NAMES}
     )
 
 
 @functools.cache
 def _insert_new_projection_rows(dialect: str) -> Any:
     """Insert the projection rows not stored yet, returning the keys of those it inserted (for the counts)."""
-    return _dialect_insert(dialect, projection_rows).on_conflict_do_nothing(index_elements=_ROW_KEY_NAMES).returning(*projection_rows.primary_key.columns)
+    return _dialect_insert(dialect, projection_rows).on_conflict_do_nothing(index_elements=_KEY_NAMES).returning(*projection_rows.primary_key.columns)
 
 
 @functools.cache

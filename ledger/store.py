@@ -362,7 +362,7 @@ class Ledger:
             found = connection.execute(_GOAL_PROJECTIONS, {"goal_id": goal_id}).all()
         counts = {row.counted_projection: row.row_count for row in found}
         # (a count without rows is a tampered count: `audit` names it; the rows shown are those stored)
-        latest = [{name: row._mapping[name] for name in _ROW_NAMES} for row in found if row.key is not None]
+        latest = [{name: row._mapping[name] for name in projection_rows.c.keys()} for row in found if row.key is not None]
         return counts, latest
 
     def goal_projection_page(
@@ -421,7 +421,6 @@ _GOAL_PROJECTIONS = (
     .where(projection_counts.c.goal_id == bindparam("goal_id"))
     .order_by(projection_counts.c.projection)
 )
-_ROW_NAMES = tuple(column.name for column in projection_rows.c)
 
 
 @dataclass(frozen=True)
