@@ -269,9 +269,14 @@ class Transaction:
         the goals' rows (:meth:`recount_projection_rows`); returns how many stored counts that repaired."""
         if changed:
             self.connection.execute(_upsert_projection_rows(self.connection.dialect.name), list(changed))
-        if unwanted:
-            self.connection.execute(_DELETE_PROJECTION_ROW, [dict(zip(_KEY_NAMES, key)) for key in unwanted])
+        self.delete_projection_rows(unwanted)
         return self.recount_projection_rows(goal_ids)
+
+    def delete_projection_rows(self, keys: Sequence[tuple[Any, ...]]) -> None:
+        """Delete the projection rows keyed ``keys``; the stored counts are left for the caller to recount
+        (:meth:`recount_projection_rows`, as :meth:`write_projection_rows_diff` does)."""
+        if keys:
+            self.connection.execute(_DELETE_PROJECTION_ROW, [dict(zip(_KEY_NAMES, key)) for key in keys])
 
     def upsert_projection_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         """Write ``rows`` over the stored rows with the same projection, goal and key; keep the others.

@@ -462,7 +462,7 @@ class _Comparison:
         if self.audit or not keys:
             return
         if self.write:
-            self.read.write_projection_rows_diff([], [], keys)  # (the caller recounts the goals' rows)
+            self.read.delete_projection_rows(keys)  # (the caller recounts the goals' rows)
         else:
             self.unwanted.extend(keys)
 
