@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import sys
-import textwrap
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import click
 
 from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
-from benchledger.cli.output import echo_json, format_option, json_document
+from benchledger.cli.output import echo_json, echo_pieces, format_option, json_document, json_listing
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.ledger.application import retract
 from benchledger.ledger.bulk import DocumentBatch, directory_batches, ingest_batch_file, ingest_files
@@ -69,17 +67,6 @@ def _markdown(report: dict[str, Any]) -> Iterator[str]:
     for e in report["events"]:
         where = f"#{e['position']} v{e['stream_version']}"
         yield f"- {status(e['status']):12} {e['kind']:20} {where:12} {e['source']}\n"
-
-
-def streamed_json(report: dict[str, Any], events: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """``json_document({**report, "events": list(events)})`` plus a newline, an event at a time (never all in memory)."""
-    head = json_document({**report, "events": []})
-    yield head[: -len("[]\n}")]
-    first = True
-    for event in events:
-        yield ("[\n" if first else ",\n") + textwrap.indent(json_document(event), "    ")
-        first = False
-    yield "[]\n}\n" if first else "\n  ]\n}\n"
 
 
 def _event(member: Any) -> dict[str, Any]:
@@ -173,11 +160,10 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
         outcome = ingest_files(ledger, batches, kind=kind, source="cli ingest", dry_run=dry_run, progress=progress, inputs=inputs)
     report = _ingest_report(goal, outcome, per_directory=bool(root))
     if fmt == "json":
-        pieces = streamed_json(report, report.pop("events")) if report["ok"] else iter([json_document(report) + "\n"])
+        pieces = json_listing(report, "events", report.pop("events")) if report["ok"] else iter([json_document(report) + "\n"])
     else:
         pieces = _markdown(report)
-    while text := "".join(itertools.islice(pieces, 1000)):  # (a write per thousand events, not per event)
-        click.echo(text, nl=False)
+    echo_pieces(pieces)
     ctx.exit(0 if report["ok"] else 1)
 
 

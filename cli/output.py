@@ -23,6 +23,7 @@ import io
 import itertools
 import json
 import shutil
+import textwrap
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -254,17 +255,23 @@ def echo_rows(
         click.echo(text)
 
 
-def echo_json_listing(head: Mapping[str, Any], name: str, items: Iterable[Any]) -> None:
-    """``head`` with ``name`` added as the list ``items``, printed as :func:`echo_json` prints the whole, an item at a time."""
-
-    def dumped(value: Any, indent: str = "") -> str:
-        return json_document(value).replace("\n", "\n" + indent)
-
-    click.echo("{")
-    for key, value in head.items():
-        click.echo(f"  {json.dumps(key)}: {dumped(value, '  ')},")
-    opened = False
+def json_listing(head: Mapping[str, Any], name: str, items: Iterable[Any]) -> Iterator[str]:
+    """``json_document({**head, name: list(items)})`` plus a newline, an item at a time (never all in memory)."""
+    opening = json_document({**head, name: []})
+    yield opening[: -len("[]\n}")]
+    first = True
     for item in items:
-        click.echo(("," if opened else f"  {json.dumps(name)}: [") + "\n    " + dumped(item, "    "), nl=False)
-        opened = True
-    click.echo("\n  ]\n}" if opened else f"  {json.dumps(name)}: []\n}}")
+        yield ("[\n" if first else ",\n") + textwrap.indent(json_document(item), "    ")
+        first = False
+    yield "[]\n}\n" if first else "\n  ]\n}\n"
+
+
+def echo_pieces(pieces: Iterator[str]) -> None:
+    """Print ``pieces`` as they come, a write per thousand of them (not one per listed item)."""
+    while text := "".join(itertools.islice(pieces, 1000)):
+        click.echo(text, nl=False)
+
+
+def echo_json_listing(head: Mapping[str, Any], name: str, items: Iterable[Any]) -> None:
+    """``head`` with ``name`` added as the list ``items``, printed as :func:`echo_json` prints the whole (:func:`json_listing`)."""
+    echo_pieces(json_listing(head, name, items))

@@ -247,13 +247,13 @@ def test_after_a_refusal_later_chunks_are_still_checked_not_appended(migrated_ur
 
 
 def test_the_streamed_ingest_report_is_the_json_of_the_whole_report():
-    from benchledger.cli.ingest import streamed_json
+    from benchledger.cli.output import json_listing
 
     report = {"ok": True, "goal_id": "g", "nested": {"a": [1, 2]}, "text": "é"}
     events = [{"event_id": "e1", "position": 1}, {"event_id": "e2", "position": 2, "source": "ü"}]
     for listed in ([], events[:1], events):
         expected = json.dumps({**report, "events": listed}, indent=2, ensure_ascii=False) + "\n"
-        assert "".join(streamed_json(report, iter(listed))) == expected
+        assert "".join(json_listing(report, "events", iter(listed))) == expected
 
 
 def test_a_manifest_may_list_more_members_than_a_document_may_hold():
