@@ -21,15 +21,16 @@ from typing import Any
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text, create_engine, insert, select
 
-from benchledger.ledger import canonical
-from benchledger.ledger.application import BatchRequest, ingest_many, replay
-from benchledger.ledger.bulk import ingest_batch_file
-from benchledger.ledger.folding import row_record
-from benchledger.ledger.intake.artifacts import to_artifact
-from benchledger.ledger.intake.files import parse_document
-from benchledger.ledger.schema import events as events_table
-from benchledger.ledger.store import Ledger, StoredEvent, normalize_url
-from benchledger.ledger.views import history, show
+from benchledger.ledger.read.views import history, show
+from benchledger.ledger.service.bulk import ingest_batch_file
+from benchledger.ledger.service.folding import row_record
+from benchledger.ledger.service.ingest import BatchRequest, ingest_many
+from benchledger.ledger.service.intake.artifacts import to_artifact
+from benchledger.ledger.service.intake.files import parse_document
+from benchledger.ledger.service.maintenance import replay
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.schema import events as events_table
+from benchledger.ledger.storage.store import Store, StoredEvent, normalize_url
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.linking import project_goal
 from benchmarks import workload as wl
@@ -121,7 +122,7 @@ def prepare(goals: list[wl.Goal]) -> Prepared:
     return Prepared(order, artifacts, len(sizes), sizes, raw)
 
 
-def bench_benchledger_ingest(ledger: Ledger, prep: Prepared, *, bulk: bool, profile_dir: Path | None = None) -> dict[str, Any]:
+def bench_benchledger_ingest(ledger: Store, prep: Prepared, *, bulk: bool, profile_dir: Path | None = None) -> dict[str, Any]:
     """The real path a user pays: parse + normalize (intake) + ingest (append, chain, inline projections).
 
     ``bulk``: each transaction holds the batches of :meth:`Prepared.transactions` (``ingest_many``);
@@ -150,7 +151,7 @@ def bench_benchledger_ingest(ledger: Ledger, prep: Prepared, *, bulk: bool, prof
     }
 
 
-def bench_store_only(ledger: Ledger, prep: Prepared) -> dict[str, Any]:
+def bench_store_only(ledger: Store, prep: Prepared) -> dict[str, Any]:
     """The store alone: the already-normalized artifacts appended with projections off (``materialize=False``).
 
     What remains is the at-rest guard, the idempotency check, the hash chain and
@@ -173,7 +174,7 @@ def write_batch_lines(prep: Prepared, path: Path) -> None:
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def bench_ingest_batches(ledger: Ledger, prep: Prepared, workdir: Path, profile_dir: Path | None = None) -> dict[str, Any]:
+def bench_ingest_batches(ledger: Store, prep: Prepared, workdir: Path, profile_dir: Path | None = None) -> dict[str, Any]:
     """``benchledger ingest-batches FILE`` in process (``ingest_batch_file``): every line validated, then appended.
 
     The file is written before the clock starts (it is the user's input); the
@@ -270,7 +271,7 @@ def bench_eventsourcing(env: dict[str, str], prep: Prepared, *, bulk: bool) -> d
 # ---------------------------------------------------------------------------------------------
 
 
-def bench_replay(ledger: Ledger, profile_dir: Path | None = None) -> dict[str, Any]:
+def bench_replay(ledger: Store, profile_dir: Path | None = None) -> dict[str, Any]:
     gc.collect()
     with maybe_profile(profile_dir is not None, profile_dir, f"replay_{ledger.dialect}"):
         start = time.perf_counter()
@@ -279,7 +280,7 @@ def bench_replay(ledger: Ledger, profile_dir: Path | None = None) -> dict[str, A
     return {"seconds": elapsed, "events": report["events"], "events_per_s": report["events"] / elapsed, "faulted": len(report["faulted"])}
 
 
-def bench_fold_only(ledger: Ledger) -> dict[str, Any]:
+def bench_fold_only(ledger: Store) -> dict[str, Any]:
     """Replay's CPU work alone: every goal's events (already read and decoded) folded into rows, serialized.
 
     No database at all: this is the ceiling the reducers and the linking
@@ -369,7 +370,7 @@ def bench_one_artifact(
     return {name: ({"median_s": statistics.median(v), "min_s": min(v), "n": len(v)} if v else None) for name, v in times.items()}
 
 
-def measure_latency(ledger: Ledger, goal_id: str, reps: int, profile_dir: Path | None, label: str) -> dict[str, Any]:
+def measure_latency(ledger: Store, goal_id: str, reps: int, profile_dir: Path | None, label: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, fn in (("history", history), ("show", show)):
         for _ in range(3):  # warm-up

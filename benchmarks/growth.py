@@ -38,10 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchledger.ledger.application import BatchRequest, ingest, ingest_many, replay
-from benchledger.ledger.intake.artifacts import to_artifact
-from benchledger.ledger.intake.files import parse_document
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.service.ingest import BatchRequest, ingest, ingest_many
+from benchledger.ledger.service.intake.artifacts import to_artifact
+from benchledger.ledger.service.intake.files import parse_document
+from benchledger.ledger.service.maintenance import replay
+from benchledger.ledger.storage.store import Store
 from benchmarks import workload as wl
 from benchmarks.contenders import BULK_ARTIFACTS, bench_fold_only
 from benchmarks.harness import find_benchledger, log, pct, timed_process
@@ -56,7 +57,7 @@ def artifacts_of(batch: wl.Batch) -> list:
     return [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents]
 
 
-def grow(ledger: Ledger, goal_id: str, attempts: int, seed: int) -> int:
+def grow(ledger: Store, goal_id: str, attempts: int, seed: int) -> int:
     """A goal of ``attempts`` attempts, ingested in transactions of whole batches (about 500 artifacts each)."""
     goal = wl.make_goal(wl.load_templates(), goal_id, random.Random(seed), attempts=attempts)
     group: list[BatchRequest] = []
@@ -71,7 +72,7 @@ def grow(ledger: Ledger, goal_id: str, attempts: int, seed: int) -> int:
 
 
 def goal_growth(workdir: Path, sizes: list[int], measured_attempts: int, seed: int) -> list[dict]:
-    ledger = Ledger.open(f"sqlite:///{workdir / 'growth.sqlite'}")
+    ledger = Store.open(f"sqlite:///{workdir / 'growth.sqlite'}")
     goals = {0: "fresh"}
     events = {0: 0}
     for attempts in sizes:
@@ -131,7 +132,7 @@ def one_run_file_process(workdir: Path, grown_goal: str, reps: int, seed: int) -
 
 
 def replay_on_cores(workdir: Path, target_events: int, seed: int, repeat: int) -> dict:
-    ledger = Ledger.open(f"sqlite:///{workdir / 'replay.sqlite'}")
+    ledger = Store.open(f"sqlite:///{workdir / 'replay.sqlite'}")
     templates = build_templates(wl.load_templates(), 24, seed)
     _goal, written = build_big_ledger(ledger, templates, target_events, 0)
     log(f"built a {written}-event ledger of {len(ledger.heads())} goals")

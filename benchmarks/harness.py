@@ -18,7 +18,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy import event as sa_event
 
-from benchledger.ledger.store import Ledger, normalize_url
+from benchledger.ledger.storage.store import Store, normalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,9 +102,9 @@ class Backend:
     def cleanup(self) -> None:
         raise NotImplementedError
 
-    def open_ledger(self, url: str) -> Ledger:
-        ledger = Ledger.open(url, migrate=False)
-        from benchledger.ledger.migrate import ensure_current, upgrade
+    def open_store(self, url: str) -> Store:
+        ledger = Store.open(url, migrate=False)
+        from benchledger.ledger.storage.migrate import ensure_current, upgrade
 
         if self.name == "postgresql":
             upgrade(ledger.engine)  # what `benchledger db upgrade` does, once per fresh database

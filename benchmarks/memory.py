@@ -34,9 +34,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchledger.ledger import canonical
-from benchledger.ledger.exchange import TRAILER_FORMAT, TRAILER_KEY
-from benchledger.ledger.verification import format_digest
+from benchledger.ledger.service.exchange import TRAILER_FORMAT, TRAILER_KEY
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.verification import format_digest
 from benchmarks import workload as wl
 from benchmarks.harness import find_benchledger, log
 from benchmarks.synthetic_ledger import build_templates, clone_goal

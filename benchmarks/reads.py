@@ -39,12 +39,12 @@ from urllib.parse import quote
 
 from sqlalchemy import create_engine, text
 
-from benchledger.ledger import views
-from benchledger.ledger.application import BatchRequest, ingest_many
-from benchledger.ledger.intake.artifacts import to_artifact
-from benchledger.ledger.intake.files import parse_document
-from benchledger.ledger.migrate import upgrade
-from benchledger.ledger.store import Ledger, create_ledger_engine, normalize_url
+from benchledger.ledger.read import views
+from benchledger.ledger.service.ingest import BatchRequest, ingest_many
+from benchledger.ledger.service.intake.artifacts import to_artifact
+from benchledger.ledger.service.intake.files import parse_document
+from benchledger.ledger.storage.migrate import upgrade
+from benchledger.ledger.storage.store import Store, create_ledger_engine, normalize_url
 from benchmarks import workload as wl
 from benchmarks.harness import find_benchledger, log, pct
 from benchmarks.memory import peak_rss
@@ -55,7 +55,7 @@ TARGETS = {"history --limit 50": 20.0, "show": 50.0}
 RSS_TARGET_MIB = 300
 
 
-def build_goal(ledger: Ledger, goal_id: str, events: int, seed: int) -> int:
+def build_goal(ledger: Store, goal_id: str, events: int, seed: int) -> int:
     """A workload goal of about ``events`` events, ingested as its batches in one transaction; returns its event count."""
     templates = wl.load_templates()
     # A workload attempt is about 5.7 events (two runs, a comparison, its batch, most often a post-launch check ...).
@@ -69,7 +69,7 @@ def build_goal(ledger: Ledger, goal_id: str, events: int, seed: int) -> int:
 
 
 def build(url: str, args: argparse.Namespace) -> None:
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         started = time.perf_counter()
         build_goal(ledger, SMALL, args.small_events, args.seed)
@@ -140,7 +140,7 @@ def measure(url: str, args: argparse.Namespace, *, build_first: bool) -> int:
         # high-water mark across fork and exec), and building the big goal takes gigabytes.
         sizes_args = ["--events", str(args.events), "--small-events", str(args.small_events), "--seed", str(args.seed)]
         subprocess.run([sys.executable, "-m", "benchmarks.reads", "--build-only", url, *sizes_args], check=True)
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         sizes = {goal: ledger.require_goal(goal)["last_version"] for goal in (SMALL, BIG)}
         steps = {goal: ledger.goal_projections(goal)[0].get("lifecycle-step", 0) for goal in (SMALL, BIG)}
@@ -150,7 +150,7 @@ def measure(url: str, args: argparse.Namespace, *, build_first: bool) -> int:
     print()
     print(f"| read (in process, {backend}, view + json.dumps) | 100-event goal p50 / p99 | 10^5-event goal p50 / p99 | ratio (p99) | target |")
     print("| --- | --- | --- | --- | --- |")
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         reads: dict[str, Callable[[str], Callable[[], Any]]] = {
             "history --limit 50": lambda goal: lambda: views.history(ledger, goal, limit=50),

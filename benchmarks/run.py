@@ -77,10 +77,10 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
 
     # 2. ingest throughput: bulk transactions (the target), and one transaction per batch
     url = backend.fresh_url("bulk")
-    ledger = backend.open_ledger(url)
+    ledger = backend.open_store(url)
     for mode, bulk in (("bulk", True), ("per_batch", False)):
         target_url = url if bulk else backend.fresh_url("per_batch")
-        target = ledger if bulk else backend.open_ledger(target_url)
+        target = ledger if bulk else backend.open_store(target_url)
         log(f"[{backend.name}] {mode} ingest: benchledger ({prep.artifact_count} artifacts, {len(prep.order)} batches, "
             f"{len(prep.transactions(bulk))} transactions)")
         res[f"{mode}_benchledger"] = bench_benchledger_ingest(target, prep, bulk=bulk)
@@ -104,20 +104,20 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
     ):
         log(f"[{backend.name}] bulk ingest: benchledger {label}")
         target_url = backend.fresh_url(mode)
-        target = backend.open_ledger(target_url)
+        target = backend.open_store(target_url)
         res[mode] = measure(target)
         log(f"    {res[mode]['events_per_s']:.0f} events/s")
         target.close()
         backend.drop(target_url)
     if profile_dir is not None:  # a separate, profiled pass into another fresh ledger (timings above stay clean)
         purl = backend.fresh_url("bulkprof")
-        pledger = backend.open_ledger(purl)
+        pledger = backend.open_store(purl)
         bench_benchledger_ingest(pledger, prep, bulk=True, profile_dir=profile_dir)
         bench_replay(pledger, profile_dir)
         pledger.close()
         backend.drop(purl)
         purl = backend.fresh_url("batchesprof")
-        pledger = backend.open_ledger(purl)
+        pledger = backend.open_store(purl)
         bench_ingest_batches(pledger, prep, workdir, profile_dir)
         pledger.close()
         backend.drop(purl)
@@ -145,7 +145,7 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
     res["latency"] = {}
     for size in s.sizes:
         url = backend.fresh_url(f"n{size}")
-        ledger = backend.open_ledger(url)
+        ledger = backend.open_store(url)
         log(f"[{backend.name}] building a {size}-event ledger")
         t0 = time.perf_counter()
         goal_id, written = build_big_ledger(ledger, tpls, size, measured_template)
@@ -153,7 +153,7 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
         verify_goal(ledger, goal_id)
         audited = None
         if s.audit_smallest and size == min(s.sizes):
-            from benchledger.ledger.application import audit
+            from benchledger.ledger.service.maintenance import audit
 
             audited = audit(ledger)["ok"]
             if not audited:

@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.storage.store import Store
 from benchmarks import workload as wl
 from benchmarks.harness import find_benchledger, log
 from benchmarks.reads import build_goal
@@ -36,7 +36,7 @@ TARGET_S = 1.0
 
 
 def build(path: Path, events: int, goal_events: int, seed: int) -> None:
-    ledger = Ledger.open(f"sqlite:///{path}")
+    ledger = Store.open(f"sqlite:///{path}")
     try:
         if ledger.head(GOAL) is not None:
             return
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     path = args.ledger or Path(f"/tmp/benchledger-serve-{args.events}.sqlite")
     build(path, args.events, args.goal_events, args.seed)
     url = f"sqlite:///{path}"
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         total, goals = ledger.event_count(), len(ledger.heads())
         goal_events = ledger.require_goal(GOAL)["last_version"]

@@ -24,7 +24,8 @@ from typing import Any
 
 import sqlalchemy.engine
 
-from benchledger.ledger import append, application, canonical, store
+from benchledger.ledger.service import ingest
+from benchledger.ledger.storage import append, canonical, store
 from benchmarks import workload as wl
 from benchmarks.contenders import HAVE_EVENTSOURCING, bench_eventsourcing, bench_store_only, prepare
 from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBackend
@@ -36,7 +37,7 @@ STAGES = (
     (canonical, "canonical_json", "canonical JSON, payload hash and event ids"),
     (append, "_copy_events", "insert (COPY)"),
     (store._TransactionContext, "__exit__", "commit"),
-    (application, "members_as_stored", "member ids stored under content-only ids (members_as_stored)"),
+    (ingest, "members_as_stored", "member ids stored under content-only ids (members_as_stored)"),
     (append.Transaction, "events_by_id", "duplicate and regrouping look-ups by id"),
     (append, "chained_record", "hash chain and records"),
     (append, "_event_from_record", "StoredEvent objects"),
@@ -85,7 +86,7 @@ def measure(backend: Backend, goals: int, runs: int, seed: int) -> None:
     measured = []
     for run in range(runs):
         url = backend.fresh_url(f"stages{run}")
-        ledger = backend.open_ledger(url)
+        ledger = backend.open_store(url)
         clock.seconds.clear()
         seconds = bench_store_only(ledger, prep)["seconds"]
         stages = dict(clock.seconds)

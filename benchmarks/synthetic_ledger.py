@@ -3,7 +3,7 @@
 Ingesting a million events through the CLI would take hours, so real goals
 are ingested once (templates) and cloned under new goal ids and positions.
 Each clone's rows are built by the store's own record builder
-(:func:`benchledger.ledger.event_records.chained_record`: event ids, batch
+(:func:`benchledger.ledger.storage.event_records.chained_record`: event ids, batch
 manifests naming the clone's events, the hash chain over every stored field),
 so a built ledger audits clean and its goals equal ordinary ingests."""
 
@@ -18,16 +18,16 @@ from typing import Any
 
 from sqlalchemy import Table, insert, text
 
-from benchledger.ledger import canonical
-from benchledger.ledger.application import ingest
-from benchledger.ledger.event_records import chained_record, head_record
-from benchledger.ledger.folding import row_record
-from benchledger.ledger.intake.artifacts import to_artifact
-from benchledger.ledger.intake.files import parse_document
-from benchledger.ledger.schema import events as events_table
-from benchledger.ledger.schema import projection_rows as projection_table
-from benchledger.ledger.schema import stream_heads
-from benchledger.ledger.store import Ledger, NewEvent, StoredEvent
+from benchledger.ledger.service.folding import row_record
+from benchledger.ledger.service.ingest import ingest
+from benchledger.ledger.service.intake.artifacts import to_artifact
+from benchledger.ledger.service.intake.files import parse_document
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.event_records import chained_record, head_record
+from benchledger.ledger.storage.schema import events as events_table
+from benchledger.ledger.storage.schema import projection_rows as projection_table
+from benchledger.ledger.storage.schema import stream_heads
+from benchledger.ledger.storage.store import NewEvent, Store, StoredEvent
 from benchledger.projections.linking import BATCH_KIND, CHECKPOINT, COMPARISON_INDEX, STEP, project_goal, step_key
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE
@@ -50,7 +50,7 @@ class TemplateGoal:
 
 
 def build_templates(templates: wl.Templates, count: int, seed: int) -> list[TemplateGoal]:
-    ledger = Ledger.in_memory()
+    ledger = Store.in_memory()
     goals = wl.make_workload(templates, count, seed, prefix="tpl")
     out = []
     for goal in goals:
@@ -74,7 +74,7 @@ def build_templates(templates: wl.Templates, count: int, seed: int) -> list[Temp
 def clone_goal(tpl: TemplateGoal, goal_id: str, positions: list[int], stamps: list[str]) -> tuple[list[dict], list[dict], dict]:
     """The events, projection rows and stream head ``tpl`` would have had as ``goal_id`` at ``positions``.
 
-    Built as ``Ledger.append`` builds them: event ids from (goal, kind, payload hash, source hash), batch manifests
+    Built as ``Store.append`` builds them: event ids from (goal, kind, payload hash, source hash), batch manifests
     naming the clone's event ids, and the store's own :func:`chained_record` for the hash chain.
     """
     new_ids: list[str] = []
@@ -122,7 +122,7 @@ def _renamed_ids(value: Any, id_map: dict[str, str]) -> Any:
     return id_map.get(value, value) if isinstance(value, str) else value
 
 
-def build_big_ledger(ledger: Ledger, tpls: list[TemplateGoal], target_events: int, measured_template: int, window: int = 100) -> tuple[str, int]:
+def build_big_ledger(ledger: Store, tpls: list[TemplateGoal], target_events: int, measured_template: int, window: int = 100) -> tuple[str, int]:
     """Fill ``ledger`` with ordinary goals (clones of real goals) until it holds ``target_events``.
 
     Goals arrive in waves of ``window`` that progress together (their batches
@@ -224,7 +224,7 @@ def build_big_ledger(ledger: Ledger, tpls: list[TemplateGoal], target_events: in
     return measured, written
 
 
-def verify_goal(ledger: Ledger, goal_id: str) -> None:
+def verify_goal(ledger: Store, goal_id: str) -> None:
     """The measured goal's stored projections equal a fold of its events (the clone is a real goal)."""
     events = ledger.read_goal(goal_id)
     want = sorted((row_record(goal_id, r) for r in project_goal(events, strict=True).rows.values()), key=lambda r: (r["projection"], r["key"]))

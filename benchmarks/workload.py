@@ -90,10 +90,10 @@ def _load(path: Path) -> Any:
 
 def load_templates() -> Templates:
     """Every well-formed input document of the corpus, by kind (deduplicated, in a stable order)."""
-    from benchledger.ledger.canonical import canonical_json
-    from benchledger.ledger.intake.artifacts import to_artifact
-    from benchledger.ledger.intake.files import parse_document
-    from benchledger.ledger.storage_guard import payload_problems
+    from benchledger.ledger.service.intake.artifacts import to_artifact
+    from benchledger.ledger.service.intake.files import parse_document
+    from benchledger.ledger.storage.canonical import canonical_json
+    from benchledger.ledger.storage.guard import payload_problems
     from benchledger.projections.artifacts import IntakeError
     from benchledger.projections.artifacts.kinds import detect_kind
 

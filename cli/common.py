@@ -22,7 +22,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from benchledger.errors import SHOWN_PROBLEMS, InvalidInput, capped
-from benchledger.ledger.store import GOAL_ID_PATTERN
+from benchledger.ledger.storage.store import GOAL_ID_PATTERN
 
 GOAL_ALIASES = ("--goal-id",)
 
@@ -48,14 +48,14 @@ def complete_goal_names(ctx: click.Context, param: click.Parameter, incomplete: 
     A completion runs on every Tab press: it never creates the embedded ledger
     and never prints an error into the user's command line.
     """
-    from benchledger.ledger.config import existing_url
-    from benchledger.ledger.store import Ledger
+    from benchledger.ledger.storage.config import existing_url
+    from benchledger.ledger.storage.store import Store
 
     try:
         url = existing_url(ctx.find_root().params.get("database_url"))
         if url is None:
             return []
-        ledger = Ledger.open(url, migrate=False)
+        ledger = Store.open(url, migrate=False)
         try:
             names = [head["goal_id"] for head in ledger.heads()]
         finally:
@@ -229,14 +229,14 @@ def input_path(file: str) -> Iterator[tuple[str, str]]:
 
 
 @contextmanager
-def open_ledger(ctx: click.Context) -> Iterator[Any]:
+def open_store(ctx: click.Context) -> Iterator[Any]:
     """Open the ledger the root options name (its errors are reported by ``cli.main``).
 
     Creating the embedded default is said on stderr: a mistyped
     ``BENCHLEDGER_HOME`` would otherwise look like a ledger that lost its goals.
     """
-    from benchledger.ledger import open_ledger as open_at
-    from benchledger.ledger.config import new_default_ledger
+    from benchledger.ledger import open_store as open_at
+    from benchledger.ledger.storage.config import new_default_ledger
 
     url = (ctx.find_root().obj or {}).get("database_url")
     created = new_default_ledger(url)

@@ -6,7 +6,7 @@ import click
 
 
 def _url(ctx: click.Context) -> str:
-    from benchledger.ledger.config import resolve_url
+    from benchledger.ledger.storage.config import resolve_url
 
     return resolve_url((ctx.find_root().obj or {}).get("database_url"))
 

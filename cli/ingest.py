@@ -9,12 +9,12 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
+from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_store
 from benchledger.cli.output import echo_json, echo_pieces, format_option, json_document, json_listing
 from benchledger.errors import SHOWN_PROBLEMS, capped
-from benchledger.ledger.application import retract
-from benchledger.ledger.bulk import DocumentBatch, directory_batches, ingest_batch_file, ingest_files
-from benchledger.ledger.intake.files import expand_paths
+from benchledger.ledger.service.bulk import DocumentBatch, directory_batches, ingest_batch_file, ingest_files
+from benchledger.ledger.service.intake.files import expand_paths
+from benchledger.ledger.service.retract import retract
 from benchledger.projections.artifacts import KINDS
 from benchledger.projections.linking import claim_review_without_runs
 
@@ -156,7 +156,7 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     else:
         batches, inputs = [DocumentBatch(goal, expand_paths(list(paths)))], ", ".join(paths)
     bar, progress = _progress(sum(len(b.files) for b in batches))
-    with open_ledger(ctx) as ledger, bar:
+    with open_store(ctx) as ledger, bar:
         outcome = ingest_files(ledger, batches, kind=kind, source="cli ingest", dry_run=dry_run, progress=progress, inputs=inputs)
     report = _ingest_report(goal, outcome, per_directory=bool(root))
     if fmt == "json":
@@ -198,7 +198,7 @@ def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
     """
     with contextlib.ExitStack() as stack:
         path, name = stack.enter_context(input_path(file))
-        ledger = stack.enter_context(open_ledger(ctx))
+        ledger = stack.enter_context(open_store(ctx))
         bar = None
         if sys.stderr.isatty():
             bar = stack.enter_context(click.progressbar(length=1, label="appending artifacts", file=sys.stderr))
@@ -249,7 +249,7 @@ def retract_command(ctx: click.Context, event_ids: tuple[str, ...], reason: str,
     retraction, and `--as-of` a position before it shows the old view.
     Event ids are in `history --format json` (or `--wide`).
     """
-    with open_ledger(ctx) as ledger:
+    with open_store(ctx) as ledger:
         appended = retract(ledger, list(event_ids), reason, goal_id=goal)
     event = appended.event
     report = {

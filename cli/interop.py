@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import capped_lists, echo_errors, goal_option, input_path, open_ledger
+from benchledger.cli.common import capped_lists, echo_errors, goal_option, input_path, open_store
 from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
 from benchledger.errors import SHOWN_PROBLEMS, capped
 
@@ -63,13 +63,13 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     then how many more), exit 1.
     Importing the same history again appends nothing.
     """
-    from benchledger.ledger.loopx_import import ImportReport, import_plan, plan_import
+    from benchledger.ledger.service.loopx_import import ImportReport, import_plan, plan_import
 
     plan = plan_import(path, goal)
     if plan.refused:
         report = ImportReport(goal, plan, 0, 0, dry_run).as_dict()
     else:
-        with open_ledger(ctx) as ledger:
+        with open_store(ctx) as ledger:
             report = import_plan(ledger, goal, plan, dry_run=dry_run).as_dict()
     if not report["ok"]:
         echo_errors([f"{r['source']}: {r['reason']}" for r in report["refused"]])
@@ -156,7 +156,7 @@ def runs_command(
     if summary and limit is not None:
         raise click.UsageError("--limit does not apply to --summary (one row per benchmark and arm)", ctx)
     filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
-    with open_ledger(ctx) as ledger:
+    with open_store(ctx) as ledger:
         if paired:
             _echo_listing("pairs", select_pairs(ledger, **filters)[:limit], PAIR_HEADERS, _pair_row, fmt, wide)
         elif summary:
@@ -220,9 +220,9 @@ def export_command(ctx: click.Context, goal: str | None) -> None:
 
     Example: benchledger export > ledger.ndjson
     """
-    from benchledger.ledger.exchange import export_lines
+    from benchledger.ledger.service.exchange import export_lines
 
-    with open_ledger(ctx) as ledger:
+    with open_store(ctx) as ledger:
         for line in export_lines(ledger, goal_id=goal):
             # Bytes go to the binary stream: UTF-8 whatever the terminal's locale.
             click.echo(line.encode("utf-8"))
@@ -253,9 +253,9 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
     imported goals are rebuilt in the same transaction. A ledger that already
     holds events is refused.
     """
-    from benchledger.ledger.exchange import ExportRefused, import_export
+    from benchledger.ledger.service.exchange import ExportRefused, import_export
 
-    with input_path(file) as (path, name), open_ledger(ctx) as ledger:
+    with input_path(file) as (path, name), open_store(ctx) as ledger:
         try:
             result = import_export(ledger, path, unverifiable_tail=unverifiable_tail, name=name).as_dict()
         except ExportRefused as exc:

@@ -164,8 +164,8 @@ class _OutputStream:
 
 def _commits_so_far() -> int:
     """Write transactions this process committed (0 before the store is even imported: a command that never opened a ledger)."""
-    store = sys.modules.get("benchledger.ledger.store")
-    return store.Ledger.writes_committed if store is not None else 0
+    store = sys.modules.get("benchledger.ledger.storage.store")
+    return store.Store.writes_committed if store is not None else 0
 
 
 def _report_interruption(ctx: click.Context, committed: int) -> None:

@@ -106,7 +106,7 @@ def printable(text: str, encoding: str | None = None) -> str:
 
 def json_document(value: Any) -> str:
     """``value`` as every ``--format json`` prints it: indented, non-ASCII kept, lone surrogates escaped."""
-    from benchledger.ledger.canonical import escape_lone_surrogates
+    from benchledger.ledger.storage.canonical import escape_lone_surrogates
 
     return escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
 

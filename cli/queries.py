@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import capped_lists, goal_filter, open_ledger, with_goal
+from benchledger.cli.common import capped_lists, goal_filter, open_store, with_goal
 from benchledger.cli.output import echo_json, echo_json_listing, echo_rows, format_option, utc_text, wide_option
 from benchledger.errors import capped
 from benchledger.projections.linking import EVENT_KINDS
@@ -40,9 +40,9 @@ def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
 @click.pass_context
 def info_command(ctx: click.Context, fmt: str) -> None:
     """Which ledger the commands use: its URL (password redacted), backend, schema revision, events, goals, file size."""
-    from benchledger.ledger.views import info
+    from benchledger.ledger.read.views import info
 
-    with open_ledger(ctx) as ledger:
+    with open_store(ctx) as ledger:
         facts = info(ledger)
     if fmt == "json":
         echo_json(facts)
@@ -73,9 +73,9 @@ def goals_command(ctx: click.Context, limit: int | None, fmt: str, wide: bool) -
 
     Printed as they are read, a page of goals at a time.
     """
-    from benchledger.ledger.views import goal_listing
+    from benchledger.ledger.read.views import goal_listing
 
-    with open_ledger(ctx) as ledger, ledger.snapshot() as view:
+    with open_store(ctx) as ledger, ledger.snapshot() as view:
         listing = goal_listing(view, limit=limit)
         if fmt == "json":
             echo_json_listing({}, "goals", listing)
@@ -103,11 +103,11 @@ def show_command(
     each per-batch, per-run and per-step projection; --projection NAME lists
     the rest (--key, --limit, --offset).
     """
-    from benchledger.ledger.views import show
+    from benchledger.ledger.read.views import show
 
     if projection is None and (key is not None or limit is not None or offset):
         raise click.UsageError("--key, --limit and --offset go with --projection NAME", ctx)
-    with open_ledger(ctx) as ledger:
+    with open_store(ctx) as ledger:
         view = show(ledger, goal, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
     if fmt == "json":
         echo_json(view)
@@ -168,10 +168,10 @@ def history_command(
     states, where it states one (a LoopX run-ledger row's recorded_at), both UTC.
     Entries are read from the stored lifecycle steps and printed as they are read.
     """
-    from benchledger.ledger.views import HistoryFilter, history_reader
+    from benchledger.ledger.read.views import HistoryFilter, history_reader
 
     query = HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only)
-    with open_ledger(ctx) as ledger, history_reader(ledger, goal, query) as view:
+    with open_store(ctx) as ledger, history_reader(ledger, goal, query) as view:
         if fmt == "json":
             echo_json_listing({"goal_id": goal, "as_of_position": view.as_of_position}, "entries", view.entries)
             return
@@ -209,9 +209,9 @@ def status_command(ctx: click.Context, fmt: str) -> None:
 
     Exits 1 when anything needs `benchledger replay`.
     """
-    from benchledger.ledger.application import status
+    from benchledger.ledger.service.maintenance import status
 
-    with open_ledger(ctx) as ledger:
+    with open_store(ctx) as ledger:
         report = status(ledger)
     if fmt == "json":
         echo_json(capped_lists(report, faulted="faulted_count", lagging_goals="lagging_goal_count"))
@@ -262,10 +262,10 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     """
     import time
 
-    from benchledger.ledger.application import replay
+    from benchledger.ledger.service.maintenance import replay
 
     started = time.perf_counter()
-    with open_ledger(ctx) as ledger:
+    with open_store(ctx) as ledger:
         total = ledger.require_goal(goal)["last_version"] if goal else ledger.event_count()
         bar = _progress_bar(total, "replaying")
         try:
@@ -299,8 +299,8 @@ def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | Non
 
     Exits 1 when any problem is found. See docs/hash-chain.md for the digest.
     """
-    from benchledger.ledger.application import audit
-    with open_ledger(ctx) as ledger:
+    from benchledger.ledger.service.maintenance import audit
+    with open_store(ctx) as ledger:
         bar = _progress_bar(ledger.require_goal(goal)["last_version"] if goal else ledger.event_count(), "auditing")
         try:
             report = audit(ledger, goal_id=goal, expect_digest=expect_digest, jobs=jobs, progress=bar.update if bar else None)

@@ -17,10 +17,10 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.common import goal_option, open_store
 from benchledger.cli.output import format_option
-from benchledger.ledger.application import evaluate_and_keep, evaluate_review
-from benchledger.ledger.intake.reading import read_json
+from benchledger.ledger.service.intake.reading import read_json
+from benchledger.ledger.service.reviews import evaluate_and_keep, evaluate_review
 from benchledger.projections import REVIEW_MODULES, review_module
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import KIND_SCHEMAS, normalize
@@ -128,7 +128,7 @@ def load_input(path: str, flag: str, kind: str, *, repeatable: bool = False) -> 
 
 
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:
-    from benchledger.ledger.canonical import escape_lone_surrogates
+    from benchledger.ledger.storage.canonical import escape_lone_surrogates
 
     if fmt == "json":
         text = json.dumps(payload, indent=2, ensure_ascii=False)
@@ -154,7 +154,7 @@ def run_review(
     else:
         goal = ctx.meta.get(GOAL_META)
         if goal:
-            with open_ledger(ctx) as ledger:
+            with open_store(ctx) as ledger:
                 payload, _ = evaluate_and_keep(ledger, goal, name, artifacts, options)
         else:
             payload, _ = evaluate_review(name, artifacts, options)

@@ -3,10 +3,10 @@
 Open a ledger, put evidence in, ask it questions; every ``benchledger``
 command is one call into these names::
 
-    from benchledger.ledger import open_ledger, ingest, history
-    from benchledger.ledger.intake.artifacts import collect_artifacts
+    from benchledger.ledger import open_store, ingest, history
+    from benchledger.ledger.service.intake.artifacts import collect_artifacts
 
-    ledger = open_ledger("sqlite:///team.sqlite")   # None: the embedded default
+    ledger = open_store("sqlite:///team.sqlite")   # None: the embedded default
     try:
         artifacts, sources, errors = collect_artifacts(["run.json"], None)
         ingest(ledger, "goal-1", artifacts, source="nightly")
@@ -27,34 +27,34 @@ from typing import Any
 
 # public name -> the module that defines it
 _API = {
-    "Ledger": "benchledger.ledger.store",
-    "open_ledger": "benchledger.ledger.store",
-    "ingest": "benchledger.ledger.application",
-    "ingest_many": "benchledger.ledger.application",
-    "BatchRequest": "benchledger.ledger.application",
-    "evaluate_review": "benchledger.ledger.application",
-    "evaluate_and_keep": "benchledger.ledger.application",
-    "execute_baseline_failure_gate": "benchledger.ledger.application",
-    "replay": "benchledger.ledger.application",
-    "retract": "benchledger.ledger.application",
-    "status": "benchledger.ledger.application",
-    "audit": "benchledger.ledger.application",
-    "goals": "benchledger.ledger.views",
-    "info": "benchledger.ledger.views",
-    "show": "benchledger.ledger.views",
-    "history": "benchledger.ledger.views",
-    "list_runs": "benchledger.ledger.runs",
-    "select_runs": "benchledger.ledger.runs",
-    "select_pairs": "benchledger.ledger.runs",
-    "run_pass_rates": "benchledger.ledger.runs",
-    "export_lines": "benchledger.ledger.exchange",
-    "import_export": "benchledger.ledger.exchange",
-    "plan_import": "benchledger.ledger.loopx_import",
-    "import_plan": "benchledger.ledger.loopx_import",
-    "upgrade_ledger": "benchledger.ledger.migrate",
-    "upgrade_sql": "benchledger.ledger.migrate",
-    "ledger_revision": "benchledger.ledger.migrate",
-    "HEAD_REVISION": "benchledger.ledger.migrate",
+    "Store": "benchledger.ledger.storage.store",
+    "open_store": "benchledger.ledger.storage.store",
+    "ingest": "benchledger.ledger.service.ingest",
+    "ingest_many": "benchledger.ledger.service.ingest",
+    "BatchRequest": "benchledger.ledger.service.ingest",
+    "evaluate_review": "benchledger.ledger.service.reviews",
+    "evaluate_and_keep": "benchledger.ledger.service.reviews",
+    "execute_baseline_failure_gate": "benchledger.ledger.service.reviews",
+    "replay": "benchledger.ledger.service.maintenance",
+    "retract": "benchledger.ledger.service.retract",
+    "status": "benchledger.ledger.service.maintenance",
+    "audit": "benchledger.ledger.service.maintenance",
+    "goals": "benchledger.ledger.read.views",
+    "info": "benchledger.ledger.read.views",
+    "show": "benchledger.ledger.read.views",
+    "history": "benchledger.ledger.read.views",
+    "list_runs": "benchledger.ledger.read.runs",
+    "select_runs": "benchledger.ledger.read.runs",
+    "select_pairs": "benchledger.ledger.read.runs",
+    "run_pass_rates": "benchledger.ledger.read.runs",
+    "export_lines": "benchledger.ledger.service.exchange",
+    "import_export": "benchledger.ledger.service.exchange",
+    "plan_import": "benchledger.ledger.service.loopx_import",
+    "import_plan": "benchledger.ledger.service.loopx_import",
+    "upgrade_ledger": "benchledger.ledger.storage.migrate",
+    "upgrade_sql": "benchledger.ledger.storage.migrate",
+    "ledger_revision": "benchledger.ledger.storage.migrate",
+    "HEAD_REVISION": "benchledger.ledger.storage.migrate",
 }
 
 __all__ = sorted(_API)

@@ -7,7 +7,7 @@ server operator can review it before applying it.
 
 from alembic import context
 
-from benchledger.ledger.schema import metadata
+from benchledger.ledger.storage.schema import metadata
 
 config = context.config
 

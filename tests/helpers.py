@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from benchledger.cli.main import cli
-from benchledger.ledger.schema import metadata
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.storage.schema import metadata
+from benchledger.ledger.storage.store import Store
 
 
 def invoke(url, *args, input=None, env=None):
@@ -18,7 +18,7 @@ def invoke(url, *args, input=None, env=None):
 
 def row_counts(url) -> dict[str, int]:
     """Rows per table of the ledger at ``url`` (what "nothing written" is checked against)."""
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         with ledger.engine.connect() as connection:
             return {t.name: connection.execute(select(func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables}
@@ -34,13 +34,13 @@ def ingest_unguarded(url, goal, artifacts, *, source):
     """
     import pytest
 
-    from benchledger.ledger.application import ingest
-    from benchledger.ledger.intake.artifacts import Artifact
+    from benchledger.ledger.service.ingest import ingest
+    from benchledger.ledger.service.intake.artifacts import Artifact
 
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(Ledger, "persistent", property(lambda self: False))
+            patch.setattr(Store, "persistent", property(lambda self: False))
             ingest(ledger, goal, [Artifact(kind, payload) for kind, payload in artifacts], source=source)
     finally:
         ledger.close()

@@ -1,6 +1,6 @@
 """Record the store's guard decisions on a large fixed input set, for tests/test_guard_decisions.py.
 
-The guard (``ledger.storage_guard``) is screened for speed; its decisions must
+The guard (``ledger.storage.guard``) is screened for speed; its decisions must
 not move when the screens do. This script records what the guard answers —
 every problem of :func:`storage_problems`, with its message, and
 :func:`privacy_rule` / :func:`is_credential_field` on single texts — on:
@@ -27,8 +27,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.storage_guard import Storable, is_credential_field, privacy_rule, storage_problems
+from benchledger.ledger.storage.canonical import canonical_json
+from benchledger.ledger.storage.guard import Storable, is_credential_field, privacy_rule, storage_problems
 from benchledger.projections.linking import BATCH_KIND
 
 ROOT = Path(__file__).resolve().parent.parent

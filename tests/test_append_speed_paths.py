@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from sqlalchemy import insert, text
 from sqlalchemy.exc import IntegrityError
 
-from benchledger.ledger import canonical
-from benchledger.ledger.append import NewEvent
-from benchledger.ledger.schema import events
-from benchledger.ledger.verification import verify_events
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.append import NewEvent
+from benchledger.ledger.storage.schema import events
+from benchledger.ledger.storage.verification import verify_events
 from tests import helpers
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from benchledger.cli.main import cli
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.storage.store import Store
 from tests.conformance.cases import CORPUS
 
 CASE = CORPUS / "cases" / "baseline-failure-gate" / "baseline-gate-01"
@@ -26,7 +26,7 @@ def test_execute_appends_the_batch_and_keeps_the_gate(migrated_url, monkeypatch)
     assert payload["ok"] is True and payload["appended"] is True and payload["dry_run"] is False
     assert payload["goal_id"] == "gate-goal"
     assert payload["global_sync"]["skipped"] is True  # the case passes --no-global-sync
-    ledger = Ledger.open(migrated_url)
+    ledger = Store.open(migrated_url)
     events = ledger.read_goal("gate-goal")
     assert [e.kind for e in events] == ["result", "ingest_batch"]
     batch = events[-1]
@@ -46,11 +46,11 @@ def test_execute_without_goal_id_is_the_reference_error(migrated_url, monkeypatc
     result = run_gate(migrated_url, monkeypatch, "--execute")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["error"] == "benchmark baseline-failure-gate requires --goal-id with --execute"
-    assert Ledger.open(migrated_url).event_count() == 0
+    assert Store.open(migrated_url).event_count() == 0
 
 
 def test_execute_refuses_a_goal_id_the_ledger_cannot_name(migrated_url, monkeypatch):
     result = run_gate(migrated_url, monkeypatch, "--execute", "--goal-id", "has space")
     assert result.exit_code == 1
     assert "invalid goal id" in json.loads(result.stdout)["error"]
-    assert Ledger.open(migrated_url).event_count() == 0
+    assert Store.open(migrated_url).event_count() == 0

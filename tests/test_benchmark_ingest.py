@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.storage.store import Store
 from benchmarks import growth, run
 from benchmarks.contenders import HAVE_EVENTSOURCING
 from tests.conftest import POSTGRES_URL
@@ -43,7 +43,7 @@ def test_growth_ingests_one_run_file_as_a_process_into_the_grown_goal_and_fresh_
     out = capsys.readouterr().out
     assert "| `benchledger ingest` of one run file (subprocess, median of 2) | into a fresh goal | into the 20-attempt goal |" in out
     assert "| whole process, start to exit |" in out and "| `replay --jobs 2` |" in out
-    ledger = Ledger.open(f"sqlite:///{tmp_path / 'growth.sqlite'}")
+    ledger = Store.open(f"sqlite:///{tmp_path / 'growth.sqlite'}")
     try:
         goals = {head["goal_id"]: head["last_version"] for head in ledger.heads()}
     finally:

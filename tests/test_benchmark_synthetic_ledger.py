@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchledger.ledger.application import audit
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.service.maintenance import audit
+from benchledger.ledger.storage.store import Store
 from benchmarks import workload
 from benchmarks.synthetic_ledger import build_big_ledger, build_templates, clone_goal, verify_goal
 
@@ -27,7 +27,7 @@ def test_a_clone_in_place_is_the_appended_goal_byte_for_byte(templates):
 
 
 def test_a_built_ledger_audits_clean(migrated_url, templates):
-    ledger = Ledger.open(migrated_url)
+    ledger = Store.open(migrated_url)
     try:
         measured, written = build_big_ledger(ledger, templates, target_events=300, measured_template=1, window=4)
         assert written == ledger.event_count() >= 300

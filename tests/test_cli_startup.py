@@ -32,10 +32,10 @@ NOT_FOR_AN_INGEST = (
     "benchledger.cli.report",
     "benchledger.cli.reviews",
     "benchledger.cli.web",
-    "benchledger.ledger.exchange",
-    "benchledger.ledger.loopx_import",
-    "benchledger.ledger.report_views",
-    "benchledger.ledger.views",
+    "benchledger.ledger.service.exchange",
+    "benchledger.ledger.service.loopx_import",
+    "benchledger.ledger.read.report_views",
+    "benchledger.ledger.read.views",
 )
 
 
@@ -132,8 +132,8 @@ def test_opening_a_postgresql_ledger_sends_only_what_it_needs(migrated_url):
     import psycopg2.extras
     from sqlalchemy import event
 
-    from benchledger.ledger.engine import create_ledger_engine
-    from benchledger.ledger.migrate import ensure_current
+    from benchledger.ledger.storage.engine import create_ledger_engine
+    from benchledger.ledger.storage.migrate import ensure_current
 
     sent: list[str] = []
 

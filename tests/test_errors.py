@@ -135,7 +135,7 @@ def test_the_installed_entry_point_prints_no_traceback(tmp_path):
 
 
 def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch, tmp_path):
-    from benchledger.ledger import views
+    from benchledger.ledger.read import views
 
     monkeypatch.delenv("BENCHLEDGER_DEBUG")
 

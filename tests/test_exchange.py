@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.ledger.exchange import TRAILER_KEY
-from benchledger.ledger.schema import events
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.service.exchange import TRAILER_KEY
+from benchledger.ledger.storage.schema import events
+from benchledger.ledger.storage.store import Store
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke, row_counts
 
@@ -57,7 +57,7 @@ def audit_digest(url: str, *args: str) -> str:
 
 def stored_state(url: str) -> tuple[list[dict], list[dict], dict[str, dict[str, int]]]:
     """A ledger's stream heads, projection rows and stored row counts (by goal)."""
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         heads = ledger.heads()
         return heads, ledger.projection_rows(), {h["goal_id"]: ledger.projection_counts(h["goal_id"]) for h in heads}
@@ -86,7 +86,7 @@ def write_lines(path: Path, records: list[dict]) -> Path:
 
 def test_export_lines_are_every_stored_field_in_position_order(sqlite_source):
     *lines, _trailer = export(sqlite_source).splitlines()
-    ledger = Ledger.open(sqlite_source)
+    ledger = Store.open(sqlite_source)
     try:
         stored = list(ledger.read_all())
     finally:
@@ -179,7 +179,7 @@ def swap(records: list[dict]) -> list[dict]:
 def non_canonical(records: list[dict]) -> list[dict]:
     import hashlib
 
-    from benchledger.ledger import canonical
+    from benchledger.ledger.storage import canonical
 
     body = json.dumps(json.loads(records[0]["payload"]), indent=1)
     records[0]["payload"], records[0]["payload_sha256"] = body, hashlib.sha256(body.encode()).hexdigest()
@@ -395,7 +395,7 @@ def test_import_ndjson_refuses_what_is_not_a_regular_file_without_hanging(ledger
 
 
 def test_an_over_long_line_is_refused_when_the_reading_reaches_it(ledger, ledger_url, tmp_path, monkeypatch):
-    from benchledger.ledger import exchange
+    from benchledger.ledger.service import exchange
 
     monkeypatch.setattr(exchange, "MAX_EXPORT_LINE_BYTES", 1000)
     dump = tmp_path / "long.ndjson"

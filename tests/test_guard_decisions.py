@@ -14,7 +14,8 @@ import json
 
 import pytest
 
-from benchledger.ledger.storage_guard import is_credential_field, privacy_rule
+from benchledger.ledger.storage import guard
+from benchledger.ledger.storage.guard import is_credential_field, privacy_rule
 from tests.record_guard_decisions import FIXTURE, corpus_case, corpus_digest, decisions
 
 
@@ -68,8 +69,8 @@ def corpus_digest_or_none(path: str) -> str | None:
 )
 def test_a_payload_screened_twice_gets_the_walks_answer(payload):
     """Once when its texts are new, once when they have been screened before (the second answer comes from the cache)."""
-    from benchledger.ledger.canonical import canonical_json
-    from benchledger.ledger.storage_guard import payload_problems
+    from benchledger.ledger.storage.canonical import canonical_json
+    from benchledger.ledger.storage.guard import payload_problems
     from tests.test_intake_fast_paths import refused_places_by_definition
 
     body = canonical_json(payload)
@@ -81,9 +82,8 @@ def test_a_payload_screened_twice_gets_the_walks_answer(payload):
 
 
 def test_the_cache_of_screened_texts_stays_bounded():
-    from benchledger.ledger import storage_guard
 
-    for start in range(0, storage_guard._SCREENED_CLEAN_LIMIT + 1000, 500):
+    for start in range(0, guard._SCREENED_CLEAN_LIMIT + 1000, 500):
         payload = [f"text-{n}" for n in range(start, start + 500)]
-        assert storage_guard.payload_problems(payload, json.dumps(payload, separators=(",", ":"))) == []
-        assert len(storage_guard._SCREENED_CLEAN) <= storage_guard._SCREENED_CLEAN_LIMIT
+        assert guard.payload_problems(payload, json.dumps(payload, separators=(",", ":"))) == []
+        assert len(guard._SCREENED_CLEAN) <= guard._SCREENED_CLEAN_LIMIT

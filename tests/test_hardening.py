@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from benchledger.ledger.migrate import HEAD_REVISION
-from benchledger.ledger.store import normalize_url
+from benchledger.ledger.storage.migrate import HEAD_REVISION
+from benchledger.ledger.storage.store import normalize_url
 from tests.helpers import ingest_unguarded, invoke, row_counts
 
 VALID = Path(__file__).parent / "hostile" / "valid"
@@ -267,7 +267,7 @@ def test_a_server_that_does_not_answer_is_given_up_after_the_connect_timeout(mon
     import psycopg2
 
     from benchledger.errors import LedgerUnavailable
-    from benchledger.ledger.engine import create_ledger_engine, database_errors_as_unavailable
+    from benchledger.ledger.storage.engine import create_ledger_engine, database_errors_as_unavailable
 
     seen = {}
 

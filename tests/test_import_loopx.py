@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.ledger.loopx_import import import_plan, plan_import
-from benchledger.ledger.storage_guard import rule_description as guard_what
+from benchledger.ledger.service.loopx_import import import_plan, plan_import
+from benchledger.ledger.storage.guard import rule_description as guard_what
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.runs import ROW_KIND, utc_instant
 from tests.conformance.cases import CORPUS
@@ -325,7 +325,7 @@ def test_fifos_and_devices_are_refused_by_name_without_hanging(ledger, ledger_ur
 
 
 def test_an_index_over_the_limit_is_refused_while_reading(ledger, ledger_url, tmp_path, monkeypatch):
-    from benchledger.ledger import loopx_import
+    from benchledger.ledger.service import loopx_import
 
     index = realistic_history(tmp_path / "runtime")
     monkeypatch.setattr(loopx_import, "MAX_NDJSON_BYTES", index.stat().st_size - 10)

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from benchledger.cli.main import cli
-from benchledger.ledger.schema import metadata
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.storage.schema import metadata
+from benchledger.ledger.storage.store import Store
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke, row_counts
 
@@ -36,7 +36,7 @@ def test_ingest_a_directory_as_one_batch(migrated_url, artifacts):
     assert [e["status"] for e in report["events"]] == ["appended"] * 3
     assert [e["stream_version"] for e in report["events"]] == [1, 2, 3]
     assert report["appended_count"] == 3 and report["duplicate_count"] == 0
-    ledger = Ledger.open(migrated_url)
+    ledger = Store.open(migrated_url)
     stored = ledger.read_goal("tb-demo")
     assert [e.kind for e in stored] == ["comparison", "run", "run", "ingest_batch"]
     batch = stored[-1]
@@ -64,7 +64,7 @@ def test_a_new_batch_lists_members_already_in_the_goal(migrated_url, artifacts):
     result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", str(artifacts / "run-1.json"), str(artifacts / "comparison.json"))
     report = json.loads(result.stdout)
     assert [e["status"] for e in report["events"]] == ["duplicate", "appended"]
-    batch = Ledger.open(migrated_url).read_goal("g")[-1]
+    batch = Store.open(migrated_url).read_goal("g")[-1]
     assert batch.kind == "ingest_batch"
     assert [m["kind"] for m in batch.payload["members"]] == ["run", "comparison"]
 
@@ -85,7 +85,7 @@ def test_public_safe_filter_drops_paths_and_tokens_from_free_text(migrated_url, 
     path = tmp_path / "comparison.json"
     path.write_text(json.dumps(comparison))
     assert invoke(migrated_url, "ingest", "--goal", "g", str(path)).exit_code == 0
-    (stored, _batch) = Ledger.open(migrated_url).read_goal("g")
+    (stored, _batch) = Store.open(migrated_url).read_goal("g")
     assert "next_action" not in stored.payload
     assert "why" not in stored.payload.get("decision", {})
     assert "/Users/alice" not in stored.payload_text and "abcdefghijklmnop" not in stored.payload_text
@@ -179,7 +179,7 @@ def test_a_review_with_goal_refuses_nan_like_ingest_and_the_stateless_review_rea
     assert kept.exit_code == 1
     assert "$.official_score of this run is NaN or infinite; the ledger stores only finite numbers" in kept.output
     assert invoke(migrated_url, "ingest", "--goal", "g", str(path)).exit_code == 1
-    engine = Ledger.open(migrated_url)
+    engine = Store.open(migrated_url)
     try:
         assert engine.event_count() == 0
     finally:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchledger.ledger.intake.reading import read_json
+from benchledger.ledger.service.intake.reading import read_json
 from benchledger.projections import baseline_failure_gate
 from benchledger.projections.artifacts import NotCompactable
 from benchledger.projections.artifacts.kinds import normalize

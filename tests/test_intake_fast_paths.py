@@ -2,7 +2,7 @@
 
 * ``is_public_safe`` screens a text before running LOCAL_PATH_PATTERN and
   SECRET_PATTERN; it must answer exactly as the two patterns do.
-* the store's guard (``ledger.storage_guard``) screens each rule with substrings
+* the store's guard (``ledger.storage.guard``) screens each rule with substrings
   every match holds, and all texts of a payload at once, joined by a double
   quote; neither screen may miss a text that breaks a rule, and the walk after
   it must find exactly the strings, keys and ``key=value`` fields that do.
@@ -21,9 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchledger.ledger import storage_guard
-from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
+from benchledger.ledger.service.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
+from benchledger.ledger.storage import guard
+from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
 from tests import helpers
 
@@ -98,7 +98,7 @@ def test_lowering_keeps_every_letter_the_screen_looks_for():
 
 def breaks_a_rule(text: str) -> bool:
     """The definition of text the store refuses: LoopX's two patterns or one of the stricter rules, unscreened."""
-    return not matches_neither_pattern(text) or any(rule.pattern.search(text) for rule in storage_guard.PRIVACY_RULES)
+    return not matches_neither_pattern(text) or any(rule.pattern.search(text) for rule in guard.PRIVACY_RULES)
 
 
 GUARD_FRAGMENTS = FRAGMENTS + (
@@ -114,9 +114,9 @@ guard_texts = st.lists(st.sampled_from(GUARD_FRAGMENTS) | st.text(max_size=3), m
 @given(guard_texts)
 def test_each_rule_screen_misses_no_match(text):
     lowered = text.lower()
-    for rule in storage_guard.PRIVACY_RULES:
+    for rule in guard.PRIVACY_RULES:
         assert rule.matches(text, lowered) == (rule.pattern.search(text) is not None), rule.name
-    assert (storage_guard.privacy_rule(text) is not None) == breaks_a_rule(text)
+    assert (guard.privacy_rule(text) is not None) == breaks_a_rule(text)
 
 
 @settings(max_examples=1000)
@@ -124,7 +124,7 @@ def test_each_rule_screen_misses_no_match(text):
 def test_a_text_that_breaks_a_rule_breaks_it_joined_with_others(strings):
     """The joined screen may see a match across the separator (then the walk decides), never miss one."""
     if any(map(breaks_a_rule, strings)):
-        assert storage_guard.privacy_rule(storage_guard._SEPARATOR.join(strings)) is not None
+        assert guard.privacy_rule(guard._SEPARATOR.join(strings)) is not None
 
 
 @pytest.mark.parametrize(
@@ -142,7 +142,7 @@ def test_a_text_that_breaks_a_rule_breaks_it_joined_with_others(strings):
     ],
 )
 def test_joined_strings_next_to_the_separator(strings):
-    joined_refused = storage_guard.privacy_rule(storage_guard._SEPARATOR.join(strings)) is not None
+    joined_refused = guard.privacy_rule(guard._SEPARATOR.join(strings)) is not None
     assert joined_refused or not any(map(breaks_a_rule, strings))
 
 
@@ -196,13 +196,13 @@ guard_values = helpers.json_values(guard_texts, max_leaves=20)
 @given(guard_values)
 def test_the_guard_finds_what_a_walk_over_every_text_finds(payload):
     body = canonical_json(payload)
-    problems = storage_guard.payload_problems(payload, body)
+    problems = guard.payload_problems(payload, body)
     places = {place for place, problem in problems if problem.startswith("holds ")}
     places |= {f"{place} (credential)" for place, problem in problems if problem.endswith("[credential-field]")}
     assert places == refused_places_by_definition(payload)
     # and its paths never spell a key it refuses
     refused_keys = {key for key in keys_of(payload) if breaks_a_rule(key)}
-    for place, _ in storage_guard.payload_problems(payload, body):
+    for place, _ in guard.payload_problems(payload, body):
         assert not any(f".{key}." in f"{place}." or f".{key}[" in place for key in refused_keys), place
 
 
@@ -235,7 +235,7 @@ SURROGATE = "contains an unpaired UTF-16 surrogate (\\ud800-\\udfff escape)"
 def refusal_by_walks(data: bytes) -> str | None:
     """What the unconditional walks over the parsed value refuse (``data`` is valid JSON)."""
     value = json.loads(data)
-    if storage_guard.nesting_depth(value) > MAX_NESTING_DEPTH:
+    if guard.nesting_depth(value) > MAX_NESTING_DEPTH:
         return TOO_DEEP
     if any("\x00" in text for text in texts_of(value)):
         return NUL

@@ -44,13 +44,15 @@ def test_the_layer_contract_holds(tmp_path):
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
-def test_the_contract_is_the_one_the_brief_names():
-    (contract,) = PYPROJECT["tool"]["importlinter"]["contracts"]
-    assert contract["type"] == "layers"
-    assert contract["layers"] == ["benchledger.cli", "benchledger.ledger", "benchledger.projections"]
+def test_the_contracts_are_the_ones_the_design_names():
+    layers, rooms = PYPROJECT["tool"]["importlinter"]["contracts"]
+    assert layers["type"] == "layers"
+    assert layers["layers"] == ["benchledger.cli", "benchledger.ledger", "benchledger.projections"]
+    assert rooms["type"] == "layers" and rooms["containers"] == ["benchledger.ledger"]
+    assert rooms["layers"] == ["service", "read", "storage"]
 
 
 def test_every_package_folder_is_listed_for_the_wheel():

@@ -11,7 +11,7 @@ import pytest
 
 import benchledger.ledger as api
 from benchledger.errors import BenchledgerError, UnknownGoal
-from benchledger.ledger.intake.artifacts import collect_artifacts
+from benchledger.ledger.service.intake.artifacts import collect_artifacts
 
 DEMO = Path(__file__).parents[1] / "examples" / "demo"
 
@@ -29,7 +29,7 @@ def test_importing_the_api_does_not_import_sqlalchemy():
 
 
 def test_a_library_caller_gets_the_commands_rules(migrated_url, tmp_path):
-    ledger = api.open_ledger(migrated_url)
+    ledger = api.open_store(migrated_url)
     try:
         artifacts, _, refused = collect_artifacts([str(DEMO / "04-run-baseline.json"), str(DEMO / "06-comparison.json")], None)
         assert refused == []

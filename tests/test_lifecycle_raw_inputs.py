@@ -1,6 +1,6 @@
 """Storing only what lifecycle-state reads of raw inputs never changes its verdict.
 
-The kept fields in ledger/intake/lifecycle_records.py are a promise about the
+The kept fields in projections/artifacts/lifecycle_records.py are a promise about the
 reducer; this property test holds the reducer to it on arbitrary raw inputs.
 """
 

@@ -6,7 +6,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from benchledger.ledger.migrate import (
+from benchledger.ledger.storage.migrate import (
     HEAD_REVISION,
     LedgerNeedsUpgrade,
     current_revision,
@@ -14,8 +14,8 @@ from benchledger.ledger.migrate import (
     script_head,
     upgrade,
 )
-from benchledger.ledger.schema import metadata
-from benchledger.ledger.store import Ledger, create_ledger_engine
+from benchledger.ledger.storage.schema import metadata
+from benchledger.ledger.storage.store import Store, create_ledger_engine
 from tests.helpers import invoke
 
 
@@ -34,7 +34,7 @@ def test_migrated_schema_equals_models(ledger_url):
 
 def test_embedded_sqlite_is_migrated_on_open(tmp_path):
     url = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     with ledger.engine.connect() as connection:
         assert current_revision(connection) == HEAD_REVISION
 

@@ -28,9 +28,9 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
 from benchledger.cli.main import cli
-from benchledger.ledger import engine, store
-from benchledger.ledger.application import audit, replay
-from benchledger.ledger.store import Ledger, NewEvent
+from benchledger.ledger.service.maintenance import audit, replay
+from benchledger.ledger.storage import engine, store
+from benchledger.ledger.storage.store import NewEvent, Store
 from tests.conformance.cases import CORPUS
 
 FIXTURE = CORPUS / "cases" / "review-claim" / "claim-review-01"
@@ -122,19 +122,19 @@ def run_writers(url: str, workdir: Path) -> tuple[dict[str, int], list[str]]:
 
 
 def expected_ids(workdir: Path, tag: str, goal: str) -> list[str]:
-    from benchledger.ledger.application import ingest
-    from benchledger.ledger.intake.artifacts import collect_artifacts
-    from benchledger.ledger.intake.files import expand_paths
+    from benchledger.ledger.service.ingest import ingest
+    from benchledger.ledger.service.intake.artifacts import collect_artifacts
+    from benchledger.ledger.service.intake.files import expand_paths
 
     artifacts, _, errors = collect_artifacts(expand_paths([str(workdir / tag)]), None)
     assert not errors
-    outcome = ingest(Ledger.in_memory(), goal, artifacts, source="cli ingest", dry_run=True)
+    outcome = ingest(Store.in_memory(), goal, artifacts, source="cli ingest", dry_run=True)
     return [*(m.event.event_id for m in outcome.members), outcome.batch.event.event_id]
 
 
 def test_eight_processes_ingest_at_once(ledger_url, tmp_path):
     if ledger_url.startswith("postgresql"):
-        from benchledger.ledger.migrate import upgrade
+        from benchledger.ledger.storage.migrate import upgrade
 
         engine = store.create_ledger_engine(ledger_url)
         upgrade(engine)
@@ -146,7 +146,7 @@ def test_eight_processes_ingest_at_once(ledger_url, tmp_path):
     for text_ in stderr:
         assert not any(m in text_ for m in LOCK_MESSAGES), text_
 
-    ledger = Ledger.open(ledger_url)
+    ledger = Store.open(ledger_url)
     try:
         if ledger.dialect == "sqlite":
             with ledger.engine.connect() as connection:
@@ -194,7 +194,7 @@ def test_racing_first_opens_of_a_fresh_embedded_ledger(tmp_path):
                 try:
                     os.close(go_write)
                     os.read(go_read, 1)
-                    Ledger.open(url).close()
+                    Store.open(url).close()
                     code = 0
                 except BaseException:
                     import traceback
@@ -208,7 +208,7 @@ def test_racing_first_opens_of_a_fresh_embedded_ledger(tmp_path):
         os.close(go_write)
         codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
         assert codes == [0] * WORKERS, [p.read_text()[-800:] for p in tmp_path.glob("error-*.txt")]
-        ledger = Ledger.open(url)
+        ledger = Store.open(url)
         assert audit(ledger)["ok"]
         ledger.close()
 
@@ -219,7 +219,7 @@ def test_racing_first_opens_of_a_fresh_embedded_ledger(tmp_path):
 @pytest.fixture
 def sqlite_ledger(tmp_path):
     url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
-    Ledger.open(url).close()
+    Store.open(url).close()
     return url, tmp_path / "ledger.sqlite"
 
 

@@ -258,13 +258,13 @@ class ExpectedBatches:
 
     def ids(self, tag: str, goal: str) -> tuple[list[str], str]:
         if tag not in self.cache:
-            from benchledger.ledger.application import ingest
-            from benchledger.ledger.intake.artifacts import collect_artifacts
-            from benchledger.ledger.intake.files import expand_paths
-            from benchledger.ledger.store import Ledger
+            from benchledger.ledger.service.ingest import ingest
+            from benchledger.ledger.service.intake.artifacts import collect_artifacts
+            from benchledger.ledger.service.intake.files import expand_paths
+            from benchledger.ledger.storage.store import Store
 
             if self._scratch is None:
-                self._scratch = Ledger.in_memory()
+                self._scratch = Store.in_memory()
             artifacts, _sources, errors = collect_artifacts(expand_paths([str(self.workdir / tag)]), None)
             assert not errors
             outcome = ingest(self._scratch, goal, artifacts, source="cli ingest", dry_run=True)
@@ -275,10 +275,10 @@ class ExpectedBatches:
 def verify_after_kill(url: str, history: list[Round], expected: ExpectedBatches) -> None:
     from sqlalchemy import text
 
-    from benchledger.ledger.application import audit
-    from benchledger.ledger.store import Ledger
+    from benchledger.ledger.service.maintenance import audit
+    from benchledger.ledger.storage.store import Store
 
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         if ledger.dialect == "sqlite":
             with ledger.engine.connect() as connection:
@@ -311,8 +311,8 @@ def verify_after_kill(url: str, history: list[Round], expected: ExpectedBatches)
 def _prepare(url: str) -> None:
     if url.startswith("postgresql"):
         # a server ledger is migrated once, explicitly (the embedded one on first open, which round 0 kills)
-        from benchledger.ledger.migrate import upgrade
-        from benchledger.ledger.store import create_ledger_engine
+        from benchledger.ledger.storage.migrate import upgrade
+        from benchledger.ledger.storage.store import create_ledger_engine
 
         engine = create_ledger_engine(url)
         upgrade(engine)

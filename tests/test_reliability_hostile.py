@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from benchledger.cli.main import cli
-from benchledger.ledger.application import audit
-from benchledger.ledger.schema import metadata
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.service.maintenance import audit
+from benchledger.ledger.storage.schema import metadata
+from benchledger.ledger.storage.store import Store
 from tests.conformance.cases import strip_volatile, typed
 from tests.hostile import slots
 
@@ -104,13 +104,13 @@ INGEST = {
 }
 
 
-_OPEN: dict[str, Ledger] = {}
+_OPEN: dict[str, Store] = {}
 
 
-def _ledger(url: str) -> Ledger:
+def _ledger(url: str) -> Store:
     """One engine per ledger URL for the checks (opening one per check is slow on PostgreSQL)."""
     if url not in _OPEN:
-        _OPEN[url] = Ledger.open(url)
+        _OPEN[url] = Store.open(url)
     return _OPEN[url]
 
 
@@ -429,7 +429,7 @@ def test_every_reader_refuses_devices_and_fifos_by_name(ledger, ledger_url, tmp_
 def test_size_limits_are_counted_while_reading_not_only_from_stat():
     import io
 
-    from benchledger.ledger.intake.files import InputFileError, read_limited, read_lines
+    from benchledger.ledger.service.intake.files import InputFileError, read_limited, read_lines
 
     # An in-memory stream has no stat: only the count while reading can stop it.
     with pytest.raises(InputFileError, match="file is larger than the 100-byte limit"):

@@ -22,10 +22,11 @@ from click.testing import CliRunner
 from sqlalchemy import MetaData, Table, insert, select, text
 
 from benchledger.cli.main import cli
-from benchledger.ledger import views
-from benchledger.ledger.application import audit, ingest, replay, status
-from benchledger.ledger.migrate import HEAD_REVISION, current_revision, upgrade
-from benchledger.ledger.store import Ledger, create_ledger_engine
+from benchledger.ledger.read import views
+from benchledger.ledger.service.ingest import ingest
+from benchledger.ledger.service.maintenance import audit, replay, status
+from benchledger.ledger.storage.migrate import HEAD_REVISION, current_revision, upgrade
+from benchledger.ledger.storage.store import Store, create_ledger_engine
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS
@@ -140,14 +141,14 @@ def _snapshot(engine, columns: list[str]) -> list[dict]:
         ]
 
 
-def upgraded_as_users_do(ledger_url: str) -> Ledger:
+def upgraded_as_users_do(ledger_url: str) -> Store:
     """The ledger at ``ledger_url`` upgraded to head the way users do, opened."""
     if ledger_url.startswith("sqlite"):
-        ledger = Ledger.open(ledger_url)  # the embedded ledger migrates itself on open
+        ledger = Store.open(ledger_url)  # the embedded ledger migrates itself on open
     else:
         result = CliRunner().invoke(cli, ["--database-url", ledger_url, "db", "upgrade"])
         assert result.exit_code == 0, result.output
-        ledger = Ledger.open(ledger_url)
+        ledger = Store.open(ledger_url)
     with ledger.engine.connect() as connection:
         assert current_revision(connection) == HEAD_REVISION
     return ledger
@@ -209,8 +210,8 @@ def test_the_upgraded_sqlite_ledger_has_the_head_guards(ledger_url):
     engine = create_ledger_engine(ledger_url)
     upgrade(engine, FIRST_REVISION)
     engine.dispose()
-    ledger = Ledger.open(ledger_url)
-    fresh = Ledger.in_memory()
+    ledger = Store.open(ledger_url)
+    fresh = Store.in_memory()
     try:
         def triggers(opened):
             with opened.engine.connect() as connection:
@@ -252,7 +253,7 @@ def test_upgrading_a_0004_ledger_counts_its_projection_rows(ledger_url):
     engine = create_ledger_engine(ledger_url)
     upgrade(engine)
     engine.dispose()
-    ledger = Ledger.open(ledger_url)
+    ledger = Store.open(ledger_url)
     for tag, goal in (("one", "goal-a"), ("two", "goal-b"), ("three", "goal-a")):
         ingest(ledger, goal, [Artifact(kind, payload) for kind, payload, _ in _artifacts(tag)], source="cli ingest")
     rows = ledger.projection_rows()

@@ -31,11 +31,11 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
 from benchledger.cli.main import cli
-from benchledger.ledger.application import ingest
-from benchledger.ledger.exchange import export_lines
-from benchledger.ledger.intake.artifacts import collect_artifacts
-from benchledger.ledger.storage_guard import UnstorableContent
-from benchledger.ledger.store import Ledger, normalize_url
+from benchledger.ledger.service.exchange import export_lines
+from benchledger.ledger.service.ingest import ingest
+from benchledger.ledger.service.intake.artifacts import collect_artifacts
+from benchledger.ledger.storage.guard import UnstorableContent
+from benchledger.ledger.storage.store import Store, normalize_url
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS, load_cases, strip_volatile, typed
@@ -382,7 +382,7 @@ def test_goal_ids_and_source_labels_are_held_to_the_policy(migrated_url, tmp_pat
     path = _run(tmp_path, "run.json")
     token_goal = invoke(migrated_url, "ingest", "--goal", "AKIAABCDEFGHIJKLMNOP", path)
     assert token_goal.exit_code == 1 and "goal_id holds an AWS access key id" in token_goal.stderr
-    ledger = Ledger.open(migrated_url)
+    ledger = Store.open(migrated_url)
     try:
         artifacts, _, _ = collect_artifacts([path], None)
         with pytest.raises(UnstorableContent, match=r"the write: source holds a GitHub token .*\[github-token\]") as refused:
@@ -395,7 +395,7 @@ def test_goal_ids_and_source_labels_are_held_to_the_policy(migrated_url, tmp_pat
 
 def test_an_export_holding_what_the_ledger_refuses_is_not_restored(migrated_url, tmp_path):
     # An unguarded ledger (the throwaway one of a stateless review) stands in for a ledger written before the guard.
-    old = Ledger.in_memory()
+    old = Store.in_memory()
     try:
         run = normalize("run", {**_load(SOURCES["run-1"][0]), "job_name": "/home/alice/jobs/tb2"})
         ingest(old, "g", [Artifact("run", run)], source="old benchledger")

@@ -1,6 +1,6 @@
 """Every read is one snapshot: what a read command reports was true of one moment (issue 14, point 10).
 
-* Inside :meth:`Ledger.snapshot` a write committed between two reads is not
+* Inside :meth:`Store.snapshot` a write committed between two reads is not
   seen (events, heads, projection rows, counts), on both backends; the same
   two reads outside a snapshot do see it (the negative control: the check
   would catch reads from two moments).
@@ -23,10 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.ledger.application import audit, ingest
-from benchledger.ledger.intake.artifacts import collect_artifacts
-from benchledger.ledger.intake.files import expand_paths
-from benchledger.ledger.store import Ledger, LedgerError
+from benchledger.ledger.service.ingest import ingest
+from benchledger.ledger.service.intake.artifacts import collect_artifacts
+from benchledger.ledger.service.intake.files import expand_paths
+from benchledger.ledger.service.maintenance import audit
+from benchledger.ledger.storage.store import LedgerError, Store
 from tests.helpers import invoke
 from tests.test_reliability_concurrency import run_writers, write_batch
 
@@ -35,13 +36,13 @@ REPO = Path(__file__).resolve().parents[1]
 MOST_ROUNDS = 60
 
 
-def _ingest(ledger: Ledger, folder: Path, goal: str) -> None:
+def _ingest(ledger: Store, folder: Path, goal: str) -> None:
     artifacts, _, errors = collect_artifacts(expand_paths([str(folder)]), None)
     assert not errors
     ingest(ledger, goal, artifacts, source="test")
 
 
-def _everything(ledger: Ledger) -> tuple:
+def _everything(ledger: Store) -> tuple:
     return (
         [e.event_id for e in ledger.read_all()],
         ledger.heads(),
@@ -137,7 +138,7 @@ def test_audit_and_export_beside_eight_writers_report_one_moment(migrated_url, t
         assert auditor.wait(timeout=300) == 0
     assert set(codes.values()) == {0}
     rounds = [json.loads(line) for line in (audits / "rounds").read_text().splitlines()]
-    final = Ledger.open(migrated_url)
+    final = Store.open(migrated_url)
     try:
         total = final.event_count()
     finally:

@@ -26,9 +26,11 @@ from sqlalchemy import insert, select, text, update
 from sqlalchemy.exc import DatabaseError
 
 from benchledger.cli.main import cli
-from benchledger.ledger import canonical, views
-from benchledger.ledger.application import audit, ingest, replay
-from benchledger.ledger.schema import drop_immutability_ddl, events, projection_rows, stream_heads
+from benchledger.ledger.read import views
+from benchledger.ledger.service.ingest import ingest
+from benchledger.ledger.service.maintenance import audit, replay
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.schema import drop_immutability_ddl, events, projection_rows, stream_heads
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from benchledger.ledger import report_views
+from benchledger.ledger.read import report_views
 from tests.helpers import invoke
 from tests.report_helpers import HOSTILE_TEXTS, IMAGE, SCRIPT, ingest_demo, ingest_hostile
 

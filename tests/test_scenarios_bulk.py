@@ -109,7 +109,7 @@ def test_a_line_holding_a_secret_is_refused_by_the_stores_guard(migrated_url, tm
 
 
 def test_a_rerun_after_an_interruption_appends_only_the_rest(migrated_url, tmp_path, monkeypatch):
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # two batches (of three artifacts) per transaction
     path = _batch_file(tmp_path / "batches.ndjson", _batches(10))
@@ -200,7 +200,7 @@ def test_batch_per_directory_is_all_or_nothing_across_the_tree(migrated_url, tmp
 
 def test_an_ingest_larger_than_a_chunk_is_one_transaction(migrated_url, tmp_path, monkeypatch):
     """The streamed ingest appends chunk by chunk but commits once: a refusal after the first chunks writes nothing."""
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "CHUNK_ARTIFACTS", 4)
     ndjson = tmp_path / "runs.ndjson"
@@ -228,7 +228,7 @@ def test_an_ingest_larger_than_a_chunk_is_one_transaction(migrated_url, tmp_path
 
 
 def test_after_a_refusal_later_chunks_are_still_checked_not_appended(migrated_url, tmp_path, monkeypatch):
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "CHUNK_ARTIFACTS", 2)
     folder = tmp_path / "in"
@@ -258,9 +258,9 @@ def test_the_streamed_ingest_report_is_the_json_of_the_whole_report():
 
 def test_a_manifest_may_list_more_members_than_a_document_may_hold():
     """An ingest of a 64 MiB NDJSON of small documents has a manifest over the 4 MiB a document may have; it is storable."""
-    from benchledger.ledger.application import manifest_event, manifest_member
-    from benchledger.ledger.canonical import canonical_json
-    from benchledger.ledger.storage_guard import MAX_PAYLOAD_BYTES, Storable, storage_problems
+    from benchledger.ledger.service.ingest import manifest_event, manifest_member
+    from benchledger.ledger.storage.canonical import canonical_json
+    from benchledger.ledger.storage.guard import MAX_PAYLOAD_BYTES, Storable, storage_problems
 
     members = [manifest_member(f"{n:064x}", "result", None) for n in range(MAX_PAYLOAD_BYTES // 90 + 1)]
     manifest = manifest_event(members)
@@ -274,7 +274,7 @@ def test_a_manifest_may_list_more_members_than_a_document_may_hold():
 
 def test_what_is_appended_is_what_was_validated_whatever_happens_to_the_file(migrated_url, tmp_path, monkeypatch):
     """The file is read once: validation spools the normalized batches and the append reads the spool, not the file."""
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 3)  # a transaction per batch
     lines = _batches(4)
@@ -332,7 +332,7 @@ def test_a_full_temporary_folder_is_named_and_nothing_is_written(migrated_url, t
     import errno
     import io
 
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     class FullDisk(io.BytesIO):
         def write(self, data):
@@ -353,7 +353,7 @@ def test_a_full_temporary_folder_is_named_and_nothing_is_written(migrated_url, t
 
 def test_each_event_is_guarded_once(migrated_url, tmp_path, monkeypatch):
     """Validation guards every line (a refusal writes nothing); the guard's receipt spares the append judging the same content again."""
-    from benchledger.ledger import store
+    from benchledger.ledger.storage import store
 
     judged: list[str] = []
 
@@ -386,9 +386,9 @@ def _interleaved(count: int) -> list[dict]:
 
 
 def _stored_rows(url) -> list[dict]:
-    from benchledger.ledger.store import Ledger
+    from benchledger.ledger.storage.store import Store
 
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         return [row for goal in ("goal-0", "goal-1", "goal-2") for row in ledger.projection_rows(goal_id=goal)]
     finally:
@@ -411,7 +411,7 @@ def _resumes_counted(monkeypatch) -> list[str]:
 
 
 def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_replay_makes(migrated_url, tmp_path, monkeypatch):
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # each goal's batches span several transactions
     resumed = _resumes_counted(monkeypatch)
@@ -433,7 +433,7 @@ def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_re
 
 
 def test_a_goal_another_writer_appended_to_meanwhile_is_resumed_from_its_checkpoint(migrated_url, tmp_path, monkeypatch):
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)
     resumed = _resumes_counted(monkeypatch)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, delete, update
 
-from benchledger.ledger.schema import projection_rows
-from benchledger.ledger.store import normalize_url
+from benchledger.ledger.storage.schema import projection_rows
+from benchledger.ledger.storage.store import normalize_url
 from tests.helpers import invoke
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,9 +123,9 @@ def _ledger_of_goals(url: str, count: int) -> None:
 
 
 def _rows(url: str) -> list[dict]:
-    from benchledger.ledger.store import Ledger
+    from benchledger.ledger.storage.store import Store
 
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         return ledger.projection_rows()
     finally:
@@ -133,7 +133,7 @@ def _rows(url: str) -> list[dict]:
 
 
 def test_replay_and_audit_fold_goals_in_worker_processes(migrated_url, monkeypatch):
-    from benchledger.ledger import folding
+    from benchledger.ledger.service import folding
 
     monkeypatch.setattr(folding, "GOALS_PER_STEP", 1)  # one goal a step: the four goals go to the workers
     _ledger_of_goals(migrated_url, 4)
@@ -161,8 +161,8 @@ def test_replay_and_audit_fold_goals_in_worker_processes(migrated_url, monkeypat
 def test_a_replay_whose_worker_fails_writes_nothing(migrated_url, monkeypatch):
     from sqlalchemy import text
 
-    from benchledger.ledger import folding
-    from benchledger.ledger.schema import drop_immutability_ddl
+    from benchledger.ledger.service import folding
+    from benchledger.ledger.storage.schema import drop_immutability_ddl
 
     monkeypatch.setattr(folding, "GOALS_PER_STEP", 1)
     _ledger_of_goals(migrated_url, 3)

@@ -43,7 +43,7 @@ def test_replay_says_it_repaired_a_stored_count_instead_of_reporting_nothing_cha
     assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
     from sqlalchemy import create_engine, text
 
-    from benchledger.ledger.engine import normalize_url
+    from benchledger.ledger.storage.engine import normalize_url
 
     engine = create_engine(normalize_url(migrated_url))
     with engine.begin() as connection:

@@ -59,7 +59,7 @@ def _big_ndjson(path: Path, runs: int) -> Path:
 
 
 def test_ctrl_c_during_an_ingest_says_nothing_was_written_and_exits_130(migrated_url, tmp_path, monkeypatch):
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     invoke(migrated_url, "ingest", "--goal", "kept", str(DEMO / "04-run-baseline.json"))
     counts = row_counts(migrated_url)
@@ -88,7 +88,7 @@ def test_ctrl_c_during_an_ingest_says_nothing_was_written_and_exits_130(migrated
 def test_ctrl_c_during_ingest_batches_says_what_was_kept_and_a_rerun_appends_the_rest(
     migrated_url, tmp_path, monkeypatch
 ):
-    from benchledger.ledger import bulk
+    from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 1)  # one batch (of one run) per transaction
     run = json.loads((DEMO / "04-run-baseline.json").read_text())

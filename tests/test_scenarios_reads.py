@@ -9,7 +9,7 @@ import json
 
 from sqlalchemy import text
 
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.storage.store import Store
 from tests.helpers import invoke
 from tests.test_cli_consistency import ingest_demo
 
@@ -23,7 +23,7 @@ def _json(url: str, *args: str, exit_code: int = 0) -> dict:
 
 
 def _sql(url: str, statement: str) -> list[tuple]:
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     try:
         with ledger.engine.begin() as connection:
             result = connection.execute(text(statement))
@@ -163,10 +163,10 @@ def test_show_projection_pages_through_one_projection(migrated_url):
 
 
 def test_the_report_timeline_reads_the_steps_and_a_fold_says_the_same(migrated_url):
-    from benchledger.ledger import report_views
+    from benchledger.ledger.read import report_views
 
     ingest_demo(migrated_url)
-    ledger = Ledger.open(migrated_url)
+    ledger = Store.open(migrated_url)
     try:
         stored = report_views.lifecycle_timeline(ledger, "demo")
         assert stored["events"] == 11 and stored["changes"] == len(stored["steps"]) == 6
@@ -185,7 +185,7 @@ def test_the_report_timeline_reads_the_steps_and_a_fold_says_the_same(migrated_u
 
 
 def test_goals_are_listed_a_page_at_a_time_and_limited(migrated_url, monkeypatch):
-    from benchledger.ledger import views
+    from benchledger.ledger.read import views
 
     for goal in ("c-goal", "a-goal", "b-goal"):
         ingest_demo(migrated_url, goal)

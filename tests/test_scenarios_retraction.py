@@ -173,15 +173,15 @@ def test_a_retraction_that_cannot_be_made_exits_2_and_writes_nothing(migrated_ur
 
 
 def test_the_report_counts_no_retracted_run(migrated_url):
-    from benchledger.ledger import report_views
-    from benchledger.ledger.store import Ledger
+    from benchledger.ledger.read import report_views
+    from benchledger.ledger.storage.store import Store
 
     _ingest(migrated_url, "demo", DEMO)
     runs = _json(invoke(migrated_url, "runs", "--goal", "demo", "--format", "json"))["runs"]
     baseline = next(r for r in runs if r["mode"] == "hardened-codex")
 
     def seen() -> tuple[set[str], list[dict]]:
-        ledger = Ledger.open(migrated_url)
+        ledger = Store.open(migrated_url)
         try:
             (goal,) = report_views.goal_index(ledger)["goals"]
             return {rate["arm"] for rate in goal["pass_rates"]}, report_views.chart_series(ledger, "demo")["attribution_labels"]
@@ -196,9 +196,9 @@ def test_the_report_counts_no_retracted_run(migrated_url):
 
 def _writer_between_check_and_append(monkeypatch, url: str, *args: str) -> None:
     """Make another writer run ``benchledger ARGS`` after the retraction is checked and before it is appended (once)."""
-    from benchledger.ledger import application
+    from benchledger.ledger.service import retract
 
-    plan = application._retraction_plan
+    plan = retract._retraction_plan
     pending = [args]
 
     def checked_then_raced(*a, **kw):
@@ -207,7 +207,7 @@ def _writer_between_check_and_append(monkeypatch, url: str, *args: str) -> None:
             assert invoke(url, *pending.pop()).exit_code == 0
         return checked
 
-    monkeypatch.setattr(application, "_retraction_plan", checked_then_raced)
+    monkeypatch.setattr(retract, "_retraction_plan", checked_then_raced)
 
 
 def test_a_retraction_raced_by_an_ingest_is_checked_again_and_made(migrated_url, tmp_path, monkeypatch):

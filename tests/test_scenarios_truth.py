@@ -167,8 +167,8 @@ def test_5_every_command_refuses_an_unknown_goal_alike(migrated_url, command):
 
 def test_1_a_ledger_written_before_source_identity_stays_valid_and_idempotent(migrated_url, tmp_path, monkeypatch):
     """Events stored under content-only ids (before this change) audit clean; the same files again append nothing."""
-    from benchledger.ledger import bulk
-    from benchledger.ledger.store import NewEvent
+    from benchledger.ledger.service import bulk
+    from benchledger.ledger.storage.store import NewEvent
 
     keyed = bulk.member_event
     monkeypatch.setattr(bulk, "member_event", lambda artifact: NewEvent(**{**keyed(artifact).__dict__, "keyed_on_source": False}))

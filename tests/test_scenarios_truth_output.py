@@ -87,9 +87,9 @@ def test_import_ndjson_of_a_wrong_file_lists_the_first_20_problems_once_each(mig
 def test_audit_lists_the_first_20_problems_and_counts_them_all(migrated_url):
     for goal in ("a", "b", "c", "d"):
         assert invoke(migrated_url, "ingest", "--goal", goal, str(DEMO)).exit_code == 0
-    from benchledger.ledger.store import Ledger
+    from benchledger.ledger.storage.store import Store
 
-    ledger = Ledger.open(migrated_url)
+    ledger = Store.open(migrated_url)
     try:
         stored = len(ledger.projection_rows())
         with ledger.engine.begin() as connection:  # projection rows are no events: no trigger guards them, the audit does

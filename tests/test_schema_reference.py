@@ -2,7 +2,7 @@
 
 Revisions carry their own frozen DDL, so a schema change must come as a new
 revision; this test notices any other change (an edited old revision, an
-edited ``ledger/schema.py`` that the migrations do not follow). When a new
+edited ``ledger/storage/schema.py`` that the migrations do not follow). When a new
 revision changes the schema on purpose, regenerate the references as
 tests/schema_dump.py says and review the diff.
 """
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from sqlalchemy import create_engine
 
-from benchledger.ledger.migrate import upgrade, upgrade_sql
-from benchledger.ledger.schema import metadata
-from benchledger.ledger.store import create_ledger_engine
+from benchledger.ledger.storage.migrate import upgrade, upgrade_sql
+from benchledger.ledger.storage.schema import metadata
+from benchledger.ledger.storage.store import create_ledger_engine
 from tests.schema_dump import dump
 
 REFERENCES = Path(__file__).parent / "schema"

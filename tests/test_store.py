@@ -10,18 +10,18 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
 
-from benchledger.ledger import canonical
-from benchledger.ledger.storage_guard import UnstorableContent
-from benchledger.ledger.store import (
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.guard import UnstorableContent
+from benchledger.ledger.storage.store import (
     InvalidEvent,
     InvalidGoalId,
-    Ledger,
     NewEvent,
+    Store,
     StreamAppend,
     VersionConflict,
     guard_receipt,
 )
-from benchledger.ledger.verification import verify_events
+from benchledger.ledger.storage.verification import verify_events
 
 
 def run_events(n, start=0):
@@ -137,9 +137,9 @@ def test_chain_verifies_and_links_each_goal(ledger):
 WRITER = textwrap.dedent(
     """
     import sys
-    from benchledger.ledger.store import Ledger, NewEvent
+    from benchledger.ledger.storage.store import Store, NewEvent
     url, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    ledger = Ledger.open(url)
+    ledger = Store.open(url)
     for i in range(count):
         ledger.append("shared-goal", [NewEvent("run", {"worker": worker, "i": i})], source="test")
     """
@@ -187,7 +187,7 @@ def test_a_persistent_ledger_refuses_nan_and_infinity_and_writes_nothing(ledger)
         ledger.append("g", [*run_events(1), NewEvent("run", payload)], source="test")
     assert ledger.event_count() == 0
     ledger.append("g", [NewEvent("run", {**payload, "scores": [1.0]})], source="test")  # the token inside a string is not a number
-    throwaway = Ledger.in_memory()  # a stateless review reads what LoopX reads
+    throwaway = Store.in_memory()  # a stateless review reads what LoopX reads
     try:
         assert throwaway.append("g", [NewEvent("run", payload)], source="test")[0].status == "appended"
     finally:
@@ -216,7 +216,7 @@ def test_a_guard_receipt_lets_through_only_the_content_it_was_made_for(ledger):
 def test_dropping_projection_rows_looks_each_key_up_instead_of_scanning_the_table(ledger):
     # A replay or retraction that drops a few rows must not pay for every row of the ledger: SQLite
     # answers a row-value IN list with a scan of the whole table, a primary-key equality with a lookup.
-    from benchledger.ledger import append
+    from benchledger.ledger.storage import append
 
     statement = append._DELETE_PROJECTION_ROW.compile(dialect=ledger.engine.dialect)
     with ledger.engine.connect() as connection:

@@ -5,7 +5,7 @@ A page is addressed by the same relative path in both (``index.html``,
 ``goals/<goal>/reviews/<review>.html`` and ``.json``, ``assets/...``), and
 pages link to each other relatively, so a written site works from its folder
 (offline, from ``file://``) exactly as the server's pages do. The data comes
-from ``benchledger.ledger.report_views`` (bounded reads); the HTML from the
+from ``benchledger.ledger.read.report_views`` (bounded reads); the HTML from the
 Jinja2 templates beside this module (autoescape on: every artifact string is
 text), the charts from ``cli.web.figures``.
 """
@@ -28,8 +28,8 @@ import jinja2
 
 from benchledger.cli.output import encoded
 from benchledger.cli.web import figures
-from benchledger.ledger import report_views as views
-from benchledger.ledger.store import GOAL_ID_PATTERN, Ledger
+from benchledger.ledger.read import report_views as views
+from benchledger.ledger.storage.store import GOAL_ID_PATTERN, Store
 
 # What a page may load: its own folder's (or origin's) scripts, styles and images, nothing else.
 # Plotly sets SVG style attributes while it draws, hence inline styles (never inline scripts).
@@ -79,11 +79,11 @@ def _environment() -> jinja2.Environment:
 class Site:
     """Every page of the report over one ledger (optionally only some goals).
 
-    ``audit`` returns the ledger's latest audit result (``ledger.application.audit``'s
+    ``audit`` returns the ledger's latest audit result (``ledger.service.maintenance.audit``'s
     report, plus when it was taken) or ``None`` while none is known yet.
     """
 
-    def __init__(self, ledger: Ledger, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None]) -> None:
+    def __init__(self, ledger: Store, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None]) -> None:
         self.ledger = ledger
         self.goal_ids = goal_ids or None
         self.audit = audit

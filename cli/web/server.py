@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from benchledger.cli.web.pages import CONTENT_SECURITY_POLICY, Site
-from benchledger.ledger.store import Ledger
+from benchledger.ledger.storage.store import Store
 
 ALLOWED_METHODS = ("GET", "HEAD")
 # How much lower the background audit's priority is than the server's (os.setpriority: 0 normal .. 19 lowest).
@@ -51,7 +51,7 @@ SECURITY_HEADERS = {
 class AuditTracker:
     """The ledger's latest audit, re-run in a background thread whenever the ledger's last position moved."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Store) -> None:
         self.ledger = ledger
         self._lock = threading.Lock()
         self._result: dict[str, Any] | None = None
@@ -60,7 +60,7 @@ class AuditTracker:
         self._stopped = False
 
     def _last_position(self) -> int:
-        from benchledger.ledger.report_views import last_position
+        from benchledger.ledger.read.report_views import last_position
 
         return last_position(self.ledger)
 
@@ -172,7 +172,7 @@ def make_server(site: Site, host: str, port: int) -> ThreadingHTTPServer:
     return server
 
 
-def serve(ledger: Ledger, goal_ids: list[str] | None, host: str, port: int, announce: Callable[[str], Any]) -> None:
+def serve(ledger: Store, goal_ids: list[str] | None, host: str, port: int, announce: Callable[[str], Any]) -> None:
     """Serve the pages until interrupted; ``announce`` is told the URL once the socket listens."""
     tracker = AuditTracker(ledger)
     site = Site(ledger, goal_ids, tracker.current)

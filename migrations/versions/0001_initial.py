@@ -1,7 +1,7 @@
 """Initial ledger: append-only events, stream heads, projection rows.
 
 Frozen: the DDL is written out here as it was at this revision, never imported
-from ``ledger/schema.py``, so a later schema edit cannot change what 0001 does.
+from ``ledger/storage/schema.py``, so a later schema edit cannot change what 0001 does.
 
 Revision ID: 0001
 Revises:

@@ -5,7 +5,7 @@ result size is bounded by the page, not by the goal: listings are paged
 (``limit``/``offset``), chart series are aggregated in the database (counts
 per label) or bucketed to at most :data:`CHART_POINTS` points, and the few
 fields a page needs are extracted from stored JSON inside the database
-(``ledger.json_sql``) instead of decoding every payload. Rendering (HTML,
+(``ledger.read.json_sql``) instead of decoding every payload. Rendering (HTML,
 figures, the server) belongs to the command-line layer (``cli/web``).
 
 An *attempt* is a batch that held a comparison: its ``review-claim`` row,
@@ -25,8 +25,7 @@ from sqlalchemy import and_, case, func, not_, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
-from benchledger.ledger.append import row_to_event
-from benchledger.ledger.json_sql import (
+from benchledger.ledger.read.json_sql import (
     Path,
     decode_values,
     json_array_elements,
@@ -39,9 +38,10 @@ from benchledger.ledger.json_sql import (
     readable,
     values_in,
 )
-from benchledger.ledger.schema import events, projection_rows, stream_heads
-from benchledger.ledger.store import Ledger
-from benchledger.ledger.views import LifecycleStep, goal_listing_row, history, history_entry, stored_steps
+from benchledger.ledger.read.views import LifecycleStep, goal_listing_row, history, history_entry, stored_steps
+from benchledger.ledger.storage.append import row_to_event
+from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
+from benchledger.ledger.storage.store import Store
 from benchledger.projections import linking, retraction, runs
 
 INDEX_PAGE_SIZE = 100
@@ -58,7 +58,7 @@ LEARNING_FIELDS: tuple[Path, ...] = (("learning_status",), ("lifecycle_gate", "b
 VERIFIER_FIELDS: tuple[Path, ...] = (("baseline_run_index",), ("run_reviews",))
 
 
-def _require_goals(ledger: Ledger, goal_ids: Sequence[str]) -> None:
+def _require_goals(ledger: Store, goal_ids: Sequence[str]) -> None:
     with ledger.reading() as connection:
         found = set(connection.execute(select(stream_heads.c.goal_id).where(stream_heads.c.goal_id.in_(goal_ids))).scalars())
     missing = [g for g in goal_ids if g not in found]
@@ -71,7 +71,7 @@ def _rows_of(projection: str, goal_id: str, *, alias: str) -> Any:
     return table, and_(table.c.projection == projection, table.c.goal_id == goal_id)
 
 
-def last_position(ledger: Ledger) -> int:
+def last_position(ledger: Store) -> int:
     """The ledger's last event position (0 when empty): what a reader compares to see whether anything new arrived."""
     with ledger.reading() as connection:
         return connection.execute(select(func.coalesce(func.max(events.c.position), 0))).scalar_one()
@@ -81,7 +81,7 @@ def last_position(ledger: Ledger) -> int:
 
 
 def goal_index(
-    ledger: Ledger, goal_ids: Sequence[str] | None = None, *, limit: int = INDEX_PAGE_SIZE, offset: int = 0
+    ledger: Store, goal_ids: Sequence[str] | None = None, *, limit: int = INDEX_PAGE_SIZE, offset: int = 0
 ) -> dict[str, Any]:
     """One page of goals (by id): size, last activity, phase, first blocker, claim strength, learning status, attempts, pass rates."""
     if goal_ids:
@@ -232,7 +232,7 @@ def _pass_rates(connection: Any, goal_ids: Sequence[str], dialect: str) -> dict[
 # -- a goal ------------------------------------------------------------------------------------
 
 
-def goal_overview(ledger: Ledger, goal_id: str) -> dict[str, Any]:
+def goal_overview(ledger: Store, goal_id: str) -> dict[str, Any]:
     """The head of a goal's page: its index entry, current lifecycle state, and attempt count (one snapshot)."""
     with ledger.snapshot() as view, view.reading() as connection:
         (entry,) = goal_index(view, [goal_id], limit=1)["goals"]
@@ -276,7 +276,7 @@ def _arm_scores(baseline_index: Any, run_reviews: Any) -> tuple[Mapping[str, Any
     return baseline, treatment
 
 
-def attempts(ledger: Ledger, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, offset: int = 0) -> dict[str, Any]:
+def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, offset: int = 0) -> dict[str, Any]:
     """One page of the goal's attempts, newest first: task, arm scores, delta, claim strength, blockers, budget gate."""
     _require_goals(ledger, [goal_id])
     claim, claim_on, query = _attempt_query(goal_id, ledger.dialect)
@@ -322,7 +322,7 @@ def buckets(points: Sequence[Any], most: int = CHART_POINTS) -> list[list[Any]]:
     return [list(points[round(i * size) : round((i + 1) * size)]) for i in range(most)]
 
 
-def chart_series(ledger: Ledger, goal_id: str) -> dict[str, Any]:
+def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
     """The goal page's charts, each bounded by :data:`CHART_POINTS` or by its number of distinct labels.
 
     * ``score_delta``: the official task score delta of each attempt over time
@@ -420,14 +420,14 @@ def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dic
 # -- the lifecycle timeline and the reviews ----------------------------------------------------
 
 
-def lifecycle_timeline(ledger: Ledger, goal_id: str, *, limit: int = TIMELINE_POINTS) -> dict[str, Any]:
+def lifecycle_timeline(ledger: Store, goal_id: str, *, limit: int = TIMELINE_POINTS) -> dict[str, Any]:
     """The goal's lifecycle changes (the phase after each event where the phase or a gate changed), the latest ``limit``.
 
     Read from the stored ``lifecycle-step`` rows (docs/linking.md): the changes
     are counted in the database and only the latest ``limit`` are read, with
     their events, so the page costs the same however long the goal. A goal
     without current steps (a ledger not yet replayed) is read through
-    :func:`benchledger.ledger.views.history`, which folds it.
+    :func:`benchledger.ledger.read.views.history`, which folds it.
     """
     with ledger.snapshot() as view, view.reading() as connection:
         head = view.require_goal(goal_id)
@@ -471,7 +471,7 @@ def _timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def latest_reviews(ledger: Ledger, goal_id: str) -> list[dict[str, Any]]:
+def latest_reviews(ledger: Store, goal_id: str) -> list[dict[str, Any]]:
     """The latest stored row of each of the goal's reviews (by position, then key), payload decoded.
 
     Lifecycle steps (the timeline shows them), the projector's checkpoint and comparison index (its own bookkeeping) are no reviews.

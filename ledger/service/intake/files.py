@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from benchledger.ledger.canonical import canonical_json, sha256_hex
-from benchledger.ledger.storage_guard import (
+from benchledger.ledger.storage.canonical import canonical_json, sha256_hex
+from benchledger.ledger.storage.guard import (
     LONE_SURROGATE,
     MAX_NESTING_DEPTH,
     MAX_PAYLOAD_BYTES,
@@ -34,7 +34,7 @@ from benchledger.ledger.storage_guard import (
 )
 from benchledger.projections.artifacts import IntakeError
 
-# A document as large and as deep as the store keeps a payload (ledger.storage_guard).
+# A document as large and as deep as the store keeps a payload (ledger.storage.guard).
 MAX_DOCUMENT_BYTES = MAX_PAYLOAD_BYTES
 MAX_NDJSON_BYTES = 64 * 1024 * 1024
 NDJSON_SUFFIXES = (".ndjson", ".jsonl")

@@ -1,6 +1,6 @@
 """The event store: append-only streams of events, one stream per goal.
 
-One :class:`Ledger` serves both backends. Appends are serialized ledger-wide
+One :class:`Store` serves both backends. Appends are serialized ledger-wide
 (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock)
 because global positions must be contiguous *and* follow commit order: with
 sequence-assigned positions, a transaction that took position 7 could commit
@@ -10,7 +10,7 @@ and buys a gap-free, never-reordered global log.
 
 Reads are snapshots: every read method reads inside one read transaction
 (SQLite in WAL: one deferred transaction pinned by its first read;
-PostgreSQL: ``REPEATABLE READ READ ONLY``), and :meth:`Ledger.snapshot`
+PostgreSQL: ``REPEATABLE READ READ ONLY``), and :meth:`Store.snapshot`
 holds one open across many reads, so a command that reads events, heads and
 projection rows reports what was true at one moment, whatever commits meanwhile.
 """
@@ -31,7 +31,7 @@ from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidGoalId, UnknownGoal
-from benchledger.ledger.append import (
+from benchledger.ledger.storage.append import (
     GOAL_ID_PATTERN,
     Appended,
     CorruptEvent,
@@ -48,21 +48,22 @@ from benchledger.ledger.append import (
     utc_timestamp,
     validate_goal_id,
 )
-from benchledger.ledger.engine import (
+from benchledger.ledger.storage.engine import (
     LedgerBusy,
     create_ledger_engine,
     database_errors_as_unavailable,
     normalize_url,
     retry_sqlite_locked,
 )
-from benchledger.ledger.event_records import head_record
-from benchledger.ledger.schema import events, metadata, projection_counts, projection_rows, stream_heads
-from benchledger.ledger.storage_guard import Storable, refuse_unstorable, storage_problems
+from benchledger.ledger.storage.event_records import head_record
+from benchledger.ledger.storage.guard import Storable, refuse_unstorable, storage_problems
+from benchledger.ledger.storage.migrate import ensure_current
+from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
 
 # Re-exported: the store is where callers find the event types and the store's errors.
 __all__ = [
-    "GOAL_ID_PATTERN", "Appended", "ChunkedAppend", "CorruptEvent", "InvalidEvent", "InvalidGoalId", "Ledger", "LedgerBusy", "LedgerError",
-    "NewEvent", "StoredEvent", "one_snapshot", "open_ledger", "StreamAppend", "Transaction", "VersionConflict", "create_ledger_engine",
+    "GOAL_ID_PATTERN", "Appended", "ChunkedAppend", "CorruptEvent", "InvalidEvent", "InvalidGoalId", "Store", "LedgerBusy", "LedgerError",
+    "NewEvent", "StoredEvent", "one_snapshot", "open_store", "StreamAppend", "Transaction", "VersionConflict", "create_ledger_engine",
     "normalize_url",
     "retry_sqlite_locked", "utc_timestamp", "validate_goal_id",
 ]
@@ -77,7 +78,7 @@ APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
 _RECEIPT_KEY = secrets.token_bytes(32)
 
 
-class Ledger:
+class Store:
     """An event ledger on one database (see module docstring)."""
 
     # Write transactions this process committed to a persistent ledger: after one,
@@ -99,22 +100,20 @@ class Ledger:
         return self.engine.dialect.name
 
     @classmethod
-    def open(cls, url: str, *, migrate: bool = True) -> Ledger:
+    def open(cls, url: str, *, migrate: bool = True) -> Store:
         """Open the ledger at ``url``; an in-memory URL gets a fresh schema."""
         engine = create_ledger_engine(url)
         with database_errors_as_unavailable(url):
             if engine.url.database in (None, "", ":memory:") and engine.dialect.name == "sqlite":
                 metadata.create_all(engine)
             elif migrate:
-                from benchledger.ledger.migrate import ensure_current
-
                 ensure_current(engine)
             else:
                 engine.connect().close()
         return cls(engine)
 
     @classmethod
-    def in_memory(cls) -> Ledger:
+    def in_memory(cls) -> Store:
         return cls.open("sqlite://")
 
     def close(self) -> None:
@@ -220,7 +219,7 @@ class Ledger:
         The caller has verified the records; the ledger must be empty of them.
         They are inserted ``chunk`` at a time as the iterable yields them (an
         export may not fit in memory); heads are rebuilt from the inserted events.
-        Each chunk passes the same guard as an append (``ledger.storage_guard``)
+        Each chunk passes the same guard as an append (``ledger.storage.guard``)
         before it is inserted: an export holding what the ledger refuses is
         refused, whatever ledger wrote it, and the transaction rolls back.
         """
@@ -249,7 +248,7 @@ class Ledger:
     # -- reading -----------------------------------------------------------
 
     @contextmanager
-    def snapshot(self) -> Iterator[Ledger]:
+    def snapshot(self) -> Iterator[Store]:
         """A read-only view of the ledger as it is now: its read methods all see this one moment.
 
         Writes that commit while the view is open are not seen by it (nor do
@@ -259,7 +258,7 @@ class Ledger:
             yield self
             return
         with self.reading() as connection:
-            yield Ledger(self.engine, snapshot_connection=connection)
+            yield Store(self.engine, snapshot_connection=connection)
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:
@@ -425,7 +424,7 @@ _GOAL_PROJECTIONS = (
 
 @dataclass(frozen=True)
 class ProjectionStats:
-    """What :meth:`Ledger.projection_stats` counts."""
+    """What :meth:`Store.projection_stats` counts."""
 
     rows_by_version: dict[tuple[str, int], int]
     goals_by_projection: dict[str, int]
@@ -434,13 +433,13 @@ class ProjectionStats:
 
 
 class ChunkedAppend:
-    """The appends of one :meth:`Ledger.writing` transaction."""
+    """The appends of one :meth:`Store.writing` transaction."""
 
-    def __init__(self, ledger: Ledger, tx: Transaction) -> None:
+    def __init__(self, ledger: Store, tx: Transaction) -> None:
         self.ledger, self.tx = ledger, tx
 
     def append(self, appends: Sequence[StreamAppend], *, source: str) -> list[list[Appended]]:
-        """Append as :meth:`Ledger.append_streams` does, inside the open transaction (later chunks see earlier ones)."""
+        """Append as :meth:`Store.append_streams` does, inside the open transaction (later chunks see earlier ones)."""
         return append_locked(self.tx, self.ledger._guarded(appends, source), source)
 
 
@@ -458,7 +457,7 @@ def guard_receipt(append: StreamAppend, *, source: str) -> tuple[list[tuple[str,
     """What the store's guard refuses in ``append`` (as :func:`unstorable_problems`), and its receipt when nothing.
 
     The receipt is a keyed hash (:data:`_RECEIPT_KEY`) of every column and
-    payload the guard judged: given to :meth:`Ledger.append_streams` in this
+    payload the guard judged: given to :meth:`Store.append_streams` in this
     process, it lets exactly this content be appended without guarding it a
     second time (``ingest-batches`` guards every line while validating the
     file, then appends it); any other content is guarded as always.
@@ -492,26 +491,26 @@ def _storables(prepared: list[tuple[StreamAppend, list[Prepared]]], source: str)
             yield Storable(request.goal_id, p.new.kind, p.new.schema_version, source, p.new.payload, p.body, p.new.origin)
 
 
-def one_snapshot(read: Callable[Concatenate[Ledger, P], R]) -> Callable[Concatenate[Ledger, P], R]:
-    """``read(ledger, ...)`` made to read inside one :meth:`Ledger.snapshot` (the queries a command answers from)."""
+def one_snapshot(read: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    """``read(ledger, ...)`` made to read inside one :meth:`Store.snapshot` (the queries a command answers from)."""
 
     @functools.wraps(read)
-    def in_one_snapshot(ledger: Ledger, *args: P.args, **kwargs: P.kwargs) -> R:
+    def in_one_snapshot(ledger: Store, *args: P.args, **kwargs: P.kwargs) -> R:
         with ledger.snapshot() as view:
             return read(view, *args, **kwargs)
 
     return in_one_snapshot
 
 
-def open_ledger(url: str | None = None, *, migrate: bool = True) -> Ledger:
-    """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (see ``ledger.config``)."""
-    from benchledger.ledger.config import resolve_url
+def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
+    """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (see ``ledger.storage.config``)."""
+    from benchledger.ledger.storage.config import resolve_url
 
-    return Ledger.open(resolve_url(url), migrate=migrate)
+    return Store.open(resolve_url(url), migrate=migrate)
 
 
 class _TransactionContext:
-    def __init__(self, ledger: Ledger, write: bool) -> None:
+    def __init__(self, ledger: Store, write: bool) -> None:
         self.ledger, self.write = ledger, write
 
     def __enter__(self) -> Transaction:
@@ -530,7 +529,7 @@ class _TransactionContext:
             if exc_type is None:
                 self._transaction.commit()
                 if self.write and self.ledger.persistent:
-                    Ledger.writes_committed += 1
+                    Store.writes_committed += 1
             else:
                 self._transaction.rollback()
         finally:

@@ -16,7 +16,13 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, inspect, text
 
 from benchledger.errors import InvalidInput, LedgerUnavailable
-from benchledger.ledger.engine import SQLITE_TABLES_QUERY, recognize_ledger
+from benchledger.ledger.storage.engine import (
+    SQLITE_TABLES_QUERY,
+    create_ledger_engine,
+    database_errors_as_unavailable,
+    recognize_ledger,
+    retry_sqlite_locked,
+)
 
 # The newest revision in migrations/versions (a test keeps the two in step).
 HEAD_REVISION = "0005"
@@ -101,7 +107,6 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """
     from alembic import command
 
-    from benchledger.ledger.store import retry_sqlite_locked
 
     def attempt() -> None:
         with engine.connect() as connection:
@@ -121,7 +126,6 @@ def upgrade_sql(url: str, revision: str = "head", from_revision: str | None = No
     offline mode), so a server operator can review it before ``benchledger db upgrade``."""
     from alembic import command
 
-    from benchledger.ledger.engine import create_ledger_engine
 
     # Creating the engine connects to nothing; it refuses a URL benchledger cannot use.
     engine = create_ledger_engine(url)
@@ -174,7 +178,6 @@ def ensure_current(engine: Engine) -> None:
 
 def upgrade_ledger(url: str, revision: str = "head") -> str | None:
     """``benchledger db upgrade``: migrate the ledger at ``url`` to ``revision``; returns the revision it is now at."""
-    from benchledger.ledger.engine import create_ledger_engine, database_errors_as_unavailable
 
     engine = create_ledger_engine(url)
     try:
@@ -190,7 +193,6 @@ def upgrade_ledger(url: str, revision: str = "head") -> str | None:
 
 def ledger_revision(url: str) -> str | None:
     """``benchledger db current``: the schema revision of the ledger at ``url`` (``None``: not initialized)."""
-    from benchledger.ledger.engine import create_ledger_engine, database_errors_as_unavailable
 
     engine = create_ledger_engine(url)
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchledger.ledger import canonical
+from benchledger.ledger.storage import canonical
 
 
 def chained_record(

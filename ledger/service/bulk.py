@@ -29,28 +29,25 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
-from benchledger.ledger.application import (
+from benchledger.ledger.service.ingest import (
     BatchRequest,
-    KeptProjectors,
     NothingToIngest,
     batch_events,
     grouped_before,
     ingest_many,
     manifest_event,
     manifest_member,
-    materialize_goals,
     member_event,
     members_as_stored,
 )
-from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.intake.artifacts import (
+from benchledger.ledger.service.intake.artifacts import (
     BATCH_KIND_FIELD,
     Refused,
     read_artifacts,
     refuse_contradicted,
     to_artifact,
 )
-from benchledger.ledger.intake.files import (
+from benchledger.ledger.service.intake.files import (
     MAX_DOCUMENT_BYTES,
     MAX_NDJSON_BYTES,
     InputFileError,
@@ -60,12 +57,14 @@ from benchledger.ledger.intake.files import (
     parse_document,
     read_lines,
 )
-from benchledger.ledger.storage_guard import UnstorableContent
-from benchledger.ledger.store import (
+from benchledger.ledger.service.materialize import KeptProjectors, materialize_goals
+from benchledger.ledger.storage.canonical import canonical_json
+from benchledger.ledger.storage.guard import UnstorableContent
+from benchledger.ledger.storage.store import (
     Appended,
     ChunkedAppend,
-    Ledger,
     NewEvent,
+    Store,
     StreamAppend,
     guard_receipt,
     unstorable_problems,
@@ -209,7 +208,7 @@ def _append_or_check(
         return None
 
 
-def append_in_chunks(ledger: Ledger, goal_id: str, new_events: Sequence[NewEvent], *, source: str, dry_run: bool = False) -> dict[str, int]:
+def append_in_chunks(ledger: Store, goal_id: str, new_events: Sequence[NewEvent], *, source: str, dry_run: bool = False) -> dict[str, int]:
     """:func:`append_projected` for one goal's many events: :data:`CHUNK_ARTIFACTS` at a time, in one transaction.
 
     Returns how many were ``appended`` and how many were ``duplicate``; what
@@ -256,7 +255,7 @@ def _runs_by_batch(pending: list[tuple[BatchOutcome, NewEvent, Artifact | None]]
 
 
 def ingest_files(
-    ledger: Ledger,
+    ledger: Store,
     batches: Sequence[DocumentBatch],
     *,
     kind: str | None,
@@ -456,7 +455,7 @@ def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO) ->
 
 
 def ingest_batch_file(
-    ledger: Ledger,
+    ledger: Store,
     path: str,
     *,
     name: str | None = None,

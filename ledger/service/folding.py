@@ -35,10 +35,10 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
-from benchledger.ledger.append import row_to_event
-from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.schema import events, projection_rows
-from benchledger.ledger.store import Ledger, StoredEvent, Transaction
+from benchledger.ledger.storage.append import row_to_event
+from benchledger.ledger.storage.canonical import canonical_json
+from benchledger.ledger.storage.schema import events, projection_rows
+from benchledger.ledger.storage.store import Store, StoredEvent, Transaction
 from benchledger.projections import linking
 from benchledger.projections.linking import GoalProjector, ProjectionRow
 
@@ -482,7 +482,7 @@ def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[Step]:
 
 
 def folded_steps(
-    ledger: Ledger,
+    ledger: Store,
     read: Transaction,
     steps: Sequence[Step],
     *,
@@ -540,12 +540,12 @@ def _compared(read: Transaction, step: FoldedStep, projection: str | None) -> Fo
     return step
 
 
-_worker_ledger: Ledger | None = None
+_worker_ledger: Store | None = None
 
 
 def _open_worker(url: str) -> None:
     global _worker_ledger
-    _worker_ledger = Ledger.open(url, migrate=False)
+    _worker_ledger = Store.open(url, migrate=False)
 
 
 def _fold_in_worker(goals: list[str], upto_position: int, options: Mapping[str, Any]) -> FoldedStep:

@@ -1,7 +1,7 @@
 """The append algorithm: events as stored, and how a batch of new events joins the goals' hash chains.
 
 :func:`append_locked` runs inside the writer's transaction, once the append
-lock is held (:mod:`benchledger.ledger.store` takes it): it reads the goals'
+lock is held (:mod:`benchledger.ledger.storage.store` takes it): it reads the goals'
 heads, numbers the new events (global position, stream version), chains their
 hashes and writes them with one insert. Everything that can be computed before
 the lock (canonical bodies, payload hashes, event ids) is, in :class:`Prepared`.
@@ -24,9 +24,9 @@ from sqlalchemy import ARRAY, Connection, String, any_, bindparam, func, insert,
 from sqlalchemy.exc import DBAPIError
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
-from benchledger.ledger import canonical
-from benchledger.ledger.event_records import chained_record
-from benchledger.ledger.schema import events, projection_counts, projection_rows, stream_heads
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.event_records import chained_record
+from benchledger.ledger.storage.schema import events, projection_counts, projection_rows, stream_heads
 
 GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
 

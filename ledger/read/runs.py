@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.store import Ledger, StoredEvent, one_snapshot
+from benchledger.ledger.storage.store import Store, StoredEvent, one_snapshot
 from benchledger.projections import retraction, runs
 
 # filter -> the run field it matches
@@ -28,14 +28,14 @@ class UnknownFilterValue(InvalidInput, ValueError):
 
 
 @one_snapshot
-def _run_events(ledger: Ledger, goal_id: str | None) -> list[StoredEvent]:
+def _run_events(ledger: Store, goal_id: str | None) -> list[StoredEvent]:
     if goal_id is not None:
         ledger.require_goal(goal_id)
     # (a goal's retractions follow what they retract: retraction.visible reads each goal's in stream order)
     return retraction.visible(list(ledger.read_all(goal_id=goal_id, kinds=(*runs.RUN_KINDS, runs.COMPARISON_KIND, retraction.KIND))))
 
 
-def list_runs(ledger: Ledger, *, goal_id: str | None = None) -> list[dict[str, Any]]:
+def list_runs(ledger: Store, *, goal_id: str | None = None) -> list[dict[str, Any]]:
     """Every run (imported LoopX rows and ingested compact runs), latest version of each."""
     return runs.run_views(_run_events(ledger, goal_id))
 
@@ -64,7 +64,7 @@ def check_filters(views: list[dict[str, Any]], **filters: str | None) -> None:
 
 
 def select_runs(
-    ledger: Ledger,
+    ledger: Store,
     *,
     goal_id: str | None = None,
     benchmark: str | None = None,
@@ -92,7 +92,7 @@ def select_runs(
     ]
 
 
-def run_pass_rates(ledger: Ledger, *, current: bool = False, **filters: Any) -> list[dict[str, Any]]:
+def run_pass_rates(ledger: Store, *, current: bool = False, **filters: Any) -> list[dict[str, Any]]:
     """``runs --summary``: pass rates per benchmark and arm over the runs :func:`select_runs` selects.
 
     With ``current`` each arm counts its current countable run only.
@@ -101,7 +101,7 @@ def run_pass_rates(ledger: Ledger, *, current: bool = False, **filters: Any) -> 
     return runs.pass_rates([e["current"] for e in selected if e["current"] is not None] if current else selected)
 
 
-def select_pairs(ledger: Ledger, *, goal_id: str | None = None, **filters: str | None) -> list[dict[str, Any]]:
+def select_pairs(ledger: Store, *, goal_id: str | None = None, **filters: str | None) -> list[dict[str, Any]]:
     """``runs --paired``: baseline and treatment side by side (rule: ``projections.runs.paired_runs``).
 
     The filters are :func:`select_runs`'s: ``goal_id``, ``benchmark`` and

@@ -16,7 +16,7 @@ Two LoopX stores are understood:
   an earlier record — LoopX sometimes appends a run's index line twice — are
   taken once and counted.
 
-Every row must pass the store's guard, as every event does (``ledger.storage_guard``):
+Every row must pass the store's guard, as every event does (``ledger.storage.guard``):
 a row holding a local path or a secret-like string anywhere, free-text notes
 included, is refused with the row and the JSON path of the offending field, and
 nothing is written. Rows of the wrong shape are refused before, all listed at once. Importing the
@@ -33,11 +33,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.application import batch_events
-from benchledger.ledger.bulk import append_in_chunks
-from benchledger.ledger.canonical import canonical_json, sha256_hex
-from benchledger.ledger.intake.artifacts import to_artifact
-from benchledger.ledger.intake.files import (
+from benchledger.ledger.service.bulk import append_in_chunks
+from benchledger.ledger.service.ingest import batch_events
+from benchledger.ledger.service.intake.artifacts import to_artifact
+from benchledger.ledger.service.intake.files import (
     MAX_DOCUMENT_BYTES,
     MAX_NDJSON_BYTES,
     InputFileError,
@@ -48,8 +47,9 @@ from benchledger.ledger.intake.files import (
     read_documents,
     read_lines,
 )
-from benchledger.ledger.storage_guard import Storable, UnstorableContent, storage_problems
-from benchledger.ledger.store import Ledger, NewEvent
+from benchledger.ledger.storage.canonical import canonical_json, sha256_hex
+from benchledger.ledger.storage.guard import Storable, UnstorableContent, storage_problems
+from benchledger.ledger.storage.store import NewEvent, Store
 from benchledger.projections import runs
 from benchledger.projections.artifacts import IntakeError
 from benchledger.projections.artifacts.kinds import KIND_SPECS, detect_kind
@@ -105,11 +105,11 @@ class ImportReport:
         }
 
 
-def import_plan(ledger: Ledger, goal_id: str, plan: ImportPlan, *, dry_run: bool = False) -> ImportReport:
+def import_plan(ledger: Store, goal_id: str, plan: ImportPlan, *, dry_run: bool = False) -> ImportReport:
     """Append a :func:`plan_import` plan to ``goal_id`` in one transaction (in chunks), with the goal's projections.
 
     A plan with any refused row writes nothing: the report has ``ok`` false.
-    What the store's guard refuses (``ledger.storage_guard``) is reported the
+    What the store's guard refuses (``ledger.storage.guard``) is reported the
     same way.
     """
     if plan.refused:
@@ -124,7 +124,7 @@ def import_plan(ledger: Ledger, goal_id: str, plan: ImportPlan, *, dry_run: bool
     return ImportReport(goal_id, plan, counts["appended"], counts["duplicate"], dry_run)
 
 
-def _older_versions_restated(ledger: Ledger, goal_id: str, new_events: list[NewEvent]) -> list[NewEvent]:
+def _older_versions_restated(ledger: Store, goal_id: str, new_events: list[NewEvent]) -> list[NewEvent]:
     """Rows that bring back an older version of a run (an un-archive), keyed on the file's bytes so they become new events.
 
     A row event is identified by its content, so a row equal to one the goal
@@ -152,7 +152,7 @@ def plan_import(path: str, goal_id: str) -> ImportPlan:
 
     Raises :class:`InputFileError` when ``path`` is neither, or cannot be read.
     A plan that refuses any row lists, besides, what the store would refuse of
-    the others (``ledger.storage_guard``): every refusal is listed at once.
+    the others (``ledger.storage.guard``): every refusal is listed at once.
     """
     plan = _plan(path, goal_id)
     if plan.refused:

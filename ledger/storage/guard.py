@@ -1,7 +1,7 @@
 """What a persistent ledger agrees to store: the one guard on every way in.
 
-:meth:`Ledger.append_streams` (ingest, ``ingest_many``, ``import-loopx``, a review
-with ``--goal``) and :meth:`Ledger.insert_verbatim` (``import-ndjson``) call
+:meth:`Store.append_streams` (ingest, ``ingest_many``, ``import-loopx``, a review
+with ``--goal``) and :meth:`Store.insert_verbatim` (``import-ndjson``) call
 :func:`refuse_unstorable` before they take the write lock, so a new way into the
 store cannot skip it. It refuses the whole call — nothing is written — when any
 event, or the metadata stored beside it, breaks a rule:
@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.ledger.append import InvalidEvent
+from benchledger.ledger.storage.append import InvalidEvent
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, is_public_safe
 from benchledger.projections.linking import BATCH_KIND
 
@@ -52,7 +52,7 @@ MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 # to this limit instead, which an export line (exchange.MAX_EXPORT_LINE_BYTES) can carry.
 MAX_MANIFEST_BYTES = 128 * 1024 * 1024
 MAX_NESTING_DEPTH = 64
-# Column widths of ``events`` (ledger.schema); checked before writing so that
+# Column widths of ``events`` (ledger.storage.schema); checked before writing so that
 # SQLite, which ignores them, and PostgreSQL, which enforces them, agree.
 COLUMN_LIMITS = {"kind": 64, "schema_version": 128, "source": 64}
 # How many problems one refusal names before it counts the rest.
@@ -265,7 +265,7 @@ NUL_CHARACTER = "a NUL character"
 LONE_SURROGATE = "an unpaired UTF-16 surrogate"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # The JSON escape of a UTF-16 surrogate, \\ud800 to \\udfff, in any case: the only way JSON text
-# can carry one (UTF-8 cannot), and how canonical JSON writes a lone one (ledger.canonical).
+# can carry one (UTF-8 cannot), and how canonical JSON writes a lone one (ledger.storage.canonical).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 

@@ -21,9 +21,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.append import row_to_event
-from benchledger.ledger.schema import events, projection_rows
-from benchledger.ledger.store import Ledger, StoredEvent, one_snapshot, utc_timestamp
+from benchledger.ledger.storage.append import row_to_event
+from benchledger.ledger.storage.schema import events, projection_rows
+from benchledger.ledger.storage.store import Store, StoredEvent, one_snapshot, utc_timestamp
 from benchledger.projections import linking
 from benchledger.projections.history import artifact_time, event_outcome, event_summary, stored_summary
 
@@ -43,7 +43,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _WHOLE_SECONDS = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?![.,0-9])")
 
 
-def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None:
+def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> int | None:
     """``as_of`` as a global position: ASCII digits are a position, anything else an ISO-8601 time.
 
     A time names the last event of the goal the ledger recorded at or before
@@ -54,7 +54,7 @@ def resolve_as_of(ledger: Ledger, goal_id: str, as_of: str | None) -> int | None
     return _resolve_point(ledger, goal_id, "--as-of", as_of, latest_at_or_before=True)
 
 
-def _resolve_point(ledger: Ledger, goal_id: str, option: str, value: str | None, *, latest_at_or_before: bool) -> int | None:
+def _resolve_point(ledger: Store, goal_id: str, option: str, value: str | None, *, latest_at_or_before: bool) -> int | None:
     """A ``POSITION|TIME`` option as a position: a time is the goal's last event recorded at or before it
     (``latest_at_or_before``) or its first event recorded at or after it (otherwise; none: past the end)."""
     if value is None:
@@ -109,10 +109,10 @@ def _shown(text: str) -> str:
 
 
 @one_snapshot
-def info(ledger: Ledger) -> dict[str, Any]:
+def info(ledger: Store) -> dict[str, Any]:
     """Which ledger this is: its URL (password redacted), backend, schema revision, size, and the build reading it."""
     from benchledger import __version__
-    from benchledger.ledger.migrate import HEAD_REVISION, current_revision
+    from benchledger.ledger.storage.migrate import HEAD_REVISION, current_revision
 
     with ledger.reading() as connection:
         revision = current_revision(connection)
@@ -136,14 +136,14 @@ def info(ledger: Ledger) -> dict[str, Any]:
 GOALS_PAGE = 500
 
 
-def goals(ledger: Ledger, *, limit: int | None = None) -> list[dict[str, Any]]:
+def goals(ledger: Store, *, limit: int | None = None) -> list[dict[str, Any]]:
     """Every goal (the first ``limit`` by id) with its size, last activity, lifecycle and latest claim/learning verdicts."""
     with ledger.snapshot() as view:
         return list(goal_listing(view, limit=limit))
 
 
-def goal_listing(ledger: Ledger, *, limit: int | None = None) -> Iterator[dict[str, Any]]:
-    """:func:`goals` a page of :data:`GOALS_PAGE` goals at a time (read it inside one :meth:`Ledger.snapshot`)."""
+def goal_listing(ledger: Store, *, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """:func:`goals` a page of :data:`GOALS_PAGE` goals at a time (read it inside one :meth:`Store.snapshot`)."""
     after = None
     left = limit
     while left is None or left > 0:
@@ -194,7 +194,7 @@ def _rows_by_projection(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, 
 
 @one_snapshot
 def show(
-    ledger: Ledger, goal_id: str, *, as_of: str | None = None, projection: str | None = None, key: str | None = None,
+    ledger: Store, goal_id: str, *, as_of: str | None = None, projection: str | None = None, key: str | None = None,
     limit: int | None = None, offset: int = 0,
 ) -> dict[str, Any]:
     """A goal's projections: the stored rows, or (``as_of``) a replay of the events up to then.
@@ -274,14 +274,14 @@ class HistoryView:
     entries: Iterator[dict[str, Any]]
 
 
-def history(ledger: Ledger, goal_id: str, **query: Any) -> dict[str, Any]:
+def history(ledger: Store, goal_id: str, **query: Any) -> dict[str, Any]:
     """Every event of the goal in order (or those ``query`` selects, :class:`HistoryFilter`), with the lifecycle after it."""
     with history_reader(ledger, goal_id, HistoryFilter(**query)) as view:
         return {"goal_id": goal_id, "as_of_position": view.as_of_position, "entries": list(view.entries)}
 
 
 @contextmanager
-def history_reader(ledger: Ledger, goal_id: str, query: HistoryFilter = HistoryFilter()) -> Iterator[HistoryView]:
+def history_reader(ledger: Store, goal_id: str, query: HistoryFilter = HistoryFilter()) -> Iterator[HistoryView]:
     """The goal's history, streamed from one snapshot while the ``with`` lasts.
 
     Each event is read with the latest ``lifecycle-step`` row at or before it,
@@ -367,7 +367,7 @@ def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest:
     return _entries(pages(), steps_from)
 
 
-def _folded_history(ledger: Ledger, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
+def _folded_history(ledger: Store, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
     """The history of a goal without current step rows: its events up to ``highest`` folded now (see :func:`history_reader`)."""
     folded = ledger.read_goal(goal_id, upto_position=highest)
     projector = linking.project_goal(folded, strict=False, lifecycle_only=True)

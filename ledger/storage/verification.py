@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger import canonical
-from benchledger.ledger.store import StoredEvent
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.store import StoredEvent
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ versions, payloads, chain hashes), rebuilds the stream heads and the
 projections of the imported goals in the same transaction, and therefore
 reproduces the digest.
 
-A file is only imported after it verifies as a whole (``ledger.verification``)
+A file is only imported after it verifies as a whole (``ledger.storage.verification``)
 and against its trailer: a tampered payload, a broken chain, a missing event or
 a missing trailer refuses it, and nothing is written. An export of the whole
 ledger must hold positions 1..N; an export of one goal (``export --goal``) has
@@ -38,13 +38,13 @@ from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
 from benchledger.errors import CHECK_FAILED
-from benchledger.ledger import canonical
-from benchledger.ledger.application import rebuild_projections
-from benchledger.ledger.canonical import canonical_json
-from benchledger.ledger.intake.files import open_regular_file, read_lines
-from benchledger.ledger.schema import events
-from benchledger.ledger.store import GOAL_ID_PATTERN, Ledger, LedgerError, StoredEvent, Transaction
-from benchledger.ledger.verification import format_digest, verify_events
+from benchledger.ledger.service.intake.files import open_regular_file, read_lines
+from benchledger.ledger.service.materialize import rebuild_projections
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.canonical import canonical_json
+from benchledger.ledger.storage.schema import events
+from benchledger.ledger.storage.store import GOAL_ID_PATTERN, LedgerError, Store, StoredEvent, Transaction
+from benchledger.ledger.storage.verification import format_digest, verify_events
 
 FIELDS = tuple(column.name for column in events.c)
 INTEGER_FIELDS = ("position", "stream_version")
@@ -99,14 +99,14 @@ class ImportedExport:
         }
 
 
-def export_lines(ledger: Ledger, *, goal_id: str | None = None) -> Iterator[str]:
+def export_lines(ledger: Store, *, goal_id: str | None = None) -> Iterator[str]:
     """One JSON line per event, in position order (only ``goal_id``'s when given, which must exist), then the trailer."""
     if goal_id is not None:
         ledger.require_goal(goal_id)
     return _export_lines(ledger, goal_id)
 
 
-def _export_lines(ledger: Ledger, goal_id: str | None) -> Iterator[str]:
+def _export_lines(ledger: Store, goal_id: str | None) -> Iterator[str]:
     running, count, last_position, covered = canonical.GENESIS_HASH, 0, 0, 0
     # (one read_all is one snapshot: the trailer's digest is of exactly the lines above it)
     for event in ledger.read_all(goal_id=goal_id):
@@ -301,7 +301,7 @@ def _check_trailer(scan: _Scan, digest: str, unverifiable_tail: bool) -> None:
         scan.problem(f"the trailer's digest {trailer['digest']} is not the digest of the events above it ({digest})")
 
 
-def import_export(ledger: Ledger, path: str, *, unverifiable_tail: bool = False, name: str | None = None) -> ImportedExport:
+def import_export(ledger: Store, path: str, *, unverifiable_tail: bool = False, name: str | None = None) -> ImportedExport:
     """Import an export file into an empty ledger, exactly (module docstring); all or nothing.
 
     ``unverifiable_tail`` accepts a file without a trailer (written before

@@ -1,4 +1,4 @@
-"""From documents to artifacts: kind detection and normalization (what may be stored, the store decides: ledger.storage_guard)."""
+"""From documents to artifacts: kind detection and normalization (what may be stored, the store decides: ledger.storage.guard)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from benchledger.errors import capped
-from benchledger.ledger.intake.files import SourceDocument, read_documents
+from benchledger.ledger.service.intake.files import SourceDocument, read_documents
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import DECLARED_KINDS, detect_kind, normalize
 from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA
@@ -66,7 +66,7 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
         raise
     except Exception as exc:  # the front door never answers with a traceback
         raise IntakeError(f"the {kind} normalizer could not read it ({type(exc).__name__}: {exc})") from exc
-    # What may be stored (no local path or secret, finite numbers, ...) the store itself decides: ledger.storage_guard.
+    # What may be stored (no local path or secret, finite numbers, ...) the store itself decides: ledger.storage.guard.
     return Artifact(kind, payload, document.sha256, origin=document.source)
 
 

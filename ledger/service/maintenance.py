@@ -1,0 +1,161 @@
+"""Store maintenance: replay (rebuild the projections from the events), status and audit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from benchledger.errors import InvalidInput
+from benchledger.ledger.service import folding
+from benchledger.ledger.service.folding import FoldedGoal
+from benchledger.ledger.storage.store import (
+    Store,
+    Transaction,
+    one_snapshot,
+)
+from benchledger.ledger.storage.verification import Problem, count_problems, verify_events
+from benchledger.projections import linking
+
+
+def replay(
+    ledger: Store,
+    *,
+    goal_id: str | None = None,
+    projection: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Rebuild stored projections from the events, atomically (readers see old rows or new rows).
+
+    Every row is recomputed; only those that differ from the stored ones are
+    written or deleted (``rows_changed``), and each goal's stored row counts
+    recounted (``counts_repaired``: those that were wrong). A reducer that raises marks its row faulted instead of aborting
+    the replay. ``jobs`` worker processes fold the goals and compare their rows
+    (``ledger.folding``); this process writes what differs, all in one
+    transaction. ``progress`` is called with the number of events folded for
+    each step of goals.
+    """
+    if projection is not None and projection not in linking.projection_versions():
+        known = ", ".join(sorted(linking.projection_versions()))
+        raise InvalidInput(f"--projection {projection!r} is not a projection; known: {known}")
+    if goal_id is not None:
+        ledger.require_goal(goal_id)
+    report: dict[str, Any] = {}
+
+    def rebuild() -> None:
+        report.update(goals=0, events=0, rows=0, rows_changed=0, counts_repaired=0, faulted=[])
+        with ledger.transaction(write=True) as tx:
+            # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
+            heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
+            steps = folding.steps_of(heads, jobs=jobs)
+            for step in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
+                report["counts_repaired"] += tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
+                report["rows_changed"] += step.rows_changed
+                for goal in step.folded:
+                    report["goals"] += 1
+                    report["events"] += goal.events
+                    report["rows"] += goal.row_count
+                    report["faulted"] += goal.faulted
+                if progress is not None:
+                    progress(sum(goal.events for goal in step.folded))
+
+    ledger.retrying_when_locked(rebuild)
+    return report
+
+
+@one_snapshot
+def status(ledger: Store) -> dict[str, Any]:
+    """Projections stored by older code or missing, faulted rows, and goals whose projections lag their events.
+
+    Read as counts per projection and version, the faulted rows and each goal's
+    latest covered position: never the stored payloads.
+    """
+    code_versions = linking.projection_versions()
+    stats = ledger.projection_stats()
+    stale = [
+        {"projection": name, "stored_version": version, "code_version": code_versions.get(name), "rows": count}
+        for (name, version), count in sorted(stats.rows_by_version.items())
+        if version != code_versions.get(name)
+    ]
+    heads = ledger.heads()
+    # Every goal has lifecycle steps (its first event is one); a ledger stored before they existed has none.
+    unstepped = len(heads) - stats.goals_by_projection.get(linking.STEP, 0)
+    missing = [{"projection": linking.STEP, "goals": unstepped}] if unstepped else []
+    lagging = [
+        {"goal_id": head["goal_id"], "reflects_position": stats.covered.get(head["goal_id"]), "head_position": head["last_position"]}
+        for head in heads
+        if stats.covered.get(head["goal_id"], 0) < head["last_position"]
+    ]
+    return {
+        "ok": not stale and not missing and not stats.faulted and not lagging,
+        "stale": stale,
+        "missing": missing,
+        "faulted": stats.faulted,
+        "lagging_goals": lagging,
+    }
+
+
+@one_snapshot
+def audit(
+    ledger: Store,
+    *,
+    goal_id: str | None = None,
+    expect_digest: str | None = None,
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Prove the ledger: hashes, chains, versions, positions, digest, and every projection against a replay.
+
+    Everything is read in one snapshot: a ledger that writers change meanwhile
+    is proved as it was when the audit began, never a mix of two moments
+    (``jobs`` worker processes fold the goals from the events up to the
+    snapshot's last position, which are exactly the snapshot's events).
+    ``progress`` is called with the number of events folded for each step of goals.
+    """
+    if goal_id is not None:
+        ledger.require_goal(goal_id)
+    heads = ledger.heads()
+    report = verify_events(ledger.read_all(goal_id=goal_id), heads, scope_goal=goal_id, expect_digest=expect_digest)
+    problems = list(report.problems)
+    projections_checked = 0
+    versions = {h["goal_id"]: h["last_version"] for h in heads}
+    goals = sorted(report.goals | {goal for goal in versions if goal_id in (None, goal)})
+    with ledger.reading() as connection:
+        read = Transaction(connection)
+        steps = folding.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
+        folded_steps = folding.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), audit=True)
+        for step in folded_steps:
+            for goal in step.folded:
+                projections_checked += _audit_goal(ledger, goal, problems)
+            if progress is not None:
+                progress(sum(goal.events for goal in step.folded))
+    return {
+        "ok": not problems,
+        "events_checked": report.events_checked,
+        "goals_checked": len(goals),
+        "projections_checked": projections_checked,
+        "digest": report.digest,
+        "problems": [p.as_dict() for p in problems],
+    }
+
+
+def _audit_goal(ledger: Store, folded: FoldedGoal, problems: list[Problem]) -> int:
+    """What differs between a goal's stored rows and its fold, added to ``problems``; returns how many rows it checked."""
+    goal = folded.goal_id
+    if folded.failure is not None:  # tampered events may not even fold (e.g. a manifest naming a lost event)
+        problems.append(Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {folded.failure}"))
+        return 0
+    extra = 0
+    for (projection, _, key), want, have in folded.differences:
+        where = (want or have)["position"]
+        label = f"{projection} [{key}]"
+        if have is None:
+            problems.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
+        elif want is None:
+            extra += 1
+            problems.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
+        else:
+            fields = sorted(f for f in want if have.get(f) != want[f])
+            problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
+    problems += count_problems(goal, ledger.projection_counts(goal), folded.stored_counts)
+    return folded.row_count + extra

@@ -1,0 +1,244 @@
+"""Materialized projections: a goal's new events folded into its stored rows, resumed from its checkpoint."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchledger.ledger.service import folding
+from benchledger.ledger.service.folding import FoldedStep, row_record
+from benchledger.ledger.storage.store import (
+    CorruptEvent,
+    StoredEvent,
+    Transaction,
+)
+from benchledger.projections import linking, retraction
+from benchledger.projections.linking import (
+    CheckpointUnusable,
+    GoalProjector,
+    project_goal,
+)
+
+
+class KeptProjectors:
+    """The goal projectors one writer's committed transactions folded, to continue in its next ones (``ingest-batches``).
+
+    A goal a run appends to in many transactions is then folded once, not
+    resumed from its checkpoint in each (which reads the events it names and
+    reduces the lifecycle and the reviews it derives again). A projector is
+    continued only when the goal's first new event directly follows the last
+    one it folded, i.e. nobody else appended to the goal since this writer's
+    commit; it is taken out when used and kept again only once its transaction
+    commits (a rolled-back fold would be ahead of the ledger). The least
+    recently used beyond :attr:`limit` goals are dropped: one kept holds its
+    fold state (the newest evidence of each lifecycle kind), not its events or rows.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, GoalProjector] = OrderedDict()
+        self._folded: dict[str, GoalProjector] = {}
+
+    def begin(self) -> None:
+        """A transaction begins: what an earlier one that did not commit folded is forgotten."""
+        self._folded = {}
+
+    def take(self, goal_id: str) -> GoalProjector | None:
+        return self._kept.pop(goal_id, None)
+
+    def folded(self, goal_id: str, projector: GoalProjector) -> None:
+        self._folded[goal_id] = projector
+
+    def committed(self) -> None:
+        for goal, projector in self._folded.items():
+            self._kept[goal] = projector.continued(None)
+        self._folded = {}
+        while len(self._kept) > self.limit:
+            self._kept.popitem(last=False)
+
+
+def materialize_goals(
+    tx: Transaction,
+    first_new: Mapping[str, int],
+    new_events: Sequence[StoredEvent] | None = None,
+    projectors: KeptProjectors | None = None,
+) -> None:
+    """Bring the projections of goals that just gained events up to date, inside the append's transaction.
+
+    ``first_new`` maps each goal to its first new position; ``new_events``,
+    when the caller holds them, are every event the transaction appended (so
+    they are not read back). Each goal's fold resumes from its stored
+    checkpoint and reads only the events after it (and, by id, the few
+    earlier ones those read: those the checkpoints name are read for all the
+    goals at once): only the rows the new
+    events create or change are computed and written over the stored ones,
+    with the new checkpoint. A goal whose checkpoint is missing, of other
+    versions or unreadable is folded from its first event instead, and so is
+    a goal whose new events hold a retraction: then all of its rows are
+    rebuilt, the rows of retracted evidence (which no longer exist) removed,
+    lifecycle steps written where missing and never removed (they are
+    history), so an ingest leaves what a replay would. A reducer that raises
+    aborts the transaction (nothing is written). ``projectors`` continues the
+    folds of the writer's earlier transactions where the goals have not moved
+    since (:class:`KeptProjectors`), without reading their checkpoints.
+    """
+    known = _TransactionEvents(tx, new_events or ())
+    continued: dict[str, GoalProjector | None] = {}
+    for goal, emit_from in first_new.items():
+        kept = projectors.take(goal) if projectors is not None else None
+        if kept is not None:
+            continued[goal] = _continued(known, goal, kept, emit_from)
+    resumed = [goal for goal in first_new if continued.get(goal) is None]
+    checkpoints = tx.projection_row_of_goals(resumed, linking.CHECKPOINT, linking.CURRENT_KEY) if resumed else {}
+    known.read_named(checkpoints.values())
+    replaced = linking.projection_versions().keys() - {linking.STEP}  # (a stored row's key starts with its projection)
+    rows = []
+    for goal, emit_from in first_new.items():
+        projector = continued.get(goal) or _resumed(known, goal, checkpoints.get(goal), emit_from)
+        if projector is None:
+            # A goal without a usable checkpoint that held events before this append was last written by
+            # an older benchledger (or tampered with): its stored rows may lack lifecycle steps or be of
+            # older versions, so every row is recomputed and replaced (the upgrade costs that goal's past
+            # once). A goal whose events are all new has no stored row to replace: its new rows are all.
+            events = known.after(goal, 0)
+            fresh = bool(events) and events[0].position >= emit_from
+            projector = project_goal(events, strict=True, emit_from=emit_from if fresh else 0)
+        if projectors is not None:
+            projectors.folded(goal, projector)
+        goal_rows = [row_record(goal, row) for row in projector.rows.values()]
+        if not projector.emits_all:
+            rows += goal_rows
+            continue
+        # One comparison with all the goal's stored rows; of those the fold no longer makes, lifecycle
+        # steps stay (they are history) and rows of projections this code does not know are not its to remove.
+        changed, unwanted = tx.projection_rows_diff([goal], goal_rows)
+        tx.write_projection_rows_diff([goal], changed, [key for key in unwanted if key[0] in replaced])
+    tx.upsert_projection_rows(rows)
+
+
+class _TransactionEvents:
+    """The events the folds of one append's transaction read, each read once for all its goals.
+
+    Events never change, so one read in the transaction holds for all of it:
+    the events the transaction appended (when the caller holds them), then by
+    id those the goals' checkpoints name and the members of those that are
+    batches (read for every goal at once), then whatever else a fold asks for.
+    """
+
+    def __init__(self, tx: Transaction, new_events: Sequence[StoredEvent]) -> None:
+        self.tx = tx
+        self.by_id: dict[str, StoredEvent] = {event.event_id: event for event in new_events}
+        self._new: dict[str, list[StoredEvent]] = {}
+        for event in new_events:  # (in position order: each goal's in stream order)
+            self._new.setdefault(event.goal_id, []).append(event)
+
+    def read_named(self, checkpoints: Iterable[Mapping[str, Any]]) -> None:
+        """Read the events ``checkpoints`` (stored rows) name, and the members of those that are batches, in two reads."""
+        named = [i for row in checkpoints if row["status"] == "ok" for i in linking.checkpoint_references(_json_value(row["payload"]))]
+        members: list[str] = []
+        for batch in (e for e in self.read(named).values() if e.kind == linking.BATCH_KIND):
+            with contextlib.suppress(CorruptEvent):  # (read ahead only: a fold that needs it says what is wrong)
+                listed = batch.payload.get("members") if isinstance(batch.payload, dict) else None
+                members += [m["event_id"] for m in listed or () if isinstance(m, dict) and isinstance(m.get("event_id"), str)]
+        self.read(members)
+
+    def read(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        """Those of ``event_ids`` the ledger holds, by id (each read from the database once)."""
+        wanted = list(dict.fromkeys(event_ids))
+        unread = [i for i in wanted if i not in self.by_id]
+        if unread:
+            self.by_id.update(self.tx.events_by_id(unread))
+        return {i: self.by_id[i] for i in wanted if i in self.by_id}
+
+    def after(self, goal_id: str, version: int) -> list[StoredEvent]:
+        """``goal_id``'s events after stream version ``version``: the appended ones when they are exactly those."""
+        new = self._new.get(goal_id)
+        if new and new[0].stream_version == version + 1:
+            return new
+        return self.tx.read_goal(goal_id, after_version=version)
+
+
+@dataclass(frozen=True)
+class StoredGoalEvents:
+    """A goal's stored events, read on demand by a fold resumed from a checkpoint (:class:`linking.EarlierEvents`)."""
+
+    # Not folding._GoalEventsReadAgain: an ingest's goals share one read of their events (few: kept for the transaction),
+    # and a fold resumed from a checkpoint has not seen the goal's earlier batches, so it asks the stored comparison-batch row.
+
+    events: _TransactionEvents
+    goal_id: str
+
+    def by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
+        return {i: e for i, e in self.events.read(event_ids).items() if e.goal_id == self.goal_id}
+
+    def latest_comparison_batch(self, comparison_id: str, before: int) -> StoredEvent | None:
+        key = linking.comparison_key(comparison_id)
+        row = self.events.tx.projection_row_of_goals([self.goal_id], linking.COMPARISON_INDEX, key).get(self.goal_id)
+        if row is None or row["status"] != "ok":
+            return None
+        batch_id = _json_field(row["payload"], "batch_id")
+        batch = self.by_id([batch_id]).get(batch_id) if isinstance(batch_id, str) else None
+        if batch is None or batch.position >= before or batch.kind != linking.BATCH_KIND:
+            raise CheckpointUnusable(f"the {linking.COMPARISON_INDEX} row {key} names no earlier batch of the goal")
+        return batch
+
+    def before(self, position: int) -> Iterator[StoredEvent]:
+        return folding.events_of(self.events.tx, [self.goal_id], position - 1)
+
+
+def _json_value(text: str | None) -> Any:
+    try:
+        return json.loads(text or "null")
+    except ValueError:
+        return None
+
+
+def _json_field(text: str | None, name: str) -> Any:
+    value = _json_value(text)
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _resumed(events: _TransactionEvents, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int) -> GoalProjector | None:
+    """``goal``'s projector resumed from its stored checkpoint row and fed the events after it; ``None`` if it cannot be."""
+    if checkpoint is None or checkpoint["status"] != "ok" or checkpoint["projection_version"] != linking.CHECKPOINT_VERSION:
+        return None
+    try:
+        projector = GoalProjector.resume(json.loads(checkpoint["payload"]), strict=True, earlier=StoredGoalEvents(events, goal))
+    except (CheckpointUnusable, ValueError):
+        return None
+    new = events.after(goal, projector.last_version)
+    if not new or new[0].position > first_new or new[0].stream_version != projector.last_version + 1:
+        return None  # the checkpoint claims a later state than the goal's (tampered): not one to continue
+    if any(retraction.retracted_by(event) for event in new):
+        return None  # a retraction changes rows of earlier events: the goal is folded whole
+    try:
+        return projector.fold_new(new)
+    except CheckpointUnusable:
+        return None  # a stored row the fold resumed from is not what the events say: fold the goal whole
+
+
+def _continued(events: _TransactionEvents, goal: str, projector: GoalProjector, first_new: int) -> GoalProjector | None:
+    """``projector`` (kept from this writer's last fold of ``goal``) fed the goal's new events; ``None`` unless it folded the event just before them."""
+    new = events.after(goal, projector.last_version)
+    if not new or new[0].position != first_new or any(retraction.retracted_by(event) for event in new):
+        return None  # another writer appended to the goal since (or a retraction: the goal is folded whole)
+    try:
+        return projector.continued(StoredGoalEvents(events, goal)).fold_new(new)
+    except CheckpointUnusable:
+        return None  # a stored comparison-batch row is not what the events say: resumed, or folded whole
+
+
+def rebuild_projections(tx: Transaction, goals: Sequence[str]) -> Iterator[FoldedStep]:
+    """Rebuild the stored projections of ``goals``, a step of goals at a time, in this process; yields each step.
+
+    (For a transaction whose events no other process sees yet: import-ndjson.)
+    """
+    upto = tx.last_position()
+    for start in range(0, len(goals), folding.GOALS_PER_STEP):
+        step = folding.fold_step(tx, list(goals[start : start + folding.GOALS_PER_STEP]), upto, write=True)
+        tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
+        yield step
