@@ -1,4 +1,4 @@
-"""Record the store's guard decisions on a large fixed input set, for tests/test_guard_decisions.py.
+"""Record the store's guard decisions on a large fixed input set, for tests/perf_equivalence/test_guard_decisions.py.
 
 The guard (``ledger.storage.guard``) is screened for speed; its decisions must
 not move when the screens do. This script records what the guard answers —

@@ -144,7 +144,7 @@ def _run_outcome_sql(dialect: str) -> tuple[ColumnElement, ColumnElement, Column
     """A run event's version key, benchmark, arm and ``passed``/``failed`` (``NULL``: unscored), in SQL.
 
     The same rules as ``projections.runs`` (``run_view``, ``run_outcome``,
-    ``_version_key``) over the stored payload; tests/test_report_views.py holds
+    ``_version_key``) over the stored payload; tests/perf_equivalence/test_report_sql_reads.py holds
     the two equal over generated runs on both backends.
     """
     payload = events.c.payload

@@ -105,7 +105,7 @@ def immutability_ddl(dialect: str) -> list[str]:
 
     Used by ``metadata.create_all`` (in-memory ledgers). The migrations carry
     their own frozen copy of this DDL as of their revision; the schema-dump
-    test (tests/test_schema_reference.py) keeps both paths installing the same triggers.
+    test (tests/contract/test_schema_reference.py) keeps both paths installing the same triggers.
     """
     if dialect == "sqlite":
         return [

@@ -6,7 +6,7 @@ maps to ``None`` (kept whole) or to the fields kept inside it. Every other
 field keeps its name with a null value, because the review looks at whether a
 record is empty (``launch_present``) but never at those values, and so private
 paths in, say, a launch summary's job directory are never stored.
-``tests/test_lifecycle_raw_inputs.py`` holds lifecycle-state to this: on any
+``tests/unit/reducers/test_lifecycle_raw_inputs.py`` holds lifecycle-state to this: on any
 raw input, the kept part gives the same verdict.
 """
 

@@ -13,7 +13,7 @@ case beside its answers:
     tests/conformance/aliases/<command>/<case>/   case.json, expected.json, inputs
     tests/conformance/markdown/<command>/aliases--<case>.md / .exit
 
-``tests/test_conformance.py`` holds benchledger to them like any corpus case.
+``tests/conformance/test_payloads_match_loopx.py`` holds benchledger to them like any corpus case.
 
     python -m tests.conformance.record_aliases      # LOOPX=/path/to/loopx to choose the binary
 """

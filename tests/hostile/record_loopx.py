@@ -7,7 +7,7 @@
 LoopX is used as a black box: its exit code, and its stdout parsed as JSON
 when it printed a payload, or ``"crash": true`` when it died with a traceback
 (benchledger must then still answer with a clear message). The result is
-``loopx-expected.json``, which ``tests/test_reliability_hostile.py`` reads.
+``loopx-expected.json``, which ``tests/reliability/test_hostile_input.py`` reads.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Where a hostile file is fed to the review commands: one argv template per input slot.
 
 Shared by ``record_loopx.py`` (which records what LoopX 0.4.8 does) and
-``tests/test_reliability_hostile.py`` (which checks that benchledger does the
+``tests/reliability/test_hostile_input.py`` (which checks that benchledger does the
 same). Arguments are relative to ``files/``, where both programs run, so the
 recorded payloads never depend on where the repository is checked out.
 """

@@ -1,0 +1,1 @@
+"""Command-line behaviour: each command's output, formats, errors and exit codes, what a process loads at startup."""

@@ -1,0 +1,1 @@
+"""What holds under attack and accident: crashes, concurrency, tampering, hostile input, secrets, snapshots, upgrades."""

@@ -1,0 +1,1 @@
+"""Journeys as a user types them, command after command, on both backends."""
