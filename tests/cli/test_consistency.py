@@ -98,7 +98,7 @@ def test_the_root_format_a_command_does_not_offer_is_a_usage_error(demo_and_loop
     ids=" ".join,
 )
 def test_a_root_format_before_a_command_without_formats_is_refused_not_ignored(demo_and_loopx, tmp_path, command):
-    """#16.6: ``benchledger --format json export`` printed NDJSON as if the option were not there."""
+    """``benchledger --format json export`` is refused: printing NDJSON would ignore the option the user gave."""
     before = row_counts(demo_and_loopx)
     result = CliRunner().invoke(cli, ["--database-url", demo_and_loopx, "--format", "json", *command], catch_exceptions=False)
     assert result.exit_code == USAGE, result.output

@@ -295,7 +295,7 @@ def test_history_rows_without_json_path_records_are_the_records(tmp_path):
     assert (plan.rows_read, plan.duplicate_rows, [e.kind for e in plan.events]) == (2, 1, ["run", "ingest_batch"])
 
 
-# -- regular files only, read a line at a time (issue 17, item 5) -----------------------------
+# -- regular files only, read a line at a time ----------------------------------------------
 
 
 @pytest.mark.parametrize("where", ["index-fifo", "index-dev-zero", "record-fifo", "ledger-dev-zero", "ledger-fifo"])
@@ -334,7 +334,7 @@ def test_an_index_over_the_limit_is_refused_while_reading(ledger, ledger_url, tm
     assert row_counts(ledger_url)["events"] == 0
 
 
-# -- an un-archive is honoured (issue 14, point 8) ---------------------------------------------
+# -- an un-archive is honoured ----------------------------------------------------------------
 
 
 def test_a_row_unarchived_in_a_newer_ledger_file_is_current_again(ledger, ledger_url, tmp_path):

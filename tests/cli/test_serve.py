@@ -91,7 +91,7 @@ def test_loopback_hosts(host, loopback):
 
 
 def test_stored_nan_and_infinity_are_shown_not_answered_with_an_error(migrated_url, tmp_path):
-    """Issue 16.1: a stored ``NaN``/``Infinity`` (an old ledger's event, a review computed from it) made every page HTTP 500."""
+    """A stored ``NaN``/``Infinity`` (an old ledger's event, a review computed from it) is a page, not an HTTP 500."""
     import json as json_module
 
     ingest_demo(migrated_url, GOAL)

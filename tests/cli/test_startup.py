@@ -1,5 +1,5 @@
-"""What a command process loads and leaves to the interpreter's teardown (issue 15: a one-artifact ingest
-as a whole process). Checked through ``sys.modules`` and the collector's state, never by timing."""
+"""What a command process loads and leaves to the interpreter's teardown (what a one-artifact
+ingest costs as a whole process). Checked through ``sys.modules`` and the collector's state, never by timing."""
 
 from __future__ import annotations
 

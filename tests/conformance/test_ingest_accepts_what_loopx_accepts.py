@@ -1,4 +1,4 @@
-"""Ingest accepts what LoopX accepts (issue 14, point 2): every input of every conformance case LoopX compacted.
+"""Ingest accepts what LoopX accepts: every input of every conformance case LoopX compacted.
 
 Whenever LoopX 0.4.8 compacted a case's inputs and answered (the corpus's
 exit-0 cases), ``benchledger ingest --dry-run`` with the kind the input's flag

@@ -261,7 +261,7 @@ def test_export_of_an_unknown_goal_is_an_error(sqlite_source):
     assert result.exit_code == 2 and "no goal 'nope'" in result.stderr
 
 
-# -- the trailer: an export proves its own completeness (issue 17, item 1) ------------------
+# -- the trailer: an export proves its own completeness ------------------------------------
 
 
 def test_the_export_ends_with_a_trailer_of_count_last_position_and_digest(sqlite_source):
@@ -345,7 +345,7 @@ def test_an_empty_ledger_exports_a_trailer_and_imports_as_empty(ledger, ledger_u
     assert result.exit_code == 0 and json.loads(result.stdout)["events_imported"] == 0
 
 
-# -- a goal's digest survives its own export (issue 14, point 7) ---------------------------
+# -- a goal's digest survives its own export -----------------------------------------------
 
 
 def test_a_goal_digest_verifies_on_a_copy_made_from_the_goal_export(ledger, ledger_url, tmp_path):
@@ -371,7 +371,7 @@ def test_a_goal_digest_verifies_on_a_copy_made_from_the_goal_export(ledger, ledg
     assert result.exit_code == 1 and "no event at version" in result.stdout
 
 
-# -- import-ndjson reads regular files only, a line at a time (issue 17, item 5) ------------
+# -- import-ndjson reads regular files only, a line at a time ------------------------------
 
 
 @pytest.mark.parametrize("kind", ["dev-zero", "symlink-to-dev-zero", "fifo"])

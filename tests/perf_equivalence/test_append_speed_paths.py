@@ -1,4 +1,4 @@
-"""The append path's shortcuts agree with the definitions they replace (issue 15, store-only append).
+"""The append path's shortcuts agree with the definitions they replace.
 
 * ``canonical.event_id_for`` computes UUIDv5 by hand: it must equal ``uuid.uuid5``;
 * ``canonical_json`` reuses one encoder and skips the surrogate search on ASCII text:

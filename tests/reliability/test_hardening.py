@@ -1,4 +1,4 @@
-"""Issue 17's edges, as a hostile user meets them, on SQLite and PostgreSQL.
+"""The edges a hostile user meets, on SQLite and PostgreSQL.
 
 * another application's database is refused untouched, a ledger newer than
   this build says so (and ``db upgrade`` does not pretend it can help);
@@ -46,7 +46,7 @@ def sql(url: str, *statements: str) -> list:
         engine.dispose()
 
 
-# -- another application's database, a newer ledger (item 6) ------------------------------------
+# -- another application's database, a newer ledger ---------------------------------------------
 
 
 def sqlite_state(path: Path) -> tuple[str, list[str]]:
@@ -109,7 +109,7 @@ def test_a_ledger_newer_than_this_build_says_so_and_is_left_as_it_is(migrated_ur
     assert row_counts(migrated_url) == counts
 
 
-# -- --as-of (item 7) ----------------------------------------------------------------------------
+# -- --as-of -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ def test_as_of_the_largest_position_is_everything(migrated_url):
     assert json.loads(result.stdout)["entries"] == json.loads(everything.stdout)["entries"]
 
 
-# -- a ledger written before the storage guard (item 3) --------------------------------------------
+# -- a ledger written before the storage guard -----------------------------------------------------
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
 
@@ -195,7 +195,7 @@ def test_a_surrogate_stored_before_the_guard_is_shown_escaped_by_report_and_serv
             assert response.status == 200 and "label-\\udfff" in response.read().decode("utf-8")
 
 
-# -- a report that cannot be printed (item 8) -----------------------------------------------------
+# -- a report that cannot be printed --------------------------------------------------------------
 
 
 def run_to_full_disk(url: str, *args: str) -> subprocess.CompletedProcess:
@@ -256,7 +256,7 @@ def test_an_output_failure_weighs_only_the_commits_of_its_own_command(migrated_u
     assert result.stderr == "benchledger: cannot write to standard output (No space left on device); the output is incomplete\n"
 
 
-# -- PostgreSQL connect_timeout (item 7) --------------------------------------------------------
+# -- PostgreSQL connect_timeout -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

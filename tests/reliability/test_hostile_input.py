@@ -81,7 +81,7 @@ INGEST = {
     "null.json": (1, "cannot tell the artifact kind", None),
     "number.json": (1, "cannot tell the artifact kind", None),
     "overlong-utf8.json": (1, "not valid UTF-8", None),
-    "path-as-identifier.json": (0, None, None),  # LoopX drops the path, so does ingest (issue 14)
+    "path-as-identifier.json": (0, None, None),  # LoopX drops the path, so does ingest
     "paths-and-tokens.json": (0, None, None),
     "random-bytes.json": (1, "not valid UTF-8", None),
     "raw-control-character.json": (1, "Invalid control character", None),
@@ -179,7 +179,7 @@ def test_ingest_refuses_a_whole_batch_for_one_hostile_member(ledger, ledger_url,
         shutil.copy(FILES / name, folder / f"zz-{name}")
     result = check_ingest(ledger_url, [str(folder)])
     assert result.exit_code == 1
-    # Every refusal is counted; the first 20 are named (issue 14: error lists are capped).
+    # Every refusal is counted; the first 20 are named (error lists stay readable).
     lines = result.stderr.splitlines()
     expected = sorted(str(folder / f"zz-{n}") for n in refused)
     assert len(expected) > 20 and lines[-1] == f"error: ... and {len(expected) - 20} more"
@@ -384,7 +384,7 @@ def test_review_commands_with_goal_write_nothing_when_they_refuse(ledger, ledger
     assert audit(_ledger(ledger_url))["ok"]
 
 
-# -- the import paths read what ingest reads, by the same rules (issue 17, item 5) ------------------
+# -- the import paths read what ingest reads, by the same rules ------------------------------------------
 
 
 def check_refused_import(url: str, args: list[str]):
@@ -415,7 +415,7 @@ def test_every_reader_refuses_devices_and_fifos_by_name(ledger, ledger_url, tmp_
         for args in (["ingest", "--goal", "hostile", str(path)], ["import-ndjson", str(path)], ["import-loopx", "--goal", "hostile", str(path)]):
             result = check_refused_import(ledger_url, args)
             assert f"{path}: not a regular file (devices, FIFOs and sockets are not read)" in result.stderr, (args, result.stderr)
-    # import-loopx of a LoopX history folder whose runs/index.jsonl is a FIFO or a symlink to /dev/zero (issue 17.5)
+    # import-loopx of a LoopX history folder whose runs/index.jsonl is a FIFO or a symlink to /dev/zero
     for name, make in (("fifo-history", os.mkfifo), ("zero-history", lambda index: index.symlink_to("/dev/zero"))):
         runs = tmp_path / name / "goals" / "g" / "runs"
         runs.mkdir(parents=True)

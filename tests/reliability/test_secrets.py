@@ -435,7 +435,7 @@ def test_the_corpus_is_kept_except_what_loopx_itself_flags(tmp_path, monkeypatch
         monkeypatch.chdir(case.directory)
         result = invoke(url, "benchmark", case.command, *case.args, "--format", "json", "--goal", f"case-{number}")
         if result.exit_code == 2 and "no artifact to ingest" in result.stderr:
-            continue  # a review of no input keeps no empty batch (issue 14.4); nothing to guard
+            continue  # a review of no input keeps no empty batch; nothing to guard
         if result.exit_code == 1 and not result.stdout:
             assert re.search(r"\[loopx-(local-path|secret)\]", result.stderr), (case.id, result.stderr)
             assert not re.search(r"\[(?!loopx-)[a-z-]+\]", result.stderr), (case.id, result.stderr)

@@ -1,4 +1,4 @@
-"""Every read is one snapshot: what a read command reports was true of one moment (issue 14, point 10).
+"""Every read is one snapshot: what a read command reports was true of one moment.
 
 * Inside :meth:`Store.snapshot` a write committed between two reads is not
   seen (events, heads, projection rows, counts), on both backends; the same

@@ -1,4 +1,4 @@
-"""Issue 15 part 3, bounded reads: stored lifecycle steps, and the history read from them, as a user types it.
+"""Bounded reads: stored lifecycle steps, and the history read from them, as a user types it.
 
 Every scenario runs on both backends (``migrated_url``).
 """

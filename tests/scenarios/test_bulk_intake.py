@@ -1,4 +1,4 @@
-"""Bulk intake as a user runs it (issue 15 item 5, issue 17 "streaming intake"), on both backends.
+"""Bulk, streamed intake as a user runs it, on both backends.
 
 ``ingest-batches FILE``: every line validated before anything is written, then
 appended in transactions of a few hundred artifacts that an interrupted run

@@ -1,4 +1,4 @@
-"""Issue 14, "the ledger tells the truth", point 11 (honest output): journeys as a user types them, on both backends.
+"""Honest output: journeys as a user types them, on both backends.
 
 Which ledger a command used (``info``, the note when the embedded default is
 created) and error lists that stay readable (capped) on every command that
@@ -60,7 +60,7 @@ def test_a_new_embedded_ledger_is_announced_once(tmp_path):
     assert explicit.exit_code == 0 and explicit.stderr == ""
 
 
-# -- error lists stay readable: the first 20, then how many more (issue 14.11) ----------
+# -- error lists stay readable: the first 20, then how many more ----------------------
 
 
 def _capped_lines(lines: list[str], total: int) -> None:

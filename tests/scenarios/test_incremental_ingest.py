@@ -1,4 +1,4 @@
-"""Issue 15: an ingest folds only what it adds, each attempt is gated by its own learning ledger (CLI calls, both backends)."""
+"""An ingest folds only what it adds, each attempt is gated by its own learning ledger (CLI calls, both backends)."""
 
 from __future__ import annotations
 

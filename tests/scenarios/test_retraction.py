@@ -1,4 +1,4 @@
-"""Issue 14, "correcting a mistake in an immutable ledger": `benchledger retract`, as a user types it, on both backends."""
+"""Correcting a mistake in an immutable ledger: `benchledger retract`, as a user types it, on both backends."""
 
 from __future__ import annotations
 

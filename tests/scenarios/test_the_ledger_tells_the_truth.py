@@ -1,7 +1,9 @@
-"""Issue 14, "the ledger tells the truth": each reproduction as the CLI calls a user types, on both backends.
+"""The ledger tells the truth, as the CLI calls a user types, on both backends.
 
-Every test here failed on the main branch the issue was filed against; the
-number in a test's name is the reproduction's number in the issue.
+Every observation is kept, what LoopX accepts is accepted, a declared schema
+decides the kind, an empty ingest creates no goal, every command names an
+unknown goal alike, modes are read as LoopX reads them, and a summary counts
+what its review counts. Each test reproduces a way the ledger once did not.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def _lifecycle(url: str, goal: str) -> dict:
     return row["payload"]
 
 
-# -- 1. distinct observations merge -------------------------------------------------
+# -- every observation is kept: identity is the source document, not the compact form --
 
 
 def _preflights(tmp_path: Path) -> list[Path]:
@@ -52,7 +54,7 @@ def _preflights(tmp_path: Path) -> list[Path]:
     ]
 
 
-def test_1_a_preflight_that_repeats_an_older_one_is_a_new_observation(migrated_url, tmp_path):
+def test_a_preflight_that_repeats_an_older_one_is_a_new_observation(migrated_url, tmp_path):
     p1, p2, p3 = _preflights(tmp_path)
     for path in (p1, p2, p3):
         report = _json(invoke(migrated_url, "ingest", "--goal", "w", "--kind", "preflight", str(path), "--format", "json"))
@@ -70,7 +72,7 @@ def test_1_a_preflight_that_repeats_an_older_one_is_a_new_observation(migrated_u
     assert invoke(migrated_url, "audit").exit_code == 0
 
 
-def test_1_two_repeat_trials_with_equal_compact_runs_both_count(migrated_url, tmp_path):
+def test_two_repeat_trials_with_equal_compact_runs_both_count(migrated_url, tmp_path):
     trial = _demo("04-run-baseline.json")
     first = _write(tmp_path / "trial-1.json", trial)
     second = tmp_path / "trial-2.json"
@@ -83,10 +85,10 @@ def test_1_two_repeat_trials_with_equal_compact_runs_both_count(migrated_url, tm
     assert invoke(migrated_url, "audit").exit_code == 0
 
 
-# -- 2. a run LoopX accepts is refused ------------------------------------------------
+# -- a run LoopX accepts is accepted ---------------------------------------------------
 
 
-def test_2_a_run_with_a_top_level_task_id_is_accepted(migrated_url, tmp_path):
+def test_a_run_with_a_top_level_task_id_is_accepted(migrated_url, tmp_path):
     run = _write(tmp_path / "run.json", {**_demo("04-run-baseline.json"), "task_id": "fix-git"})
     assert subprocess.run(
         [LOOPX, "benchmark", "review-runner-invariants", "--benchmark-run-json", str(run), "--format", "json"], capture_output=True
@@ -96,7 +98,7 @@ def test_2_a_run_with_a_top_level_task_id_is_accepted(migrated_url, tmp_path):
     assert invoke(migrated_url, "ingest", "--goal", "tid2", "--dry-run", str(run)).exit_code == 0
 
 
-def test_2_an_identifier_the_filter_drops_is_dropped_as_loopx_drops_it(migrated_url, tmp_path):
+def test_an_identifier_the_filter_drops_is_dropped_as_loopx_drops_it(migrated_url, tmp_path):
     """LoopX accepts a comparison whose comparison_id is a local path and drops it; so does ingest.
 
     Two such comparisons stay two observations: identity is the source document, not the compact form.
@@ -109,10 +111,10 @@ def test_2_an_identifier_the_filter_drops_is_dropped_as_loopx_drops_it(migrated_
     assert "alice" not in invoke(migrated_url, "export").stdout
 
 
-# -- 3. --kind overrides a declared schema ----------------------------------------------
+# -- a declared schema decides the kind; --kind names the schema-less ------------------
 
 
-def test_3_a_kind_that_contradicts_the_schema_is_refused(migrated_url):
+def test_a_kind_that_contradicts_the_schema_is_refused(migrated_url):
     result = invoke(migrated_url, "ingest", "--goal", "w", "--kind", "preflight", str(DEMO / "06-comparison.json"))
     assert result.exit_code == 2
     assert "06-comparison.json: --kind preflight contradicts its schema_version 'benchmark_comparison_v0'" in result.output
@@ -121,7 +123,7 @@ def test_3_a_kind_that_contradicts_the_schema_is_refused(migrated_url):
     assert row_counts(migrated_url)["events"] == 0
 
 
-def test_3_the_demo_folder_ingests_as_a_folder_with_its_declared_kinds(migrated_url):
+def test_the_demo_folder_ingests_as_a_folder_with_its_declared_kinds(migrated_url):
     report = _json(invoke(migrated_url, "ingest", "--goal", "g", str(DEMO), "--format", "json"))
     assert [e["kind"] for e in report["events"]] == ["preflight", "launch", "post-launch", "run", "run", "comparison"]
     assert report["appended_count"] == 6
@@ -129,10 +131,10 @@ def test_3_the_demo_folder_ingests_as_a_folder_with_its_declared_kinds(migrated_
     assert invoke(migrated_url, "ingest", "--goal", "g", "--kind", "preflight", str(DEMO / "01-preflight.json")).exit_code == 0
 
 
-# -- 4. empty ingests create goals ------------------------------------------------------
+# -- an ingest of nothing creates no goal ----------------------------------------------
 
 
-def test_4_an_ingest_of_a_folder_without_artifacts_writes_nothing(migrated_url, tmp_path):
+def test_an_ingest_of_a_folder_without_artifacts_writes_nothing(migrated_url, tmp_path):
     empty = tmp_path / "empty"
     (empty / "notes").mkdir(parents=True)
     (empty / "notes" / "README.txt").write_text("no artifact here")
@@ -143,7 +145,7 @@ def test_4_an_ingest_of_a_folder_without_artifacts_writes_nothing(migrated_url, 
     assert set(row_counts(migrated_url).values()) == {0}
 
 
-# -- 5. unknown goals pass --------------------------------------------------------------
+# -- every command refuses an unknown goal alike ---------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -158,15 +160,15 @@ def test_4_an_ingest_of_a_folder_without_artifacts_writes_nothing(migrated_url, 
         ["retract", "00000000-0000-0000-0000-000000000000", "--reason", "wrong goal", "--goal", "nope"],
     ],
 )
-def test_5_every_command_refuses_an_unknown_goal_alike(migrated_url, command):
+def test_every_command_refuses_an_unknown_goal_alike(migrated_url, command):
     assert invoke(migrated_url, "ingest", "--goal", "known", str(DEMO / "04-run-baseline.json")).exit_code == 0
     result = invoke(migrated_url, *command)
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1] == "benchledger: no goal 'nope' in this ledger (`benchledger goals` lists them)"
 
 
-def test_1_a_ledger_written_before_source_identity_stays_valid_and_idempotent(migrated_url, tmp_path, monkeypatch):
-    """Events stored under content-only ids (before this change) audit clean; the same files again append nothing."""
+def test_a_ledger_written_before_source_identity_stays_valid_and_idempotent(migrated_url, tmp_path, monkeypatch):
+    """Events stored under content-only ids (as builds before source identity stored them) audit clean; the same files again append nothing."""
     from benchledger.ledger.service import bulk
     from benchledger.ledger.storage.store import NewEvent
 
@@ -187,11 +189,11 @@ def test_1_a_ledger_written_before_source_identity_stays_valid_and_idempotent(mi
     assert audit["ok"] is True, audit["problems"]
 
 
-# -- 9. derived identifiers and links follow LoopX's reading of a mode ------------------
+# -- derived identifiers and links follow LoopX's reading of a mode ---------------------
 # (every reducer's identifiers under respelled modes: tests/conformance/aliases, recorded from LoopX)
 
 
-def test_9_a_comparison_pairs_the_runs_of_its_arms_however_the_modes_are_spelled(migrated_url, tmp_path):
+def test_a_comparison_pairs_the_runs_of_its_arms_however_the_modes_are_spelled(migrated_url, tmp_path):
     baseline = {**_demo("04-run-baseline.json"), "mode": "Hardened_Codex"}
     treatment = {**_demo("05-run-treatment.json"), "mode": "codex_loopx"}
     comparison = _demo("06-comparison.json")
@@ -202,10 +204,10 @@ def test_9_a_comparison_pairs_the_runs_of_its_arms_however_the_modes_are_spelled
     assert (pair["baseline"]["mode"], pair["treatment"]["mode"]) == ("Hardened_Codex", "codex_loopx")
 
 
-# -- 11. history's summary of an adapter invocation counts what the review counts ----
+# -- history's summary of an adapter invocation counts what the review counts -------
 
 
-def test_11_history_counts_an_adapter_invocations_kwargs_as_its_review_does(migrated_url, tmp_path):
+def test_history_counts_an_adapter_invocations_kwargs_as_its_review_does(migrated_url, tmp_path):
     kwargs = {"loopx_mode": "m", "loopx_goal_id": "g", "loopx_benchmark_run_schema_version": "v0", "model": "x", "temperature": 0}
     invocation = _write(tmp_path / "kwargs.json", kwargs)
     assert invoke(migrated_url, "ingest", "--goal", "adapter", "--kind", "adapter-invocation", str(invocation)).exit_code == 0
@@ -217,7 +219,7 @@ def test_11_history_counts_an_adapter_invocations_kwargs_as_its_review_does(migr
     assert summaries and all("3 generated loopx kwargs" in summary for summary in summaries), summaries
 
 
-def test_11_version_names_the_installed_distribution():
+def test_version_names_the_installed_distribution():
     from importlib.metadata import version
 
     from click.testing import CliRunner

@@ -330,7 +330,7 @@ def test_unknown_kind_is_a_programming_error():
         # an envelope of the wrong schema does not count; the top level then decides
         ({"schema_version": CMP, "benchmark_run": {"schema_version": "x"}}, "comparison"),
         (["--agent-kwarg", "loopx_a=1"], None),
-        # lifecycle inputs that declare their schema are of that kind (issue 14)
+        # lifecycle inputs that declare their schema are of that kind
         ({"schema_version": "benchmark_preflight_fixture_v0"}, "preflight"),
         ({"schema_version": "terminal_bench_post_launch_materialization_v0"}, "post-launch"),
         ({"schema_version": "fixture_preflight_v0"}, None),
