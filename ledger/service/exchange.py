@@ -37,13 +37,13 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
-from benchledger.errors import CHECK_FAILED
+from benchledger.errors import CHECK_FAILED, LedgerError
 from benchledger.ledger.service.intake.files import open_regular_file, read_lines
 from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.schema import events
-from benchledger.ledger.storage.store import GOAL_ID_PATTERN, LedgerError, Store, StoredEvent, Transaction
+from benchledger.ledger.storage.store import GOAL_ID_PATTERN, Store, StoredEvent, Transaction
 from benchledger.ledger.storage.verification import format_digest, verify_events
 
 FIELDS = tuple(column.name for column in events.c)

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchledger.errors import CorruptEvent
 from benchledger.ledger.service import folding
 from benchledger.ledger.service.folding import FoldedStep, row_record
 from benchledger.ledger.storage.store import (
-    CorruptEvent,
     StoredEvent,
     Transaction,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchledger.errors import capped
+from benchledger.errors import VersionConflict, capped
 from benchledger.ledger.service.ingest import append_projected
 from benchledger.ledger.storage.guard import UnstorableContent
 from benchledger.ledger.storage.store import (
@@ -12,7 +12,6 @@ from benchledger.ledger.storage.store import (
     NewEvent,
     Store,
     StreamAppend,
-    VersionConflict,
     one_snapshot,
 )
 from benchledger.projections import retraction

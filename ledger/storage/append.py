@@ -23,37 +23,12 @@ from typing import Any
 from sqlalchemy import ARRAY, Connection, String, any_, bindparam, func, insert, select
 from sqlalchemy.exc import DBAPIError
 
-from benchledger.errors import CHECK_FAILED, BenchledgerError, InvalidGoalId
+from benchledger.errors import CorruptEvent, InvalidGoalId, VersionConflict
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.event_records import chained_record
 from benchledger.ledger.storage.schema import events, projection_counts, projection_rows, stream_heads
 
 GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
-
-
-class LedgerError(BenchledgerError):
-    """Base class of the store's errors; ``str()`` is a message for the user."""
-
-
-class VersionConflict(LedgerError):
-    """``expected_version`` did not match the goal's current version."""
-
-    def __init__(self, goal_id: str, expected: int, actual: int) -> None:
-        super().__init__(f"goal {goal_id!r} is at version {actual}, not the expected {expected}")
-        self.goal_id, self.expected, self.actual = goal_id, expected, actual
-
-
-class CorruptEvent(LedgerError):
-    """A stored event no longer decodes: the database was changed outside benchledger."""
-
-
-class InvalidEvent(LedgerError, ValueError):
-    """An event's stored columns would not fit the schema (checked alike on every backend).
-
-    Like an ingest that refuses a file, the store refusing an input's content is a check saying no.
-    """
-
-    exit_code = CHECK_FAILED
 
 
 def validate_goal_id(goal_id: str) -> str:

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchledger.ledger.storage.append import InvalidEvent
+from benchledger.errors import InvalidEvent
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, is_public_safe
 from benchledger.projections.linking import BATCH_KIND
 

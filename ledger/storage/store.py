@@ -30,19 +30,15 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select, text
 from sqlalchemy.exc import DataError
 
-from benchledger.errors import InvalidGoalId, UnknownGoal
+from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
 from benchledger.ledger.storage.append import (
     GOAL_ID_PATTERN,
     Appended,
-    CorruptEvent,
-    InvalidEvent,
-    LedgerError,
     NewEvent,
     Prepared,
     StoredEvent,
     StreamAppend,
     Transaction,
-    VersionConflict,
     append_locked,
     row_to_event,
     utc_timestamp,
@@ -62,8 +58,8 @@ from benchledger.ledger.storage.schema import events, metadata, projection_count
 
 # Re-exported: the store is where callers find the event types and the store's errors.
 __all__ = [
-    "GOAL_ID_PATTERN", "Appended", "ChunkedAppend", "CorruptEvent", "InvalidEvent", "InvalidGoalId", "Store", "LedgerBusy", "LedgerError",
-    "NewEvent", "StoredEvent", "one_snapshot", "open_store", "StreamAppend", "Transaction", "VersionConflict", "create_ledger_engine",
+    "GOAL_ID_PATTERN", "Appended", "ChunkedAppend", "Store", "LedgerBusy",
+    "NewEvent", "StoredEvent", "one_snapshot", "open_store", "StreamAppend", "Transaction", "create_ledger_engine",
     "normalize_url",
     "retry_sqlite_locked", "utc_timestamp", "validate_goal_id",
 ]

@@ -13,7 +13,7 @@ Exit codes (README "Exit codes" states them for users):
 * 1 – a check, audit or gate said no (:data:`CHECK_FAILED`): an audit found
   problems, a review's verdict is not ok, a ``--require-*`` gate refused, an
   ingest or import refused its inputs (each one listed), the ledger refused
-  to store an input's content (too long, not finite, a local path or secret);
+  to store an input's content (:class:`InvalidEvent`: too long, not finite, a local path or secret);
 * 2 – usage, bad input or an unusable database (:data:`USAGE`);
 * 70 – an internal error: a bug in benchledger (:data:`INTERNAL_ERROR`);
 * 130 – interrupted (Ctrl-C, :data:`INTERRUPTED`): what committed before stays, the rest was not written.
@@ -61,6 +61,31 @@ class LedgerUnavailable(BenchledgerError):
 
 class CheckFailed(BenchledgerError):
     """A check or gate said no, as a result rather than a fault."""
+
+    exit_code = CHECK_FAILED
+
+
+class LedgerError(BenchledgerError):
+    """Base class of the errors of the ledger's store (raised by ``benchledger.ledger.storage``)."""
+
+
+class VersionConflict(LedgerError):
+    """``expected_version`` did not match the goal's current version."""
+
+    def __init__(self, goal_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"goal {goal_id!r} is at version {actual}, not the expected {expected}")
+        self.goal_id, self.expected, self.actual = goal_id, expected, actual
+
+
+class CorruptEvent(LedgerError):
+    """A stored event no longer decodes: the database was changed outside benchledger."""
+
+
+class InvalidEvent(LedgerError, ValueError):
+    """An event's stored columns would not fit the schema (checked alike on every backend).
+
+    Like an ingest that refuses a file, the store refusing an input's content is a check saying no.
+    """
 
     exit_code = CHECK_FAILED
 

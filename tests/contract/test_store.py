@@ -10,15 +10,13 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
 
+from benchledger.errors import InvalidEvent, InvalidGoalId, VersionConflict
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.guard import UnstorableContent
 from benchledger.ledger.storage.store import (
-    InvalidEvent,
-    InvalidGoalId,
     NewEvent,
     Store,
     StreamAppend,
-    VersionConflict,
     guard_receipt,
 )
 from benchledger.ledger.storage.verification import verify_events

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from benchledger.errors import LedgerError
 from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.intake.artifacts import collect_artifacts
 from benchledger.ledger.service.intake.files import expand_paths
 from benchledger.ledger.service.maintenance import audit
-from benchledger.ledger.storage.store import LedgerError, Store
+from benchledger.ledger.storage.store import Store
 from tests.helpers import invoke
 from tests.reliability.test_concurrency import run_writers, write_batch
 
