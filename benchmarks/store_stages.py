@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy.engine
 
 from benchledger.ledger.service import ingest
-from benchledger.ledger.storage import append, canonical, store
+from benchledger.ledger.storage import append, canonical, event_records, store
 from benchmarks import workload as wl
 from benchmarks.contenders import HAVE_EVENTSOURCING, bench_eventsourcing, bench_store_only, prepare
 from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBackend
@@ -33,14 +33,14 @@ from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBacke
 # (owner, attribute, stage): the functions timed.
 STAGES = (
     (store, "refuse_unstorable", "storage guard"),
-    (append.NewEvent, "_ids", "canonical JSON, payload hash and event ids"),
+    (event_records.NewEvent, "_ids", "canonical JSON, payload hash and event ids"),
     (canonical, "canonical_json", "canonical JSON, payload hash and event ids"),
     (append, "_copy_events", "insert (COPY)"),
     (store._TransactionContext, "__exit__", "commit"),
     (ingest, "members_as_stored", "member ids stored under content-only ids (members_as_stored)"),
     (append.Transaction, "events_by_id", "duplicate and regrouping look-ups by id"),
     (append, "chained_record", "hash chain and records"),
-    (append, "_event_from_record", "StoredEvent objects"),
+    (append, "event_from_record", "StoredEvent objects"),
 )
 INSERT_STAGE = "insert (executemany)"
 

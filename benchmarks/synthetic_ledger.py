@@ -23,11 +23,11 @@ from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
 from benchledger.ledger.storage import canonical
-from benchledger.ledger.storage.event_records import chained_record, head_record
+from benchledger.ledger.storage.event_records import NewEvent, StoredEvent, chained_record, head_record
 from benchledger.ledger.storage.schema import events as events_table
 from benchledger.ledger.storage.schema import projection_rows as projection_table
 from benchledger.ledger.storage.schema import stream_heads
-from benchledger.ledger.storage.store import NewEvent, Store, StoredEvent
+from benchledger.ledger.storage.store import Store
 from benchledger.projections.linking import BATCH_KIND, CHECKPOINT, COMPARISON_INDEX, STEP, project_goal, step_key
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE

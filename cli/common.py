@@ -22,7 +22,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from benchledger.errors import SHOWN_PROBLEMS, InvalidInput, capped
-from benchledger.ledger.storage.store import GOAL_ID_PATTERN
+from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN
 
 GOAL_ALIASES = ("--goal-id",)
 

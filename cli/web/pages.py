@@ -29,7 +29,8 @@ import jinja2
 from benchledger.cli.output import encoded
 from benchledger.cli.web import figures
 from benchledger.ledger.read import report_views as views
-from benchledger.ledger.storage.store import GOAL_ID_PATTERN, Store
+from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN
+from benchledger.ledger.storage.store import Store
 
 # What a page may load: its own folder's (or origin's) scripts, styles and images, nothing else.
 # Plotly sets SVG style attributes while it draws, hence inline styles (never inline scripts).

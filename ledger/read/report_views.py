@@ -39,7 +39,7 @@ from benchledger.ledger.read.json_sql import (
     values_in,
 )
 from benchledger.ledger.read.views import LifecycleStep, goal_listing_row, history, history_entry, stored_steps
-from benchledger.ledger.storage.append import row_to_event
+from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store
 from benchledger.projections import linking, retraction, runs

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.storage.store import Store, StoredEvent, one_snapshot
+from benchledger.ledger.storage.event_records import StoredEvent
+from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import retraction, runs
 
 # filter -> the run field it matches

@@ -21,9 +21,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.storage.append import row_to_event
+from benchledger.ledger.storage.event_records import StoredEvent, row_to_event, utc_timestamp
 from benchledger.ledger.storage.schema import events, projection_rows
-from benchledger.ledger.storage.store import Store, StoredEvent, one_snapshot, utc_timestamp
+from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import linking
 from benchledger.projections.history import artifact_time, event_outcome, event_summary, stored_summary
 

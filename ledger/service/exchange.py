@@ -42,8 +42,9 @@ from benchledger.ledger.service.intake.files import open_regular_file, read_line
 from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.canonical import canonical_json
+from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN, StoredEvent
 from benchledger.ledger.storage.schema import events
-from benchledger.ledger.storage.store import GOAL_ID_PATTERN, Store, StoredEvent, Transaction
+from benchledger.ledger.storage.store import Store, Transaction
 from benchledger.ledger.storage.verification import format_digest, verify_events
 
 FIELDS = tuple(column.name for column in events.c)

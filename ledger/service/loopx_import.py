@@ -48,8 +48,9 @@ from benchledger.ledger.service.intake.files import (
     read_lines,
 )
 from benchledger.ledger.storage.canonical import canonical_json, sha256_hex
+from benchledger.ledger.storage.event_records import NewEvent
 from benchledger.ledger.storage.guard import Storable, UnstorableContent, storage_problems
-from benchledger.ledger.storage.store import NewEvent, Store
+from benchledger.ledger.storage.store import Store
 from benchledger.projections import runs
 from benchledger.projections.artifacts import IntakeError
 from benchledger.projections.artifacts.kinds import KIND_SPECS, detect_kind

@@ -6,14 +6,9 @@ from collections.abc import Sequence
 
 from benchledger.errors import VersionConflict, capped
 from benchledger.ledger.service.ingest import append_projected
+from benchledger.ledger.storage.event_records import Appended, NewEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
-from benchledger.ledger.storage.store import (
-    Appended,
-    NewEvent,
-    Store,
-    StreamAppend,
-    one_snapshot,
-)
+from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import retraction
 
 # since; a goal that busy writers keep moving is checked again this many times before giving up.

@@ -96,7 +96,8 @@ def execute_baseline_failure_gate(
     from datetime import datetime
 
     from benchledger.errors import InvalidGoalId
-    from benchledger.ledger.storage.store import open_store, validate_goal_id
+    from benchledger.ledger.storage.event_records import validate_goal_id
+    from benchledger.ledger.storage.store import open_store
     from benchledger.projections import baseline_failure_gate as gate
 
     payload, _ = evaluate_review(gate.NAME, artifacts, options)

@@ -1,4 +1,4 @@
-"""The append algorithm: events as stored, and how a batch of new events joins the goals' hash chains.
+"""The append algorithm: how a batch of new events joins the goals' hash chains.
 
 :func:`append_locked` runs inside the writer's transaction, once the append
 lock is held (:mod:`benchledger.ledger.storage.store` takes it): it reads the goals'
@@ -12,154 +12,27 @@ from __future__ import annotations
 import collections
 import functools
 import io
-import json
-import operator
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ARRAY, Connection, String, any_, bindparam, func, insert, select
 from sqlalchemy.exc import DBAPIError
 
-from benchledger.errors import CorruptEvent, InvalidGoalId, VersionConflict
+from benchledger.errors import VersionConflict
 from benchledger.ledger.storage import canonical
-from benchledger.ledger.storage.event_records import chained_record
+from benchledger.ledger.storage.event_records import (
+    EVENT_COLUMNS,
+    Appended,
+    Prepared,
+    StoredEvent,
+    StreamAppend,
+    chained_record,
+    event_from_record,
+    record_values,
+    row_to_event,
+    utc_timestamp,
+)
 from benchledger.ledger.storage.schema import events, projection_counts, projection_rows, stream_heads
-
-GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
-
-
-def validate_goal_id(goal_id: str) -> str:
-    if not isinstance(goal_id, str) or not GOAL_ID_PATTERN.fullmatch(goal_id):
-        raise InvalidGoalId(
-            f"invalid goal id {goal_id!r}: use 1-121 letters, digits, '_', '.', ':' or '-', "
-            "starting with a letter or digit"
-        )
-    return goal_id
-
-
-@dataclass(frozen=True)
-class NewEvent:
-    """An event to append: what it is and its (JSON-compatible) payload."""
-
-    kind: str
-    payload: Any
-    schema_version: str | None = None
-    source_sha256: str | None = None
-    # True for an artifact normalized from a source document: one document is one
-    # observation, so its identity covers the source bytes (canonical.event_id_for).
-    keyed_on_source: bool = False
-    # Where the event was read from (a file, ``file:line``, a row), for the store's refusals; not stored.
-    origin: str | None = field(default=None, compare=False)
-
-    @functools.cached_property
-    def canonical(self) -> tuple[str, str]:
-        """The payload's canonical JSON and its hash (computed once: the batch manifest and the append both need it)."""
-        body = canonical.canonical_json(self.payload)
-        return body, canonical.sha256_hex(body)
-
-    def event_id(self, goal_id: str) -> str:
-        """The id this event has in ``goal_id``: the same observation again is the same event."""
-        return self._ids(goal_id)[0]
-
-    def earlier_id(self, goal_id: str) -> str | None:
-        """The content-only id the same observation was stored under before source hashes were part of identity.
-
-        An event stored under it with this event's source hash is this very
-        observation (re-ingesting a file after the upgrade appends nothing);
-        one with another source hash is a different document that compacted alike.
-        """
-        return self._ids(goal_id)[1]
-
-    def _ids(self, goal_id: str) -> tuple[str, str | None]:
-        """:meth:`event_id` and :meth:`earlier_id` in ``goal_id``, computed once (a batch's manifest, the regrouping
-        check, the store's duplicate check and the insert all ask)."""
-        found = self._ids_by_goal.get(goal_id)
-        if found is None:
-            digest = self.canonical[1]
-            if self.keyed_on_source and self.source_sha256:
-                found = (canonical.event_id_for(goal_id, self.kind, digest, self.source_sha256), canonical.event_id_for(goal_id, self.kind, digest))
-            else:
-                found = (canonical.event_id_for(goal_id, self.kind, digest), None)
-            self._ids_by_goal[goal_id] = found
-        return found
-
-    @functools.cached_property
-    def _ids_by_goal(self) -> dict[str, tuple[str, str | None]]:
-        return {}
-
-    def same_observation(self, stored: StoredEvent) -> bool:
-        """Whether ``stored`` (found under :meth:`earlier_id`) is this observation."""
-        return stored.source_sha256 == self.source_sha256 and stored.kind == self.kind
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    position: int
-    event_id: str
-    goal_id: str
-    stream_version: int
-    kind: str
-    schema_version: str | None
-    payload_text: str
-    payload_sha256: str
-    source_sha256: str | None
-    prev_hash: str
-    chain_hash: str
-    recorded_at: str
-    source: str
-
-    @functools.cached_property
-    def payload(self) -> Any:
-        """The decoded payload (decoded once: folds read it many times)."""
-        try:
-            return json.loads(self.payload_text)
-        except ValueError as exc:
-            raise CorruptEvent(
-                f"event {self.position} of goal {self.goal_id!r} does not hold JSON ({exc}): the ledger was changed "
-                "outside benchledger (`benchledger audit` lists what differs)"
-            ) from exc
-
-    def as_record(self) -> dict[str, Any]:
-        """Every stored field, with the payload kept as its canonical text."""
-        return {column.name: getattr(self, _FIELD_OF_COLUMN.get(column.name, column.name)) for column in events.c}
-
-
-_FIELD_OF_COLUMN = {"payload": "payload_text"}
-_EVENT_COLUMNS = tuple(column.name for column in events.c)
-# StoredEvent's fields are the events columns, in table order: a row (or a
-# record read in that order) builds one positionally, which folds do for
-# every event they read.
-assert tuple(_FIELD_OF_COLUMN.get(name, name) for name in _EVENT_COLUMNS) == tuple(StoredEvent.__dataclass_fields__)
-
-
-@dataclass(frozen=True)
-class Appended:
-    """The outcome for one input of an append: the stored event and whether it is new."""
-
-    event: StoredEvent
-    status: str  # "appended" | "duplicate"
-
-
-def _event_from_record(record: Mapping[str, Any]) -> StoredEvent:
-    """A :class:`StoredEvent` from an events-table record (a row about to be inserted)."""
-    return StoredEvent(*_EVENT_FIELDS_OF_RECORD(record))
-
-
-_EVENT_FIELDS_OF_RECORD = operator.itemgetter(*_EVENT_COLUMNS)
-
-
-def row_to_event(row: Any) -> StoredEvent:
-    """A :class:`StoredEvent` from a ``select(events)`` result row (its columns are in table order)."""
-    return StoredEvent(*row)
-
-
-def utc_timestamp(moment: datetime | None = None) -> str:
-    moment = moment or datetime.now(UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
 
 
 class Transaction:
@@ -290,26 +163,6 @@ class Transaction:
     def projection_counts(self, goal_id: str) -> dict[str, int]:
         """How many rows each of the goal's projections holds, as stored (by projection name)."""
         return dict(self.connection.execute(_PROJECTION_COUNTS_OF_GOAL, {"goal_id": goal_id}).all())
-
-
-@dataclass(frozen=True)
-class StreamAppend:
-    """One goal's part of an append: its new events, and the version the caller expects it at (if any)."""
-
-    goal_id: str
-    events: Sequence[NewEvent]
-    expected_version: int | None = None
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A new event with its canonical body, payload hash and content-addressed id (computed before locking)."""
-
-    new: NewEvent
-    body: str
-    digest: str
-    event_id: str
-    earlier_id: str | None = None
 
 
 # Statements built once: constructing and cache-keying a Core statement costs
@@ -458,7 +311,7 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
                 source=source,
             )
             tip[1] = row["chain_hash"]
-            stored = _event_from_record(row)
+            stored = event_from_record(row)
             existing[p.event_id] = stored
             rows.append(row)
             outcome.append(Appended(stored, "appended"))
@@ -489,7 +342,7 @@ def _copy_events(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> N
     server parsing the statement's literals: COPY of the same rows took about
     a third of the time. Triggers and constraints apply to COPY as to INSERT.
     """
-    data = io.StringIO("".join("\t".join(map(_copy_text, _EVENT_FIELDS_OF_RECORD(row))) + "\n" for row in rows))
+    data = io.StringIO("".join("\t".join(map(_copy_text, record_values(row))) + "\n" for row in rows))
     dbapi = connection.dialect.loaded_dbapi
     try:
         with connection.connection.cursor() as cursor:
@@ -498,7 +351,7 @@ def _copy_events(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> N
         raise DBAPIError.instance(_COPY_EVENTS, None, exc, dbapi.Error, dialect=connection.dialect) from exc
 
 
-_COPY_EVENTS = f"COPY events ({', '.join(_EVENT_COLUMNS)}) FROM STDIN"
+_COPY_EVENTS = f"COPY events ({', '.join(EVENT_COLUMNS)}) FROM STDIN"
 # COPY's text format: a backslash, a tab, a newline or a carriage return in a value is escaped; \N is NULL.
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 

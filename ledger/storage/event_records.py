@@ -1,17 +1,180 @@
-"""The rows an append stores: an events-table record chained to its predecessor, and the stream head it leaves.
+"""Events as records: an event to append, an event as stored, the parts and outcomes of an append, a goal id's syntax,
+and the rows an append stores (an events-table record chained to its predecessor, the stream head it leaves).
 
-Pure (no database, no clock): the store's append builds every event row here,
-and so does the benchmark's synthetic ledger (benchmarks/synthetic_ledger.py),
+Pure (no database; no clock but :func:`utc_timestamp`'s default): the store's append builds every
+event row here, and so does the benchmark's synthetic ledger (benchmarks/synthetic_ledger.py),
 which clones real goals into 10^6-event ledgers. One builder means the clones
 hash exactly as an append does (docs/hash-chain.md), and cannot drift from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import json
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
+from benchledger.errors import CorruptEvent, InvalidGoalId
 from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.schema import events
+
+GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
+
+
+def validate_goal_id(goal_id: str) -> str:
+    if not isinstance(goal_id, str) or not GOAL_ID_PATTERN.fullmatch(goal_id):
+        raise InvalidGoalId(
+            f"invalid goal id {goal_id!r}: use 1-121 letters, digits, '_', '.', ':' or '-', "
+            "starting with a letter or digit"
+        )
+    return goal_id
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append: what it is and its (JSON-compatible) payload."""
+
+    kind: str
+    payload: Any
+    schema_version: str | None = None
+    source_sha256: str | None = None
+    # True for an artifact normalized from a source document: one document is one
+    # observation, so its identity covers the source bytes (canonical.event_id_for).
+    keyed_on_source: bool = False
+    # Where the event was read from (a file, ``file:line``, a row), for the store's refusals; not stored.
+    origin: str | None = field(default=None, compare=False)
+
+    @functools.cached_property
+    def canonical(self) -> tuple[str, str]:
+        """The payload's canonical JSON and its hash (computed once: the batch manifest and the append both need it)."""
+        body = canonical.canonical_json(self.payload)
+        return body, canonical.sha256_hex(body)
+
+    def event_id(self, goal_id: str) -> str:
+        """The id this event has in ``goal_id``: the same observation again is the same event."""
+        return self._ids(goal_id)[0]
+
+    def earlier_id(self, goal_id: str) -> str | None:
+        """The content-only id the same observation was stored under before source hashes were part of identity.
+
+        An event stored under it with this event's source hash is this very
+        observation (re-ingesting a file after the upgrade appends nothing);
+        one with another source hash is a different document that compacted alike.
+        """
+        return self._ids(goal_id)[1]
+
+    def _ids(self, goal_id: str) -> tuple[str, str | None]:
+        """:meth:`event_id` and :meth:`earlier_id` in ``goal_id``, computed once (a batch's manifest, the regrouping
+        check, the store's duplicate check and the insert all ask)."""
+        found = self._ids_by_goal.get(goal_id)
+        if found is None:
+            digest = self.canonical[1]
+            if self.keyed_on_source and self.source_sha256:
+                found = (canonical.event_id_for(goal_id, self.kind, digest, self.source_sha256), canonical.event_id_for(goal_id, self.kind, digest))
+            else:
+                found = (canonical.event_id_for(goal_id, self.kind, digest), None)
+            self._ids_by_goal[goal_id] = found
+        return found
+
+    @functools.cached_property
+    def _ids_by_goal(self) -> dict[str, tuple[str, str | None]]:
+        return {}
+
+    def same_observation(self, stored: StoredEvent) -> bool:
+        """Whether ``stored`` (found under :meth:`earlier_id`) is this observation."""
+        return stored.source_sha256 == self.source_sha256 and stored.kind == self.kind
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    position: int
+    event_id: str
+    goal_id: str
+    stream_version: int
+    kind: str
+    schema_version: str | None
+    payload_text: str
+    payload_sha256: str
+    source_sha256: str | None
+    prev_hash: str
+    chain_hash: str
+    recorded_at: str
+    source: str
+
+    @functools.cached_property
+    def payload(self) -> Any:
+        """The decoded payload (decoded once: folds read it many times)."""
+        try:
+            return json.loads(self.payload_text)
+        except ValueError as exc:
+            raise CorruptEvent(
+                f"event {self.position} of goal {self.goal_id!r} does not hold JSON ({exc}): the ledger was changed "
+                "outside benchledger (`benchledger audit` lists what differs)"
+            ) from exc
+
+    def as_record(self) -> dict[str, Any]:
+        """Every stored field, with the payload kept as its canonical text."""
+        return {column.name: getattr(self, _FIELD_OF_COLUMN.get(column.name, column.name)) for column in events.c}
+
+
+_FIELD_OF_COLUMN = {"payload": "payload_text"}
+# The events table's columns, in table order.
+EVENT_COLUMNS = tuple(column.name for column in events.c)
+# StoredEvent's fields are the events columns, in table order: a row (or a
+# record read in that order) builds one positionally, which folds do for
+# every event they read.
+assert tuple(_FIELD_OF_COLUMN.get(name, name) for name in EVENT_COLUMNS) == tuple(StoredEvent.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The outcome for one input of an append: the stored event and whether it is new."""
+
+    event: StoredEvent
+    status: str  # "appended" | "duplicate"
+
+
+def event_from_record(record: Mapping[str, Any]) -> StoredEvent:
+    """A :class:`StoredEvent` from an events-table record (a row about to be inserted)."""
+    return StoredEvent(*record_values(record))
+
+
+# An events-table record's values, in table order.
+record_values = operator.itemgetter(*EVENT_COLUMNS)
+
+
+def row_to_event(row: Any) -> StoredEvent:
+    """A :class:`StoredEvent` from a ``select(events)`` result row (its columns are in table order)."""
+    return StoredEvent(*row)
+
+
+def utc_timestamp(moment: datetime | None = None) -> str:
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class StreamAppend:
+    """One goal's part of an append: its new events, and the version the caller expects it at (if any)."""
+
+    goal_id: str
+    events: Sequence[NewEvent]
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A new event with its canonical body, payload hash and content-addressed id (computed before locking)."""
+
+    new: NewEvent
+    body: str
+    digest: str
+    event_id: str
+    earlier_id: str | None = None
 
 
 def chained_record(

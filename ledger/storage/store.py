@@ -31,19 +31,7 @@ from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
-from benchledger.ledger.storage.append import (
-    GOAL_ID_PATTERN,
-    Appended,
-    NewEvent,
-    Prepared,
-    StoredEvent,
-    StreamAppend,
-    Transaction,
-    append_locked,
-    row_to_event,
-    utc_timestamp,
-    validate_goal_id,
-)
+from benchledger.ledger.storage.append import Transaction, append_locked
 from benchledger.ledger.storage.engine import (
     LedgerBusy,
     create_ledger_engine,
@@ -51,17 +39,24 @@ from benchledger.ledger.storage.engine import (
     normalize_url,
     retry_sqlite_locked,
 )
-from benchledger.ledger.storage.event_records import head_record
+from benchledger.ledger.storage.event_records import (
+    Appended,
+    NewEvent,
+    Prepared,
+    StoredEvent,
+    StreamAppend,
+    head_record,
+    row_to_event,
+    validate_goal_id,
+)
 from benchledger.ledger.storage.guard import Storable, refuse_unstorable, storage_problems
 from benchledger.ledger.storage.migrate import ensure_current
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
 
-# Re-exported: the store is where callers find the event types and the store's errors.
+# Re-exported: the store is where callers find the engine's helpers.
 __all__ = [
-    "GOAL_ID_PATTERN", "Appended", "ChunkedAppend", "Store", "LedgerBusy",
-    "NewEvent", "StoredEvent", "one_snapshot", "open_store", "StreamAppend", "Transaction", "create_ledger_engine",
-    "normalize_url",
-    "retry_sqlite_locked", "utc_timestamp", "validate_goal_id",
+    "ChunkedAppend", "Store", "LedgerBusy", "one_snapshot", "open_store", "Transaction", "create_ledger_engine",
+    "normalize_url", "retry_sqlite_locked",
 ]
 
 P = ParamSpec("P")

@@ -14,7 +14,7 @@ from typing import Any
 
 from benchledger.errors import InvalidInput
 from benchledger.ledger.storage import canonical
-from benchledger.ledger.storage.store import StoredEvent
+from benchledger.ledger.storage.event_records import StoredEvent
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,9 @@ from sqlalchemy.exc import DatabaseError
 
 from benchledger.errors import InvalidEvent, InvalidGoalId, VersionConflict
 from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.event_records import NewEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
-from benchledger.ledger.storage.store import (
-    NewEvent,
-    Store,
-    StreamAppend,
-    guard_receipt,
-)
+from benchledger.ledger.storage.store import Store, guard_receipt
 from benchledger.ledger.storage.verification import verify_events
 
 
@@ -135,7 +131,8 @@ def test_chain_verifies_and_links_each_goal(ledger):
 WRITER = textwrap.dedent(
     """
     import sys
-    from benchledger.ledger.storage.store import Store, NewEvent
+    from benchledger.ledger.storage.store import Store
+    from benchledger.ledger.storage.event_records import NewEvent
     url, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     ledger = Store.open(url)
     for i in range(count):

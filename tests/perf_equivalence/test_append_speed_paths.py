@@ -19,7 +19,7 @@ from sqlalchemy import insert, text
 from sqlalchemy.exc import IntegrityError
 
 from benchledger.ledger.storage import canonical
-from benchledger.ledger.storage.append import NewEvent
+from benchledger.ledger.storage.event_records import NewEvent
 from benchledger.ledger.storage.schema import events
 from benchledger.ledger.storage.verification import verify_events
 from tests import helpers

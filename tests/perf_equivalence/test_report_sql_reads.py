@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchledger.ledger.read import report_views as views
-from benchledger.ledger.storage.append import NewEvent
+from benchledger.ledger.storage.event_records import NewEvent
 from benchledger.projections import runs
 
 # What a run's outcome and arm fields may hold: the words the rules look for, blanks (Python's

@@ -30,7 +30,8 @@ from sqlalchemy import create_engine, text
 from benchledger.cli.main import cli
 from benchledger.ledger.service.maintenance import audit, replay
 from benchledger.ledger.storage import engine, store
-from benchledger.ledger.storage.store import NewEvent, Store
+from benchledger.ledger.storage.event_records import NewEvent
+from benchledger.ledger.storage.store import Store
 from tests.conformance.cases import CORPUS
 
 FIXTURE = CORPUS / "cases" / "review-claim" / "claim-review-01"

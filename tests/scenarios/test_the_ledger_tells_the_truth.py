@@ -170,7 +170,7 @@ def test_every_command_refuses_an_unknown_goal_alike(migrated_url, command):
 def test_a_ledger_written_before_source_identity_stays_valid_and_idempotent(migrated_url, tmp_path, monkeypatch):
     """Events stored under content-only ids (as builds before source identity stored them) audit clean; the same files again append nothing."""
     from benchledger.ledger.service import bulk
-    from benchledger.ledger.storage.store import NewEvent
+    from benchledger.ledger.storage.event_records import NewEvent
 
     keyed = bulk.member_event
     monkeypatch.setattr(bulk, "member_event", lambda artifact: NewEvent(**{**keyed(artifact).__dict__, "keyed_on_source": False}))
