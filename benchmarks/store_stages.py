@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy.engine
 
 from benchledger.ledger.service import ingest
-from benchledger.ledger.storage import append, canonical, event_records, store
+from benchledger.ledger.storage import append, canonical, event_records, store, transaction
 from benchmarks import workload as wl
 from benchmarks.contenders import HAVE_EVENTSOURCING, bench_eventsourcing, bench_store_only, prepare
 from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBackend
@@ -38,7 +38,7 @@ STAGES = (
     (append, "_copy_events", "insert (COPY)"),
     (store._TransactionContext, "__exit__", "commit"),
     (ingest, "members_as_stored", "member ids stored under content-only ids (members_as_stored)"),
-    (append.Transaction, "events_by_id", "duplicate and regrouping look-ups by id"),
+    (transaction.Transaction, "events_by_id", "duplicate and regrouping look-ups by id"),
     (append, "chained_record", "hash chain and records"),
     (append, "event_from_record", "StoredEvent objects"),
 )

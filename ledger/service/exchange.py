@@ -44,7 +44,8 @@ from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN, StoredEvent
 from benchledger.ledger.storage.schema import events
-from benchledger.ledger.storage.store import Store, Transaction
+from benchledger.ledger.storage.store import Store
+from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import format_digest, verify_events
 
 FIELDS = tuple(column.name for column in events.c)

@@ -38,7 +38,8 @@ from sqlalchemy import bindparam, select
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows
-from benchledger.ledger.storage.store import Store, Transaction
+from benchledger.ledger.storage.store import Store
+from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import linking
 from benchledger.projections.linking import GoalProjector, ProjectionRow
 

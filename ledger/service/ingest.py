@@ -14,7 +14,8 @@ from typing import Any
 from benchledger.errors import InvalidInput
 from benchledger.ledger.service.materialize import KeptProjectors, materialize_goals
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StoredEvent, StreamAppend
-from benchledger.ledger.storage.store import Store, Transaction
+from benchledger.ledger.storage.store import Store
+from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import linking
 from benchledger.projections.artifacts import Artifact
 

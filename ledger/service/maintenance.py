@@ -8,11 +8,8 @@ from typing import Any
 from benchledger.errors import InvalidInput
 from benchledger.ledger.service import folding
 from benchledger.ledger.service.folding import FoldedGoal
-from benchledger.ledger.storage.store import (
-    Store,
-    Transaction,
-    one_snapshot,
-)
+from benchledger.ledger.storage.store import Store, one_snapshot
+from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import Problem, count_problems, verify_events
 from benchledger.projections import linking
 

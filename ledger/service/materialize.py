@@ -13,7 +13,7 @@ from benchledger.errors import CorruptEvent
 from benchledger.ledger.service import folding
 from benchledger.ledger.service.folding import FoldedStep, row_record
 from benchledger.ledger.storage.event_records import StoredEvent
-from benchledger.ledger.storage.store import Transaction
+from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import linking, retraction
 from benchledger.projections.linking import (
     CheckpointUnusable,

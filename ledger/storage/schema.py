@@ -86,7 +86,7 @@ Index(
 
 # How many rows each (goal, projection) holds: ``show`` prints the counts of a goal with one index range
 # instead of counting its rows (about 160k index entries for a 10^5-event goal) on every read.
-# Kept in the transaction that inserts or deletes the rows (ledger.storage.append.Transaction); zero is no row.
+# Kept in the transaction that inserts or deletes the rows (ledger.storage.transaction.Transaction); zero is no row.
 projection_counts = Table(
     "projection_counts",
     metadata,

@@ -31,7 +31,7 @@ from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
-from benchledger.ledger.storage.append import Transaction, append_locked
+from benchledger.ledger.storage.append import append_locked
 from benchledger.ledger.storage.engine import (
     LedgerBusy,
     create_ledger_engine,
@@ -52,10 +52,11 @@ from benchledger.ledger.storage.event_records import (
 from benchledger.ledger.storage.guard import Storable, refuse_unstorable, storage_problems
 from benchledger.ledger.storage.migrate import ensure_current
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
+from benchledger.ledger.storage.transaction import Transaction
 
 # Re-exported: the store is where callers find the engine's helpers.
 __all__ = [
-    "ChunkedAppend", "Store", "LedgerBusy", "one_snapshot", "open_store", "Transaction", "create_ledger_engine",
+    "ChunkedAppend", "Store", "LedgerBusy", "one_snapshot", "open_store", "create_ledger_engine",
     "normalize_url", "retry_sqlite_locked",
 ]
 

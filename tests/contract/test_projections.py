@@ -382,7 +382,7 @@ def test_a_run_ingested_with_a_learning_ledger_is_gated_against_it(ledger):
 
 def reads_of_goal(monkeypatch) -> list[dict]:
     """Record every read of a goal's events inside a transaction (its filters)."""
-    from benchledger.ledger.storage.append import Transaction
+    from benchledger.ledger.storage.transaction import Transaction
 
     reads: list[dict] = []
     original = Transaction.read_goal
@@ -419,7 +419,7 @@ def test_an_ingest_reads_only_the_events_after_the_checkpoint(ledger, monkeypatc
 
 def test_a_bulk_ingest_reads_what_its_goals_checkpoints_name_once_for_all_goals(ledger, monkeypatch):
     """The earlier events the goals' checkpoints name (and the members of those that are batches) are read together."""
-    from benchledger.ledger.storage.append import Transaction
+    from benchledger.ledger.storage.transaction import Transaction
 
     goals = [f"goal-{i}" for i in range(8)]
     for step in demo_steps():

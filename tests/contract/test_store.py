@@ -211,9 +211,9 @@ def test_a_guard_receipt_lets_through_only_the_content_it_was_made_for(ledger):
 def test_dropping_projection_rows_looks_each_key_up_instead_of_scanning_the_table(ledger):
     # A replay or retraction that drops a few rows must not pay for every row of the ledger: SQLite
     # answers a row-value IN list with a scan of the whole table, a primary-key equality with a lookup.
-    from benchledger.ledger.storage import append
+    from benchledger.ledger.storage import transaction
 
-    statement = append._DELETE_PROJECTION_ROW.compile(dialect=ledger.engine.dialect)
+    statement = transaction._DELETE_PROJECTION_ROW.compile(dialect=ledger.engine.dialect)
     with ledger.engine.connect() as connection:
         plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", ("review-claim", "g", "current")).fetchall()
     details = [row[-1] for row in plan]
