@@ -29,9 +29,10 @@ from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
 from benchledger.ledger.service.maintenance import replay
 from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.schema import events as events_table
-from benchledger.ledger.storage.store import Store, normalize_url
+from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.linking import project_goal
 from benchmarks import workload as wl

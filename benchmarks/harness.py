@@ -18,7 +18,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy import event as sa_event
 
-from benchledger.ledger.storage.store import Store, normalize_url
+from benchledger.ledger.storage.engine import normalize_url
+from benchledger.ledger.storage.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 

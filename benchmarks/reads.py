@@ -43,8 +43,9 @@ from benchledger.ledger.read import views
 from benchledger.ledger.service.ingest import BatchRequest, ingest_many
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
+from benchledger.ledger.storage.engine import create_ledger_engine, normalize_url
 from benchledger.ledger.storage.migrate import upgrade
-from benchledger.ledger.storage.store import Store, create_ledger_engine, normalize_url
+from benchledger.ledger.storage.store import Store
 from benchmarks import workload as wl
 from benchmarks.harness import find_benchledger, log, pct
 from benchmarks.memory import peak_rss

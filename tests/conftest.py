@@ -14,7 +14,8 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import create_engine, text
 
-from benchledger.ledger.storage.store import Store, normalize_url
+from benchledger.ledger.storage.engine import normalize_url
+from benchledger.ledger.storage.store import Store
 
 POSTGRES_URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
 # A bug must fail its test with its traceback, not become the CLI's one-line "internal error" (exit 70).
@@ -51,8 +52,8 @@ def ledger_url(request, tmp_path):
 @pytest.fixture
 def migrated_url(ledger_url):
     """The URL of a migrated, empty ledger on each backend (what `benchledger db upgrade` leaves)."""
+    from benchledger.ledger.storage.engine import create_ledger_engine
     from benchledger.ledger.storage.migrate import upgrade
-    from benchledger.ledger.storage.store import create_ledger_engine
 
     engine = create_ledger_engine(ledger_url)
     upgrade(engine)

@@ -90,8 +90,8 @@ def _fresh_migrated_dump(dialect: str) -> str:
 
     from sqlalchemy import create_engine
 
+    from benchledger.ledger.storage.engine import create_ledger_engine, normalize_url
     from benchledger.ledger.storage.migrate import upgrade
-    from benchledger.ledger.storage.store import create_ledger_engine, normalize_url
     from tests.conftest import _postgres_schema_url
 
     if dialect == "sqlite":

@@ -33,10 +33,8 @@ from sqlalchemy.exc import DataError
 from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
 from benchledger.ledger.storage.append import append_locked
 from benchledger.ledger.storage.engine import (
-    LedgerBusy,
     create_ledger_engine,
     database_errors_as_unavailable,
-    normalize_url,
     retry_sqlite_locked,
 )
 from benchledger.ledger.storage.event_records import (
@@ -54,10 +52,8 @@ from benchledger.ledger.storage.migrate import ensure_current
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
 from benchledger.ledger.storage.transaction import Transaction
 
-# Re-exported: the store is where callers find the engine's helpers.
 __all__ = [
-    "ChunkedAppend", "Store", "LedgerBusy", "one_snapshot", "open_store", "create_ledger_engine",
-    "normalize_url", "retry_sqlite_locked",
+    "ChunkedAppend", "ProjectionStats", "Store", "guard_receipt", "one_snapshot", "open_store", "unstorable_problems",
 ]
 
 P = ParamSpec("P")

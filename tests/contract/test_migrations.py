@@ -6,6 +6,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from benchledger.ledger.storage.engine import create_ledger_engine
 from benchledger.ledger.storage.migrate import (
     HEAD_REVISION,
     LedgerNeedsUpgrade,
@@ -15,7 +16,7 @@ from benchledger.ledger.storage.migrate import (
     upgrade,
 )
 from benchledger.ledger.storage.schema import metadata
-from benchledger.ledger.storage.store import Store, create_ledger_engine
+from benchledger.ledger.storage.store import Store
 from tests.helpers import invoke
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from sqlalchemy import create_engine
 
+from benchledger.ledger.storage.engine import create_ledger_engine
 from benchledger.ledger.storage.migrate import upgrade, upgrade_sql
 from benchledger.ledger.storage.schema import metadata
-from benchledger.ledger.storage.store import create_ledger_engine
 from tests.schema_dump import dump
 
 REFERENCES = Path(__file__).parents[1] / "schema"

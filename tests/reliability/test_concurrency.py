@@ -29,7 +29,8 @@ from sqlalchemy import create_engine, text
 
 from benchledger.cli.main import cli
 from benchledger.ledger.service.maintenance import audit, replay
-from benchledger.ledger.storage import engine, store
+from benchledger.ledger.storage import engine
+from benchledger.ledger.storage.engine import create_ledger_engine, normalize_url
 from benchledger.ledger.storage.event_records import NewEvent
 from benchledger.ledger.storage.store import Store
 from tests.conformance.cases import CORPUS
@@ -137,7 +138,7 @@ def test_eight_processes_ingest_at_once(ledger_url, tmp_path):
     if ledger_url.startswith("postgresql"):
         from benchledger.ledger.storage.migrate import upgrade
 
-        engine = store.create_ledger_engine(ledger_url)
+        engine = create_ledger_engine(ledger_url)
         upgrade(engine)
         engine.dispose()
     # (the SQLite file does not exist yet: the writers race to create and migrate it)
@@ -349,7 +350,7 @@ def test_a_follower_never_skips_while_slow_writers_commit(ledger):
 @pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)
 def test_the_follower_catches_a_skip_when_positions_come_from_a_sequence(ledger_url):
     """Negative control: with sequence-assigned positions a slow transaction commits after a faster later one."""
-    engine = create_engine(store.normalize_url(ledger_url))
+    engine = create_engine(normalize_url(ledger_url))
     with engine.begin() as connection:
         connection.execute(text("CREATE TABLE naive_log (position BIGSERIAL PRIMARY KEY, note TEXT)"))
     def read_after(after: int) -> list[int]:

@@ -311,8 +311,8 @@ def verify_after_kill(url: str, history: list[Round], expected: ExpectedBatches)
 def _prepare(url: str) -> None:
     if url.startswith("postgresql"):
         # a server ledger is migrated once, explicitly (the embedded one on first open, which round 0 kills)
+        from benchledger.ledger.storage.engine import create_ledger_engine
         from benchledger.ledger.storage.migrate import upgrade
-        from benchledger.ledger.storage.store import create_ledger_engine
 
         engine = create_ledger_engine(url)
         upgrade(engine)

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.migrate import HEAD_REVISION
-from benchledger.ledger.storage.store import normalize_url
 from tests.helpers import ingest_unguarded, invoke, row_counts
 
 VALID = Path(__file__).parents[1] / "hostile" / "valid"

@@ -25,8 +25,9 @@ from benchledger.cli.main import cli
 from benchledger.ledger.read import views
 from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.maintenance import audit, replay, status
+from benchledger.ledger.storage.engine import create_ledger_engine
 from benchledger.ledger.storage.migrate import HEAD_REVISION, current_revision, upgrade
-from benchledger.ledger.storage.store import Store, create_ledger_engine
+from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS

@@ -34,8 +34,9 @@ from benchledger.cli.main import cli
 from benchledger.ledger.service.exchange import export_lines
 from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.intake.artifacts import collect_artifacts
+from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.guard import UnstorableContent
-from benchledger.ledger.storage.store import Store, normalize_url
+from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS, load_cases, strip_volatile, typed

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, delete, update
 
+from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.schema import projection_rows
-from benchledger.ledger.storage.store import normalize_url
 from tests.helpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
