@@ -33,13 +33,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, select
-
 from benchledger.ledger.storage.canonical import canonical_json
-from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
-from benchledger.ledger.storage.schema import events, projection_rows
+from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.store import Store
-from benchledger.ledger.storage.transaction import Transaction
+from benchledger.ledger.storage.transaction import PROJECTION_ROW_COLUMNS, Transaction
 from benchledger.projections import linking
 from benchledger.projections.linking import GoalProjector, ProjectionRow
 
@@ -58,7 +55,6 @@ EVENTS_PER_PAGE = 1_000
 ROWS_PER_COMPARISON = 2_000
 
 RowKey = tuple[str, str, str]  # (projection, goal_id, key): the stored primary key
-_ROW_COLUMNS = tuple(column.name for column in projection_rows.c)
 # What a replay remembers of a row it wrote over: the stored row's digest, or this when none was stored.
 _NONE_STORED = b""
 
@@ -133,14 +129,8 @@ class _GoalEventsReadAgain:
 def events_of(read: Transaction, goals: Sequence[str], upto_position: int) -> Iterator[StoredEvent]:
     """The events of ``goals`` up to ``upto_position``, goal by goal (in the database's order of ids), each in stream order, a page at a time."""
     pending = list(goals)
-    query = (
-        select(events)
-        .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)), events.c.position <= upto_position)
-        .order_by(events.c.goal_id, events.c.stream_version)
-        .limit(EVENTS_PER_PAGE)
-    )
     while pending:
-        page = [row_to_event(r) for r in read.connection.execute(query, {"goal_ids": pending[:GOALS_PER_STEP]})]
+        page = read.first_events_of_goals(pending[:GOALS_PER_STEP], upto_position=upto_position, limit=EVENTS_PER_PAGE)
         yield from page
         if len(page) < EVENTS_PER_PAGE:
             pending = pending[GOALS_PER_STEP:]
@@ -241,7 +231,7 @@ def _digest(stored: tuple[Any, ...] | None) -> bytes:
 
 
 def _values(record: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(record[name] for name in _ROW_COLUMNS)
+    return tuple(record[name] for name in PROJECTION_ROW_COLUMNS)
 
 
 class _Comparison:
@@ -331,7 +321,7 @@ class _Comparison:
             by_goal.setdefault(goal, {})[(projection, key)] = record
         self.buffer = {}
         whole = [goal for goal in self.ended if goal not in self.states]
-        stored = self._stored_rows_of(whole)
+        stored = self.read.stored_rows_of_goals(whole, projection=self.projection, goals_per_read=GOALS_PER_STEP)
         for goal in whole:
             self._compare_whole(goal, by_goal.pop(goal, {}), stored.get(goal, {}))
         for goal, rows in by_goal.items():
@@ -339,16 +329,6 @@ class _Comparison:
         for goal in [goal for goal in self.states if goal in self.ended]:
             self._finish_keyed(goal)
         self.ended = set()
-
-    def _stored_rows_of(self, goals: list[str]) -> dict[str, dict[tuple[str, str], tuple[Any, ...]]]:
-        stored: dict[str, dict[tuple[str, str], tuple[Any, ...]]] = {}
-        for start in range(0, len(goals), GOALS_PER_STEP):
-            query = select(projection_rows).where(projection_rows.c.goal_id.in_(goals[start : start + GOALS_PER_STEP]))
-            if self.projection is not None:
-                query = query.where(projection_rows.c.projection == self.projection)
-            for row in self.read.connection.execute(query):
-                stored.setdefault(row.goal_id, {})[(row.projection, row.key)] = tuple(row)
-        return stored
 
     def _compare_whole(self, goal: str, rows: dict[tuple[str, str], dict[str, Any]], stored: dict[tuple[str, str], tuple[Any, ...]]) -> None:
         """A goal's final rows against all its stored rows (read at once)."""
@@ -376,7 +356,7 @@ class _Comparison:
         withdrawn = self.withdrawn_written.get(goal, {})
         for key in rows.keys() & withdrawn.keys():
             states[key] = withdrawn.pop(key)
-        stored = self._stored_by_key(goal, [key for key in rows if states.get(key) is None])
+        stored = self.read.stored_rows_of_keys(goal, [key for key in rows if states.get(key) is None])
         faulted = self.faulted.setdefault(goal, {})
         written, restored = [], []
         for key, record in rows.items():
@@ -407,29 +387,13 @@ class _Comparison:
             for record in restored:
                 self.changed.pop((record["projection"], goal, record["key"]), None)
 
-    def _stored_by_key(self, goal: str, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[Any, ...]]:
-        by_projection: dict[str, list[str]] = {}
-        for projection, key in keys:
-            by_projection.setdefault(projection, []).append(key)
-        stored = {}
-        rows = projection_rows.c
-        for projection, names in by_projection.items():
-            for start in range(0, len(names), 500):
-                query = select(projection_rows).where(rows.projection == projection, rows.goal_id == goal, rows.key.in_(names[start : start + 500]))
-                stored.update(((row.projection, row.key), tuple(row)) for row in self.read.connection.execute(query))
-        return stored
-
     def _finish_keyed(self, goal: str) -> None:
         """A goal compared key by key whose fold ended: its stored keys the fold no longer makes go; count what changed."""
         states = self.states.pop(goal)
         withdrawn = self.withdrawn_written.pop(goal, {})
-        rows = projection_rows.c
-        query = select(rows.projection, rows.key, rows.position).where(rows.goal_id == goal)
-        if self.projection is not None:
-            query = query.where(rows.projection == self.projection)
         unwanted, changes = [], sum(1 for state in states.values() if state is not None)
         held = self.stored_counts.setdefault(goal, Counter()) if self.audit else Counter()
-        for projection, key, position in self.read.connection.execute(query.execution_options(yield_per=EVENTS_PER_PAGE)):
+        for projection, key, position in self.read.stored_row_keys(goal, projection=self.projection, per_fetch=EVENTS_PER_PAGE):
             held[projection] += 1
             if (projection, key) in states:
                 continue
@@ -449,7 +413,7 @@ class _Comparison:
         if want is None and have is None:
             differing.pop(key, None)
         else:
-            differing[key] = (want, dict(zip(_ROW_COLUMNS, have)) if isinstance(have, tuple) else have)
+            differing[key] = (want, dict(zip(PROJECTION_ROW_COLUMNS, have)) if isinstance(have, tuple) else have)
 
     def _write(self, records: list[dict[str, Any]]) -> None:
         if self.audit or not records:

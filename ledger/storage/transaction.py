@@ -21,7 +21,7 @@ from benchledger.ledger.storage.schema import events, projection_counts, project
 
 
 class Transaction:
-    """Reads and projection writes inside one open transaction (used by appends and replays)."""
+    """Reads and projection writes inside one open transaction (used by appends, ingests, replays and audits)."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
@@ -44,6 +44,17 @@ class Transaction:
         if kinds is not None:
             query = query.where(events.c.kind.in_(kinds))
         return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version).limit(limit))]
+
+    def first_events_of_goals(self, goal_ids: Sequence[str], *, upto_position: int, limit: int) -> list[StoredEvent]:
+        """The first ``limit`` events of ``goal_ids`` up to ``upto_position``: goal by goal (in the database's order
+        of ids), each in stream order (a page of a fold's read: :func:`benchledger.ledger.service.folding.events_of`)."""
+        query = (
+            select(events)
+            .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)), events.c.position <= upto_position)
+            .order_by(events.c.goal_id, events.c.stream_version)
+            .limit(limit)
+        )
+        return [row_to_event(r) for r in self.connection.execute(query, {"goal_ids": list(goal_ids)})]
 
     def projection_row_of_goals(self, goal_ids: Sequence[str], projection: str, key: str) -> dict[str, dict[str, Any]]:
         """Each goal's stored row ``key`` of ``projection`` (goals without one are left out)."""
@@ -94,8 +105,44 @@ class Transaction:
             query = query.where(projection_rows.c.projection == projection)
         # (compared as tuples in column order: a replay reads every stored row of the ledger)
         stored = {tuple(row[:_KEY_WIDTH]): tuple(row) for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids))}
-        changed = [row for row in rows if stored.pop(_row_key(row), None) != tuple(row[name] for name in _ROW_COLUMNS)]
+        changed = [row for row in rows if stored.pop(_row_key(row), None) != tuple(row[name] for name in PROJECTION_ROW_COLUMNS)]
         return changed, list(stored)
+
+    def stored_rows_of_goals(
+        self, goal_ids: Sequence[str], *, projection: str | None, goals_per_read: int
+    ) -> dict[str, dict[tuple[str, str], tuple[Any, ...]]]:
+        """The stored rows of ``goal_ids`` (all projections, or one) as tuples in column order, by goal and by
+        (projection, key); read ``goals_per_read`` goals at a time."""
+        stored: dict[str, dict[tuple[str, str], tuple[Any, ...]]] = {}
+        for start in range(0, len(goal_ids), goals_per_read):
+            query = select(projection_rows).where(projection_rows.c.goal_id.in_(goal_ids[start : start + goals_per_read]))
+            if projection is not None:
+                query = query.where(projection_rows.c.projection == projection)
+            for row in self.connection.execute(query):
+                stored.setdefault(row.goal_id, {})[(row.projection, row.key)] = tuple(row)
+        return stored
+
+    def stored_rows_of_keys(self, goal_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[Any, ...]]:
+        """The stored rows of ``goal_id`` keyed (projection, key) ``keys`` (those stored), as tuples in column order."""
+        by_projection: dict[str, list[str]] = {}
+        for projection, key in keys:
+            by_projection.setdefault(projection, []).append(key)
+        stored = {}
+        rows = projection_rows.c
+        for projection, names in by_projection.items():
+            for start in range(0, len(names), 500):
+                query = select(projection_rows).where(rows.projection == projection, rows.goal_id == goal_id, rows.key.in_(names[start : start + 500]))
+                stored.update(((row.projection, row.key), tuple(row)) for row in self.connection.execute(query))
+        return stored
+
+    def stored_row_keys(self, goal_id: str, *, projection: str | None, per_fetch: int) -> Iterator[tuple[str, str, int]]:
+        """The (projection, key, position) of each stored row of ``goal_id`` (all projections, or one), fetched
+        ``per_fetch`` at a time (a large goal's keys are not held at once); run no other statement until it ends."""
+        rows = projection_rows.c
+        query = select(rows.projection, rows.key, rows.position).where(rows.goal_id == goal_id)
+        if projection is not None:
+            query = query.where(rows.projection == projection)
+        yield from self.connection.execute(query.execution_options(yield_per=per_fetch))
 
     def write_projection_rows_diff(self, goal_ids: Sequence[str], changed: Sequence[dict[str, Any]], unwanted: Sequence[tuple[Any, ...]]) -> int:
         """Write ``changed`` over the stored rows of ``goal_ids``, delete the rows keyed ``unwanted``, and recount
@@ -185,10 +232,11 @@ _DELETE_PROJECTION_COUNT = projection_counts.delete().where(
 )
 
 
-_ROW_COLUMNS = tuple(column.name for column in projection_rows.c)
+# The projection rows' columns, in table order: the order of a stored row read as a tuple.
+PROJECTION_ROW_COLUMNS = tuple(column.name for column in projection_rows.c)
 # The primary key is the table's first columns: a stored row's key is the start of its tuple.
 _KEY_WIDTH = len(projection_rows.primary_key.columns)
-assert _ROW_COLUMNS[:_KEY_WIDTH] == _KEY_NAMES
+assert PROJECTION_ROW_COLUMNS[:_KEY_WIDTH] == _KEY_NAMES
 
 
 def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -213,7 +261,7 @@ def _upsert_projection_rows(dialect: str) -> Any:
     """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` for the projection rows."""
     statement = _dialect_insert(dialect, projection_rows)
     return statement.on_conflict_do_update(
-        index_elements=_KEY_NAMES, set_={name: statement.excluded[name] for name in _ROW_COLUMNS if name not in _KEY_NAMES}
+        index_elements=_KEY_NAMES, set_={name: statement.excluded[name] for name in PROJECTION_ROW_COLUMNS if name not in _KEY_NAMES}
     )
 
 
