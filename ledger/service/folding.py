@@ -31,6 +31,7 @@ import hashlib
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from benchledger.ledger.storage.canonical import canonical_json
@@ -57,6 +58,23 @@ ROWS_PER_COMPARISON = 2_000
 RowKey = tuple[str, str, str]  # (projection, goal_id, key): the stored primary key
 # What a replay remembers of a row it wrote over: the stored row's digest, or this when none was stored.
 _NONE_STORED = b""
+
+
+class FoldMode(Enum):
+    """What :func:`fold_step` does with the rows of its goals' folds."""
+
+    # A replay (or a rebuild) here: make the stored rows the fold's, writing what differs through the transaction as it is found.
+    WRITE = "write"
+    # A replay's worker: the same, but what differs is collected (:class:`FoldedStep`) for the caller to write.
+    COLLECT = "collect"
+    # An audit here: list what differs from the stored rows; a goal whose events cannot be folded is reported, not raised.
+    AUDIT = "audit"
+    # An audit's worker: every row of each goal, for the caller to compare with the stored rows of its own snapshot.
+    AUDIT_ROWS = "audit-rows"
+
+    @property
+    def audit(self) -> bool:
+        return self in (FoldMode.AUDIT, FoldMode.AUDIT_ROWS)
 
 
 @dataclass(frozen=True)
@@ -148,21 +166,17 @@ def fold_step(
     goals: Sequence[str],
     upto_position: int,
     *,
-    audit: bool = False,
+    mode: FoldMode,
     projection: str | None = None,
-    write: bool = False,
-    compare: bool = True,
 ) -> FoldedStep:
-    """Read and fold ``goals`` (ascending ids) through ``read``, compared with the stored rows ``read`` sees.
+    """Read and fold ``goals`` (ascending ids) through ``read``; their rows are compared with the stored rows
+    ``read`` sees, or returned (:attr:`FoldMode.AUDIT_ROWS`), and what differs is written, collected or listed (``mode``).
 
-    A replay (``write``: through ``read``, as found; else collected for the
-    caller) makes the stored rows the fold's; an audit (``audit``) reports a
-    goal whose events cannot be folded at all instead of raising (tampered
-    events: a payload that is not JSON, ...) and lists what differs, or
-    without ``compare`` (a worker's audit) returns every row for the caller to
-    compare. ``projection`` keeps only that projection's rows.
+    An audit reports a goal whose events cannot be folded at all instead of
+    raising (tampered events: a payload that is not JSON, ...). ``projection``
+    keeps only that projection's rows.
     """
-    comparison = _Comparison(read, projection=projection, audit=audit, write=write) if compare else None
+    comparison = None if mode is FoldMode.AUDIT_ROWS else _Comparison(read, projection=projection, mode=mode)
     folded: dict[str, FoldedGoal] = {goal: FoldedGoal(goal, 0) for goal in goals}
     stream = events_of(read, goals, upto_position)
     event = next(stream, None)
@@ -176,7 +190,7 @@ def fold_step(
                 event = next(stream, None)
             projector.finish()
         except Exception as exc:
-            if not audit:
+            if not mode.audit:
                 raise
             while event is not None and event.goal_id == goal:  # (the rest of the goal's events)
                 event = next(stream, None)
@@ -250,8 +264,9 @@ class _Comparison:
     over again is compared with that digest, not with what is stored now.
     """
 
-    def __init__(self, read: Transaction, *, projection: str | None, audit: bool, write: bool) -> None:
-        self.read, self.projection, self.audit, self.write = read, projection, audit, write
+    def __init__(self, read: Transaction, *, projection: str | None, mode: FoldMode) -> None:
+        self.read, self.projection = read, projection
+        self.audit, self.write = mode.audit, mode is FoldMode.WRITE
         self.buffer: dict[RowKey, dict[str, Any]] = {}
         self.ended: set[str] = set()
         self.states: dict[str, dict[tuple[str, str], bytes | None]] = {}  # goal -> (projection, key) -> state
@@ -461,7 +476,7 @@ def folded_steps(
     A replay's ``read`` is its writing transaction: a step folded here writes
     what differs through it (a worker's changes are written by the caller).
     """
-    here = {"audit": audit, "projection": projection, "write": not audit}
+    here = {"mode": FoldMode.AUDIT if audit else FoldMode.WRITE, "projection": projection}
     if jobs <= 1 or len(steps) <= 1 or not ledger.persistent:
         for step in steps:
             yield fold_step(read, step.goals, upto_position, **here)
@@ -473,7 +488,7 @@ def folded_steps(
     url = ledger.engine.url.render_as_string(hide_password=False)
     context = multiprocessing.get_context("spawn")  # a worker shares no connection (nor lock) with this process
     # An audit's worker sends its rows, compared here with this process's snapshot (never a mix of two moments).
-    there = {"audit": audit, "projection": projection, "compare": not audit}
+    there = {"mode": FoldMode.AUDIT_ROWS if audit else FoldMode.COLLECT, "projection": projection}
     with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=(url,)) as pool:
         pending: deque = deque()
 
@@ -495,7 +510,7 @@ def folded_steps(
 
 def _compared(read: Transaction, step: FoldedStep, projection: str | None) -> FoldedStep:
     """An audit worker's step with its rows compared with the stored rows ``read`` sees."""
-    comparison = _Comparison(read, projection=projection, audit=True, write=False)
+    comparison = _Comparison(read, projection=projection, mode=FoldMode.AUDIT)
     for goal in step.folded:
         if goal.failure is None:
             comparison.add(goal.goal_id, goal.rows)

@@ -237,6 +237,6 @@ def rebuild_projections(tx: Transaction, goals: Sequence[str]) -> Iterator[Folde
     """
     upto = tx.last_position()
     for start in range(0, len(goals), folding.GOALS_PER_STEP):
-        step = folding.fold_step(tx, list(goals[start : start + folding.GOALS_PER_STEP]), upto, write=True)
+        step = folding.fold_step(tx, list(goals[start : start + folding.GOALS_PER_STEP]), upto, mode=folding.FoldMode.WRITE)
         tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
         yield step
