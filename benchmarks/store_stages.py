@@ -32,7 +32,7 @@ from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBacke
 
 # (owner, attribute, stage): the functions timed.
 STAGES = (
-    (store, "refuse_unstorable", "storage guard"),
+    (append, "refuse_unstorable", "storage guard"),
     (event_records.NewEvent, "_ids", "canonical JSON, payload hash and event ids"),
     (canonical, "canonical_json", "canonical JSON, payload hash and event ids"),
     (append, "_copy_events", "insert (COPY)"),

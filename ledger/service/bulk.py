@@ -58,10 +58,11 @@ from benchledger.ledger.service.intake.files import (
     read_lines,
 )
 from benchledger.ledger.service.materialize import KeptProjectors, materialize_goals
+from benchledger.ledger.storage.append import guard_receipt, unstorable_problems
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StreamAppend, validate_goal_id
 from benchledger.ledger.storage.guard import UnstorableContent
-from benchledger.ledger.storage.store import ChunkedAppend, Store, guard_receipt, unstorable_problems
+from benchledger.ledger.storage.store import ChunkedAppend, Store
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
 
 # Artifacts read before they are appended (ingest) or per transaction (ingest-batches):

@@ -1,16 +1,22 @@
-"""The append algorithm: how a batch of new events joins the goals' hash chains.
+"""The append algorithm: how a batch of new events passes the store's guard and joins the goals' hash chains.
 
+Before the lock, :func:`prepared_appends` computes everything it can (canonical
+bodies, payload hashes, event ids: :class:`Prepared`) and runs the store's guard
+(:mod:`benchledger.ledger.storage.guard`), unless a receipt of this process
+(:func:`guard_receipt`) says it passed the same content already.
 :func:`append_locked` runs inside the writer's transaction, once the append
 lock is held (:mod:`benchledger.ledger.storage.store` takes it): it reads the goals'
 heads, numbers the new events (global position, stream version), chains their
-hashes and writes them with one insert. Everything that can be computed before
-the lock (canonical bodies, payload hashes, event ids) is, in :class:`Prepared`.
+hashes and writes them with one insert.
 """
 
 from __future__ import annotations
 
+import hmac
 import io
-from collections.abc import Mapping, Sequence
+import json
+import secrets
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, select
@@ -27,9 +33,80 @@ from benchledger.ledger.storage.event_records import (
     event_from_record,
     record_values,
     utc_timestamp,
+    validate_goal_id,
 )
+from benchledger.ledger.storage.guard import Storable, refuse_unstorable, storage_problems
 from benchledger.ledger.storage.schema import events, stream_heads
 from benchledger.ledger.storage.transaction import Transaction, chunked_rows
+
+# The key of this process's guard receipts (:func:`guard_receipt`): random, never stored nor
+# shown, so that only the store's guard can make a receipt, and one holds in no other process.
+_RECEIPT_KEY = secrets.token_bytes(32)
+
+
+def prepared_appends(
+    appends: Sequence[StreamAppend], source: str, *, guard: bool, receipts: Collection[bytes] = ()
+) -> list[tuple[StreamAppend, list[Prepared]]]:
+    """``appends`` prepared for :func:`append_locked` (before any lock), once the store's guard let them through
+    (if ``guard``: a persistent ledger).
+
+    An append holding one of ``receipts`` was let through already: the receipt covers every column and
+    payload the guard judges, so it is checked instead of the guard running over the same content again.
+    """
+    prepared = _prepared(appends)
+    if guard:
+        unjudged = [p for p in prepared if _receipt(p, source) not in receipts] if receipts else prepared
+        refuse_unstorable(_storables(unjudged, source))
+    return prepared
+
+
+def unstorable_problems(appends: Sequence[StreamAppend], *, source: str) -> list[tuple[str, str]]:
+    """What the store's guard would refuse in ``appends``, as ``(where, problem)``, without writing or locking.
+
+    For a validation pass that must name every problem of an input before
+    anything is appended (``ingest-batches``, and the chunks of an ingest after
+    its first refusal); the append itself runs the same guard again.
+    """
+    return storage_problems(_storables(_prepared(appends), source))
+
+
+def guard_receipt(append: StreamAppend, *, source: str) -> tuple[list[tuple[str, str]], bytes | None]:
+    """What the store's guard refuses in ``append`` (as :func:`unstorable_problems`), and its receipt when nothing.
+
+    The receipt is a keyed hash (:data:`_RECEIPT_KEY`) of every column and
+    payload the guard judged: given to :meth:`benchledger.ledger.storage.store.Store.append_streams` in this
+    process, it lets exactly this content be appended without guarding it a
+    second time (``ingest-batches`` guards every line while validating the
+    file, then appends it); any other content is guarded as always.
+    """
+    prepared = _prepared([append])
+    problems = storage_problems(_storables(prepared, source))
+    return problems, None if problems else _receipt(prepared[0], source)
+
+
+def _receipt(prepared: tuple[StreamAppend, list[Prepared]], source: str) -> bytes:
+    request, events_of_goal = prepared
+    judged = [request.goal_id, source, *([p.new.kind, p.new.schema_version, p.digest] for p in events_of_goal)]
+    return hmac.digest(_RECEIPT_KEY, json.dumps(judged).encode(), "sha256")
+
+
+def _prepared(appends: Sequence[StreamAppend]) -> list[tuple[StreamAppend, list[Prepared]]]:
+    prepared: list[tuple[StreamAppend, list[Prepared]]] = []
+    for request in appends:
+        validate_goal_id(request.goal_id)
+        events_of_goal = []
+        for new in request.events:
+            body, digest = new.canonical
+            events_of_goal.append(Prepared(new, body, digest, new.event_id(request.goal_id), new.earlier_id(request.goal_id)))
+        prepared.append((request, events_of_goal))
+    return prepared
+
+
+def _storables(prepared: list[tuple[StreamAppend, list[Prepared]]], source: str) -> Iterator[Storable]:
+    for request, events_of_goal in prepared:
+        for p in events_of_goal:
+            yield Storable(request.goal_id, p.new.kind, p.new.schema_version, source, p.new.payload, p.body, p.new.origin)
+
 
 # Statements built once: constructing and cache-keying a Core statement costs
 # more than running it on SQLite, and every append runs them.

@@ -18,10 +18,8 @@ projection rows reports what was true at one moment, whatever commits meanwhile.
 from __future__ import annotations
 
 import functools
-import hmac
 import itertools
 import json
-import secrets
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,7 +29,7 @@ from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
-from benchledger.ledger.storage.append import append_locked
+from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
     create_ledger_engine,
     database_errors_as_unavailable,
@@ -40,30 +38,23 @@ from benchledger.ledger.storage.engine import (
 from benchledger.ledger.storage.event_records import (
     Appended,
     NewEvent,
-    Prepared,
     StoredEvent,
     StreamAppend,
     head_record,
     row_to_event,
-    validate_goal_id,
 )
-from benchledger.ledger.storage.guard import Storable, refuse_unstorable, storage_problems
+from benchledger.ledger.storage.guard import Storable, refuse_unstorable
 from benchledger.ledger.storage.migrate import ensure_current
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
 from benchledger.ledger.storage.transaction import Transaction
 
-__all__ = [
-    "ChunkedAppend", "ProjectionStats", "Store", "guard_receipt", "one_snapshot", "open_store", "unstorable_problems",
-]
+__all__ = ["ChunkedAppend", "ProjectionStats", "Store", "one_snapshot", "open_store"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 # Any constant works; it only has to be the same for every benchledger writer.
 APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
-# The key of this process's guard receipts (:func:`guard_receipt`): random, never stored nor
-# shown, so that only the store's guard can make a receipt, and one holds in no other process.
-_RECEIPT_KEY = secrets.token_bytes(32)
 
 
 class Store:
@@ -144,9 +135,10 @@ class Store:
         given; the whole call costs a handful of statements, however many events
         and goals it holds (a bulk ingest). Returns one outcome list per append.
         An append whose exact content the guard passed already in this process
-        (one of ``receipts``, :func:`guard_receipt`) is not guarded again.
+        (one of ``receipts``, :func:`~benchledger.ledger.storage.append.guard_receipt`) is not guarded again.
         """
-        prepared = self._guarded(appends, source, receipts)
+        # Guarded on a persistent ledger only: a stateless review reads what LoopX reads (paths, NaN, surrogates and all).
+        prepared = prepared_appends(appends, source, guard=self.persistent, receipts=receipts)
 
         def attempt() -> list[list[Appended]]:
             with self.transaction(write=True) as tx:
@@ -156,20 +148,6 @@ class Store:
             return outcomes
 
         return self.retrying_when_locked(attempt)
-
-    def _guarded(
-        self, appends: Sequence[StreamAppend], source: str, receipts: Collection[bytes] = ()
-    ) -> list[tuple[StreamAppend, list[Prepared]]]:
-        """``appends`` prepared for :func:`append_locked`, once the store's guard let them through (before any lock).
-
-        An append holding one of ``receipts`` was let through already: the receipt covers every column and
-        payload the guard judges, so it is checked instead of the guard running over the same content again.
-        """
-        prepared = _prepared(appends)
-        if self.persistent:  # (a stateless review reads what LoopX reads: paths, NaN, surrogates and all)
-            unjudged = [p for p in prepared if _receipt(p, source) not in receipts] if receipts else prepared
-            refuse_unstorable(_storables(unjudged, source))
-        return prepared
 
     def writing(self, work: Callable[[ChunkedAppend], Any]) -> Any:
         """Run ``work`` in one write transaction in which it may append any number of times: all or nothing.
@@ -428,55 +406,7 @@ class ChunkedAppend:
 
     def append(self, appends: Sequence[StreamAppend], *, source: str) -> list[list[Appended]]:
         """Append as :meth:`Store.append_streams` does, inside the open transaction (later chunks see earlier ones)."""
-        return append_locked(self.tx, self.ledger._guarded(appends, source), source)
-
-
-def unstorable_problems(appends: Sequence[StreamAppend], *, source: str) -> list[tuple[str, str]]:
-    """What the store's guard would refuse in ``appends``, as ``(where, problem)``, without writing or locking.
-
-    For a validation pass that must name every problem of an input before
-    anything is appended (``ingest-batches``, and the chunks of an ingest after
-    its first refusal); the append itself runs the same guard again.
-    """
-    return storage_problems(_storables(_prepared(appends), source))
-
-
-def guard_receipt(append: StreamAppend, *, source: str) -> tuple[list[tuple[str, str]], bytes | None]:
-    """What the store's guard refuses in ``append`` (as :func:`unstorable_problems`), and its receipt when nothing.
-
-    The receipt is a keyed hash (:data:`_RECEIPT_KEY`) of every column and
-    payload the guard judged: given to :meth:`Store.append_streams` in this
-    process, it lets exactly this content be appended without guarding it a
-    second time (``ingest-batches`` guards every line while validating the
-    file, then appends it); any other content is guarded as always.
-    """
-    prepared = _prepared([append])
-    problems = storage_problems(_storables(prepared, source))
-    return problems, None if problems else _receipt(prepared[0], source)
-
-
-def _receipt(prepared: tuple[StreamAppend, list[Prepared]], source: str) -> bytes:
-    request, events_of_goal = prepared
-    judged = [request.goal_id, source, *([p.new.kind, p.new.schema_version, p.digest] for p in events_of_goal)]
-    return hmac.digest(_RECEIPT_KEY, json.dumps(judged).encode(), "sha256")
-
-
-def _prepared(appends: Sequence[StreamAppend]) -> list[tuple[StreamAppend, list[Prepared]]]:
-    prepared: list[tuple[StreamAppend, list[Prepared]]] = []
-    for request in appends:
-        validate_goal_id(request.goal_id)
-        events_of_goal = []
-        for new in request.events:
-            body, digest = new.canonical
-            events_of_goal.append(Prepared(new, body, digest, new.event_id(request.goal_id), new.earlier_id(request.goal_id)))
-        prepared.append((request, events_of_goal))
-    return prepared
-
-
-def _storables(prepared: list[tuple[StreamAppend, list[Prepared]]], source: str) -> Iterator[Storable]:
-    for request, events_of_goal in prepared:
-        for p in events_of_goal:
-            yield Storable(request.goal_id, p.new.kind, p.new.schema_version, source, p.new.payload, p.body, p.new.origin)
+        return append_locked(self.tx, prepared_appends(appends, source, guard=self.ledger.persistent), source)
 
 
 def one_snapshot(read: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:

@@ -12,9 +12,10 @@ from sqlalchemy.exc import DatabaseError
 
 from benchledger.errors import InvalidEvent, InvalidGoalId, VersionConflict
 from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.append import guard_receipt
 from benchledger.ledger.storage.event_records import NewEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
-from benchledger.ledger.storage.store import Store, guard_receipt
+from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.verification import verify_events
 
 

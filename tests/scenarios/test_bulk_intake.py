@@ -353,7 +353,7 @@ def test_a_full_temporary_folder_is_named_and_nothing_is_written(migrated_url, t
 
 def test_each_event_is_guarded_once(migrated_url, tmp_path, monkeypatch):
     """Validation guards every line (a refusal writes nothing); the guard's receipt spares the append judging the same content again."""
-    from benchledger.ledger.storage import store
+    from benchledger.ledger.storage import append
 
     judged: list[str] = []
 
@@ -365,8 +365,8 @@ def test_each_event_is_guarded_once(migrated_url, tmp_path, monkeypatch):
 
         return judge
 
-    monkeypatch.setattr(store, "storage_problems", counted(store.storage_problems))
-    monkeypatch.setattr(store, "refuse_unstorable", counted(store.refuse_unstorable))
+    monkeypatch.setattr(append, "storage_problems", counted(append.storage_problems))
+    monkeypatch.setattr(append, "refuse_unstorable", counted(append.refuse_unstorable))
     path = _batch_file(tmp_path / "batches.ndjson", _batches(4))
 
     report = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
