@@ -1,19 +1,6 @@
-"""Folding many goals for replay and audit, in this process or in worker processes, in bounded memory.
+"""Folding a step of goals for replay and audit (and an ingest's rebuild) in bounded memory, compared with the stored rows.
 
-A goal's fold is independent of every other goal's, so ``replay --jobs N`` and
-``audit --jobs N`` hand steps of goals to N worker processes. Each worker opens
-the ledger's database itself and reads its own goals' events (only events up to
-the position the caller's snapshot ends at: positions follow commit order, so
-those are exactly the events the caller sees). For a replay it also compares
-the rows with its goals' stored rows (the replay holds the append lock, and only
-this step writes these goals' rows, so what the worker reads is what the
-replay's transaction holds) and returns only what differs; the caller alone
-writes, all steps in its one transaction. For an audit it returns the rows and
-the caller compares them with the rows of its own snapshot. A ledger no other
-process can open (the throwaway in-memory one), a one-job run and a goal of
-more than :data:`FOLDED_HERE_EVENTS` events fold in this process, through the
-same code.
-
+A step is folded in this process or in a worker process (:mod:`benchledger.ledger.service.fold_jobs`), through the same code.
 No fold holds a goal whole: events are read :data:`EVENTS_PER_PAGE` at a time
 and the projector keeps only what the linking rules still read (the most recent
 events by id; older ones are read again by id). Its rows are handed over a few
@@ -28,7 +15,7 @@ the replay, so a healthy ledger still counts (and keeps) no change.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -36,20 +23,12 @@ from typing import Any
 
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import StoredEvent
-from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import PROJECTION_ROW_COLUMNS, Transaction
 from benchledger.projections import linking
 from benchledger.projections.linking import GoalProjector, ProjectionRow
 
-# Goals folded per step: the reads and writes still go a few hundred goals per statement.
+# Goals folded per step (fold_jobs.steps_of): the reads and writes still go a few hundred goals per statement.
 GOALS_PER_STEP = 200
-# With workers, a step also stops at this many events, so that a few large goals
-# are spread over the workers instead of landing in one step.
-EVENTS_PER_STEP = 2_000
-# A goal of more events is folded in this process even with workers: its rows
-# (all of them in an audit, all that differ in a replay that upgrades) would
-# otherwise cross the pipe, and be held, at once.
-FOLDED_HERE_EVENTS = 20_000
 # Events read per query.
 EVENTS_PER_PAGE = 1_000
 # Rows compared with the stored ones per round of reads.
@@ -75,14 +54,6 @@ class FoldMode(Enum):
     @property
     def audit(self) -> bool:
         return self in (FoldMode.AUDIT, FoldMode.AUDIT_ROWS)
-
-
-@dataclass(frozen=True)
-class Step:
-    """Goals folded together (ascending ids), and how many events they hold."""
-
-    goals: list[str]
-    events: int
 
 
 @dataclass
@@ -447,69 +418,9 @@ class _Comparison:
             self.unwanted.extend(keys)
 
 
-def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[Step]:
-    """The goals of ``heads`` (stream heads, ascending ids) in steps of at most :data:`GOALS_PER_STEP` (and, with workers, events)."""
-    steps: list[Step] = []
-    step: list[str] = []
-    size = 0
-    for head in heads:
-        if step and (len(step) >= GOALS_PER_STEP or (jobs > 1 and size + head["last_version"] > EVENTS_PER_STEP)):
-            steps.append(Step(step, size))
-            step, size = [], 0
-        step.append(head["goal_id"])
-        size += head["last_version"]
-    return [*steps, Step(step, size)] if step else steps
-
-
-def folded_steps(
-    ledger: Store,
-    read: Transaction,
-    steps: Sequence[Step],
-    *,
-    jobs: int,
-    upto_position: int,
-    audit: bool = False,
-    projection: str | None = None,
-) -> Iterator[FoldedStep]:
-    """Each step of goals folded and compared (:func:`fold_step`), in order; by ``jobs`` worker processes, or here through ``read``.
-
-    A replay's ``read`` is its writing transaction: a step folded here writes
-    what differs through it (a worker's changes are written by the caller).
-    """
-    here = {"mode": FoldMode.AUDIT if audit else FoldMode.WRITE, "projection": projection}
-    if jobs <= 1 or len(steps) <= 1 or not ledger.persistent:
-        for step in steps:
-            yield fold_step(read, step.goals, upto_position, **here)
-        return
-    # Imported here: an ingest folds its goals in this process and need not load the process machinery.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    url = ledger.engine.url.render_as_string(hide_password=False)
-    context = multiprocessing.get_context("spawn")  # a worker shares no connection (nor lock) with this process
-    # An audit's worker sends its rows, compared here with this process's snapshot (never a mix of two moments).
-    there = {"mode": FoldMode.AUDIT_ROWS if audit else FoldMode.COLLECT, "projection": projection}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=(url,)) as pool:
-        pending: deque = deque()
-
-        def collected() -> FoldedStep:
-            outcome = pending.popleft()
-            if not isinstance(outcome, Step):
-                outcome = outcome.result()
-                return _compared(read, outcome, projection) if audit else outcome
-            return fold_step(read, outcome.goals, upto_position, **here)
-
-        for step in steps:
-            folded_here = len(step.goals) == 1 and step.events > FOLDED_HERE_EVENTS
-            pending.append(step if folded_here else pool.submit(_fold_in_worker, step.goals, upto_position, there))
-            if len(pending) >= 2 * jobs:  # (bounded: the caller holds a few steps, not the ledger)
-                yield collected()
-        while pending:
-            yield collected()
-
-
-def _compared(read: Transaction, step: FoldedStep, projection: str | None) -> FoldedStep:
-    """An audit worker's step with its rows compared with the stored rows ``read`` sees."""
+def compare_rows(read: Transaction, step: FoldedStep, *, projection: str | None) -> FoldedStep:
+    """A step folded in :attr:`FoldMode.AUDIT_ROWS` (an audit's worker) with its rows compared with the stored rows
+    ``read`` sees, as :attr:`FoldMode.AUDIT` compares them."""
     comparison = _Comparison(read, projection=projection, mode=FoldMode.AUDIT)
     for goal in step.folded:
         if goal.failure is None:
@@ -518,17 +429,3 @@ def _compared(read: Transaction, step: FoldedStep, projection: str | None) -> Fo
             goal.rows = []  # (compared: not held while the audit goes on)
     comparison.settle(step.folded)
     return step
-
-
-_worker_ledger: Store | None = None
-
-
-def _open_worker(url: str) -> None:
-    global _worker_ledger
-    _worker_ledger = Store.open(url, migrate=False)
-
-
-def _fold_in_worker(goals: list[str], upto_position: int, options: Mapping[str, Any]) -> FoldedStep:
-    assert _worker_ledger is not None, "the pool's initializer opens the ledger"
-    with _worker_ledger.reading() as connection:
-        return fold_step(Transaction(connection), goals, upto_position, **options)

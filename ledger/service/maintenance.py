@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.service import folding
+from benchledger.ledger.service import fold_jobs
 from benchledger.ledger.service.folding import FoldedGoal
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.ledger.storage.transaction import Transaction
@@ -28,7 +28,7 @@ def replay(
     written or deleted (``rows_changed``), and each goal's stored row counts
     recounted (``counts_repaired``: those that were wrong). A reducer that raises marks its row faulted instead of aborting
     the replay. ``jobs`` worker processes fold the goals and compare their rows
-    (``ledger.folding``); this process writes what differs, all in one
+    (``ledger.service.fold_jobs``); this process writes what differs, all in one
     transaction. ``progress`` is called with the number of events folded for
     each step of goals.
     """
@@ -44,8 +44,8 @@ def replay(
         with ledger.transaction(write=True) as tx:
             # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
-            steps = folding.steps_of(heads, jobs=jobs)
-            for step in folding.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
+            steps = fold_jobs.steps_of(heads, jobs=jobs)
+            for step in fold_jobs.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
                 report["counts_repaired"] += tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
                 report["rows_changed"] += step.rows_changed
                 for goal in step.folded:
@@ -119,8 +119,8 @@ def audit(
     goals = sorted(report.goals | {goal for goal in versions if goal_id in (None, goal)})
     with ledger.reading() as connection:
         read = Transaction(connection)
-        steps = folding.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
-        folded_steps = folding.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), audit=True)
+        steps = fold_jobs.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
+        folded_steps = fold_jobs.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), audit=True)
         for step in folded_steps:
             for goal in step.folded:
                 projections_checked += _audit_goal(ledger, goal, problems)

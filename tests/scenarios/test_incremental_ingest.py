@@ -133,7 +133,7 @@ def _rows(url: str) -> list[dict]:
 
 
 def test_replay_and_audit_fold_goals_in_worker_processes(migrated_url, monkeypatch):
-    from benchledger.ledger.service import folding
+    from benchledger.ledger.service import fold_jobs, folding
 
     monkeypatch.setattr(folding, "GOALS_PER_STEP", 1)  # one goal a step: the four goals go to the workers
     _ledger_of_goals(migrated_url, 4)
@@ -152,7 +152,7 @@ def test_replay_and_audit_fold_goals_in_worker_processes(migrated_url, monkeypat
     assert [a.exit_code for a in audits] == [1, 1] and json.loads(audits[0].stdout) == json.loads(audits[1].stdout)
     assert [(p["kind"], p["goal_id"]) for p in json.loads(audits[1].stdout)["problems"]] == [("projection_mismatch", "g2")]
     # a goal too large to send through a pipe is folded by the calling process (here: every goal), through the same comparison
-    monkeypatch.setattr(folding, "FOLDED_HERE_EVENTS", 0)
+    monkeypatch.setattr(fold_jobs, "FOLDED_HERE_EVENTS", 0)
     assert json.loads(invoke(migrated_url, "audit", "--jobs", "2", "--format", "json").stdout) == json.loads(audits[0].stdout)
     assert _json(invoke(migrated_url, "replay", "--jobs", "2", "--format", "json"))["rows_changed"] == 1
     assert _rows(migrated_url) == rows
