@@ -97,3 +97,22 @@ def test_a_module_of_the_ledger_over_500_lines_says_why():
     assert unexplained == []
     assert rewritten == LONG_WHILE_REWRITTEN, "a module no longer needs its entry in LONG_WHILE_REWRITTEN: remove it"
 
+
+# What builds or runs a statement: the storage room's business, and the read models' (ledger/read).
+STATEMENT_BUILDERS = {"select", "insert", "update", "delete", "text", "bindparam", "func", "and_", "or_", "literal_column", "table", "column"}
+STATEMENT_RUNNERS = {"execute", "exec_driver_sql", "connection"}
+
+
+def test_the_service_room_writes_no_sql():
+    """ledger/service composes storage calls: none of its modules builds a statement, runs one or reaches for a connection."""
+    found = []
+    for path in sorted((ROOT / "ledger" / "service").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found += [f"{name}:{node.lineno} imports {alias.name}" for alias in node.names if alias.name.split(".")[0] == "sqlalchemy"]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "sqlalchemy":
+                found += [f"{name}:{node.lineno} imports {alias.name}" for alias in node.names if alias.name in STATEMENT_BUILDERS]
+            elif isinstance(node, ast.Attribute) and node.attr in STATEMENT_RUNNERS:
+                found.append(f"{name}:{node.lineno} uses .{node.attr}")
+    assert found == []
