@@ -42,13 +42,12 @@ from benchledger.ledger.service.intake.files import open_regular_file, read_line
 from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.canonical import canonical_json
-from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN, StoredEvent
+from benchledger.ledger.storage.event_records import EVENT_COLUMNS, GOAL_ID_PATTERN, StoredEvent
 from benchledger.ledger.storage.schema import events
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import format_digest, verify_events
 
-FIELDS = tuple(column.name for column in events.c)
 INTEGER_FIELDS = ("position", "stream_version")
 NULLABLE_FIELDS = tuple(column.name for column in events.c if column.nullable)
 # Column widths a PostgreSQL ledger enforces; checked up front so a bad file is
@@ -134,11 +133,11 @@ def _line(value: dict[str, Any]) -> str:
 def _record_problems(record: Any) -> list[str]:
     if not isinstance(record, dict):
         return ["not a JSON object"]
-    if set(record) != set(FIELDS):
-        missing, extra = sorted(set(FIELDS) - set(record)), sorted(set(record) - set(FIELDS))
+    if set(record) != set(EVENT_COLUMNS):
+        missing, extra = sorted(set(EVENT_COLUMNS) - set(record)), sorted(set(record) - set(EVENT_COLUMNS))
         return [f"fields differ from an exported event (missing: {missing or 'none'}, unexpected: {extra or 'none'})"]
     problems = []
-    for name in FIELDS:
+    for name in EVENT_COLUMNS:
         value = record[name]
         if name in INTEGER_FIELDS:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
