@@ -1,10 +1,11 @@
-"""Reads and projection-row writes inside one open transaction: every statement the write and fold paths run but the append's own.
+"""Reads and projection-row writes inside one open transaction, with their statements.
 
 A :class:`Transaction` wraps the connection of a transaction the store opened
 (:meth:`benchledger.ledger.storage.store.Store.transaction`, or a read of
-:meth:`~benchledger.ledger.storage.store.Store.reading`): an append's duplicate
-look-ups, an ingest's materialization, a replay's and an audit's fold read and
-write through it (:mod:`benchledger.ledger.service.folding` holds no SQL).
+:meth:`~benchledger.ledger.storage.store.Store.reading`): an append's look-ups
+by id, an ingest's materialization and the folds of a replay, an audit or a
+rebuild read and write through it, so that the service room
+(``benchledger.ledger.service``) holds no SQL (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
