@@ -171,10 +171,37 @@ def privacy_rule(text: str) -> str | None:
     if not is_public_safe(text):
         return LOOPX_LOCAL_PATH if LOCAL_PATH_PATTERN.search(text) else LOOPX_SECRET
     lowered = text.lower()
+    if _ANY_SCREEN_FRAGMENT.search(lowered) is None:
+        return None
     for rule in PRIVACY_RULES:
         if rule.matches(text, lowered):
             return rule.name
     return None
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """A pattern matching any of ``words``, written as a trie (``gl(?:pat-|ptt-)``): the regex engine tries one
+    alternative per first character at a position, where a flat alternation tries every word."""
+    tree: dict[str, dict] = {}
+    for word in words:
+        node = tree
+        for character in word:
+            node = node.setdefault(character, {})
+        node[""] = {}
+
+    def alternatives(node: dict[str, dict]) -> str:
+        branches = [re.escape(character) + alternatives(child) for character, child in sorted(node.items()) if character]
+        if not branches:
+            return ""
+        pattern = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{pattern})?" if "" in node else pattern
+
+    return alternatives(tree)
+
+
+# Every screen fragment of every rule in one pattern: one pass over a text tells whether it holds any
+# of them (nearly no text does; those that do are screened rule by rule).
+_ANY_SCREEN_FRAGMENT = re.compile(_trie_pattern({fragment for rule in PRIVACY_RULES for fragment in rule.screen}))
 
 
 def rule_description(rule_name: str) -> str:

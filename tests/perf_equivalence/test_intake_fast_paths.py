@@ -119,6 +119,16 @@ def test_each_rule_screen_misses_no_match(text):
     assert (guard.privacy_rule(text) is not None) == breaks_a_rule(text)
 
 
+def test_the_joint_screen_finds_every_fragment_of_every_rule():
+    """The guard looks for all rules' fragments in one pass first; a text holding none of them breaks no rule."""
+    fragments = {fragment for rule in guard.PRIVACY_RULES for fragment in rule.screen}
+    for fragment in fragments:
+        assert guard._ANY_SCREEN_FRAGMENT.search(f"x{fragment}x") is not None, fragment
+        shorter = fragment[:-1]  # (what the pattern matches is exactly the fragments)
+        assert (guard._ANY_SCREEN_FRAGMENT.fullmatch(shorter) is not None) == (shorter in fragments), fragment
+    assert guard._ANY_SCREEN_FRAGMENT.search("codex-goal-mode terminal-bench@2.0 run 2026-06-20 failed") is None
+
+
 @settings(max_examples=1000)
 @given(st.lists(guard_texts, max_size=6))
 def test_a_text_that_breaks_a_rule_breaks_it_joined_with_others(strings):
