@@ -1,6 +1,9 @@
-"""Helpers the tests share: run a command against a ledger URL, count its rows, draw JSON values."""
+"""Helpers the tests share: run a command against a ledger URL, count its rows, draw JSON values, read text as a reader does."""
 
 from __future__ import annotations
+
+import unicodedata
+import urllib.parse
 
 from click.testing import CliRunner
 from hypothesis import strategies as st
@@ -53,3 +56,28 @@ def json_values(texts, *, max_leaves):
         lambda children: st.lists(children, max_size=4) | st.dictionaries(texts, children, max_size=4),
         max_leaves=max_leaves,
     )
+
+
+# Default_Ignorable_Code_Point of Unicode 14 (DerivedCoreProperties.txt), written out here.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+
+
+def invisible(character: str) -> bool:
+    """A format character (category Cf) or a default-ignorable code point: what the guard removes before it looks again."""
+    point = ord(character)
+    return unicodedata.category(character) == "Cf" or any(low <= point <= high for low, high in DEFAULT_IGNORABLE)
+
+
+def as_a_reader_sees_it(text: str) -> str:
+    """NFKC-folded, invisible characters removed, percent-decoded, until nothing changes (three decodings at most)."""
+    for _ in range(3):
+        folded = "".join(c for c in unicodedata.normalize("NFKC", text) if not invisible(c))
+        decoded = urllib.parse.unquote(folded)
+        if decoded == text:
+            return text
+        text = decoded
+    return "".join(c for c in unicodedata.normalize("NFKC", text) if not invisible(c))

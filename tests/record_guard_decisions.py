@@ -9,6 +9,11 @@ every problem of :func:`storage_problems`, with its message, and
   from pieces of every rule's matches and near misses (case variants, folded
   letters, separators, escapes, NUL, lone surrogates, NaN), with goal ids,
   sources, kinds and schema versions that break the column rules now and then;
+* the same again from a second seed, with the pieces of the forms the guard
+  learned in issue 30 added (``file://`` URLs, ``//server/share``, ``$HOME/``,
+  percent-encoding, fullwidth and invisible characters, ``pwd=``/``pass=``, the
+  token families of a secret scanner) and their near misses (appended after the
+  first set, whose inputs stay as they were recorded before);
 * the corpus: every JSON document under tests/ and examples/ (by path).
 
 The inputs are stored beside the answers, so a change to this generator never
@@ -37,6 +42,10 @@ CORPUS_DIRECTORIES = ("tests", "examples")
 SEED = 20261202
 GENERATED_CASES = 6000
 GENERATED_TEXTS = 12000
+# The second set (issue 30's forms), from its own seed.
+SECOND_SEED = SEED + 30
+SECOND_CASES = 2000
+SECOND_TEXTS = 4000
 
 # fmt: off
 # Pieces of every rule's matches and of their near misses.
@@ -74,12 +83,40 @@ VALUES_OF_CREDENTIALS = ("", " ", "true", "FALSE", "None", "null", "***", " ** "
 
 
 # fmt: off
+# Pieces of the forms of issue 30, of their matches and of their near misses.
+ISSUE_30_PIECES = (
+    "file://", "file://localhost", "FILE://", "localhost", "/var/home/", "/export/home/", "/var/", "/export/", "//srv/share",
+    "//", "//srv", "(", "$HOME/", "${HOME}/", "$HOME", "%USERPROFILE%\\", "%2F", "%2f", "%2Fhome%2F", "%3A%2F%2F", "%40",
+    "%3A", "%25", "%252F", "%", "%E2%80%8B", "%EF%BC%9A", "%zz", "\uff1a", "\uff0f", "\uff20", "\uff3c", "\uff0d",
+    "\u200b", "\u200d", "\u00ad", "\ufeff", "\u2060", "\u202e", "\ufe0f", "\u3164", "\u00a0", "\u2003", "\u017f",
+    "pwd", "Pwd=", "PWD=/srv/app", "pass", "pass=", "pass: yes", "pass=3", "Pwd=s3cret;", "pass=hunter2", "first_pass=",
+    "creds", "AccountKey=", "SharedAccessKey", "hf_", "hf_abcdefghijklmnopqrstuvwxyzabcdefgh", "hf_model_inference",
+    "api_org_", "npm_", "npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghijklmnopqrstuvwxyz012345678",
+    "pypi-AgEIcHlwaS5vcmc", "glptt-", "glrt-0123456789abcdefghij", "glrt-0123456789abcdefghi", "GR1348941", "xapp-1-",
+    "xoxe-", "xoxe.xoxb-", "hooks.slack.com/services/", "ABIA", "A3TX", "ACCA0123456789ABCDEF", "abc8Q~", "8Q~", "dapi",
+    "dapi0123456789abcdef0123456789abcdef", "dop_v1_", "shpat_", "SG.", "rk_live_", "rk_", "hvs.", "sntrys_", "glc_", "glsa_",
+    "eyJrIjoi", "AGE-SECRET-KEY-1", "abcdefghijklmnopqrstuvwxyz0123456789", "0123456789abcdef0123456789abcdef",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "fix-home-directory-permissions", "token_count", "password-reset-flow",
+    "abc8Q~abcdefghijklmnopqrstuvwxyz01234", "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlsz",
+)
+SECOND_KEYS = KEYS + (
+    "creds", "AccountKey", "shared_access_key", "pwd", "pass", "pass\u200bword", "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44",
+    "api%5Fkey", "\u017fk", "token_count",
+)
+# fmt: on
+
+
+# fmt: off
 # Pieces that break no rule alone (a write of these only is mostly storable: the screens' near misses).
 NEAR_MISSES = (
     "x", "Z", "9", "_", "-", ".", "+", ",", " ", "ak", "sk", "key", "KEY", "token", "Token", "tokens", "max_tokens",
     "access", "secret", "task", "mask", "/", "/tmp", "tmp/", "/TMP/", "/homes", "~", "@", "bearer", "eyJ", "AIza",
     "xox", "glpat", "ghp", "github", "AKIA", "passes", "credit", "author", "é", "ß", "\u0130", "true", "12", "3.5",
     "run-0123456789abcdef", "terminal-bench@2.0", "codex-goal-mode", "2026-11-24", "abcdefghijklmnop",
+)
+SECOND_NEAR_MISSES = NEAR_MISSES + (
+    "fix-home-directory-permissions", "token_count", "password-reset-flow", "pass: yes", "pass=3", "PWD=/srv/app", "hf_model",
+    "https://host/share", "file:///opt/x", "85%", "%20", "%zz", "\u00e9t\u00e9", "\uff21", "npm_config", "/var/lib", "//",
 )
 # fmt: on
 
@@ -140,10 +177,12 @@ def _column(rng: random.Random, usual: str, mixed: bool) -> str:
     return usual + _text(rng)
 
 
-def _generated_case(rng: random.Random) -> list[dict[str, Any]]:
+def _generated_case(
+    rng: random.Random, pieces: tuple[str, ...] = PIECES, keys_of_all: tuple[str, ...] = KEYS, near_misses: tuple[str, ...] = NEAR_MISSES
+) -> list[dict[str, Any]]:
     """One write: mostly near misses only (storable but for a number or a combination), else anything."""
     mixed = rng.random() < 0.4
-    pool, keys = (PIECES, KEYS) if mixed else (NEAR_MISSES, HARMLESS_KEYS)
+    pool, keys = (pieces, keys_of_all) if mixed else (near_misses, HARMLESS_KEYS)
     items = []
     for _ in range(rng.randrange(1, 4)):
         payload = {_key(rng, pool, keys): _value(rng, 1, pool, keys) for _ in range(rng.randrange(0, 6))}
@@ -234,6 +273,16 @@ def record() -> dict[str, Any]:
             rng.choice(VALUES_OF_CREDENTIALS + ("secret-value",)),
         ]
         for _ in range(GENERATED_TEXTS)
+    ]
+    rng = random.Random(SECOND_SEED)
+    pieces = PIECES + ISSUE_30_PIECES
+    cases += [_generated_case(rng, pieces, SECOND_KEYS, SECOND_NEAR_MISSES) for _ in range(SECOND_CASES)]
+    texts += [
+        [
+            _text(rng, rng.choice((pieces, SECOND_NEAR_MISSES))) if rng.random() < 0.7 else _key(rng, pieces, SECOND_KEYS),
+            rng.choice(VALUES_OF_CREDENTIALS + ("secret-value",)),
+        ]
+        for _ in range(SECOND_TEXTS)
     ]
     return {
         "generated": [{"items": items, "problems": decisions(items)} for items in cases],

@@ -65,6 +65,9 @@ def corpus_digest_or_none(path: str) -> str | None:
         {"a": 'say "token=abcdefghijkl"'},  # a quote inside a string: escaped in the body, the walk screens it
         {"p\u212a": "x", "\u017fk": "ak=1", "task": "sk-0123456789"},  # letters that fold to ASCII ones
         ["/tmp/x", {"k": ["ghp_0123456789abcdef"]}],
+        # what only the text as a reader sees it breaks: percent-encoded, fullwidth, with invisible characters
+        {"note": "postgresql%3A%2F%2Fadmin%3As3cret%40db", "k\u200b": "%2Fhome%2Falice", "85%": "x"},
+        {"pass\u200bword": "hunter2", "p": "\uff54\uff4f\uff4b\uff45\uff4e\uff1aabcdefghijkl", "\u017fk": "ak=1"},
     ],
 )
 def test_a_payload_screened_twice_gets_the_walks_answer(payload):

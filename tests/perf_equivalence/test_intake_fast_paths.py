@@ -5,7 +5,10 @@
 * the store's guard (``ledger.storage.guard``) screens each rule with substrings
   every match holds, and all texts of a payload at once, joined by a double
   quote; neither screen may miss a text that breaks a rule, and the walk after
-  it must find exactly the strings, keys and ``key=value`` fields that do.
+  it must find exactly the strings, keys and ``key=value`` fields that do. A text
+  breaks a rule as written or as a reader sees it (percent-decoded, NFKC-folded,
+  invisible characters removed), and the guard unveils only texts holding ``%``
+  or a character outside ASCII: no other text can change.
 * ``parse_document`` walks a value for nesting depth, NUL characters and
   unpaired surrogates only when its text could hold them; it must refuse
   exactly what the unconditional walks refuse, with the same reason.
@@ -26,6 +29,7 @@ from benchledger.ledger.storage import guard
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
 from tests import helpers
+from tests.helpers import as_a_reader_sees_it, invisible
 
 
 def matches_neither_pattern(text: str) -> bool:
@@ -96,9 +100,20 @@ def test_lowering_keeps_every_letter_the_screen_looks_for():
 # --- the store's guard: the joined screen and the walk ----------------------------------
 
 
-def breaks_a_rule(text: str) -> bool:
-    """The definition of text the store refuses: LoopX's two patterns or one of the stricter rules, unscreened."""
+def breaks_a_rule_as_written(text: str) -> bool:
     return not matches_neither_pattern(text) or any(rule.pattern.search(text) for rule in guard.PRIVACY_RULES)
+
+
+def breaks_a_rule(text: str) -> bool:
+    """The definition of text the store refuses: LoopX's two patterns or one of the stricter rules, unscreened, on the
+    text as written or as a reader sees it."""
+    return breaks_a_rule_as_written(text) or breaks_a_rule_as_written(as_a_reader_sees_it(text))
+
+
+def test_the_invisible_characters_are_the_format_and_default_ignorable_ones():
+    every_character = "".join(map(chr, range(sys.maxunicode + 1)))
+    removed = set(every_character) - set(guard._INVISIBLE.sub("", every_character))
+    assert removed == {c for c in every_character if invisible(c)}
 
 
 GUARD_FRAGMENTS = FRAGMENTS + (
@@ -106,6 +121,14 @@ GUARD_FRAGMENTS = FRAGMENTS + (
     "https://", "u:pw@", "password", "PassWord", "passwd", "api_key", "apikey", "secret", "authorization",
     "ghp_", "github_pat_", "AKIA", "ABCDEFGHIJKLMNOP", "xoxb-", "eyJ", "abcdefgh.", "-----BEGIN ", "PRIVATE KEY-----",
     "AIza", "glpat-", "***", "@", ",", ";", "db_", "max_", "tokens", "true", "12", "_key", "sk", "Token",
+    # the forms of issue 30 and their near misses
+    "file://", "FILE://", "localhost", "/var/home/", "/export/home", "/var/", "//srv/", "//", "(", "=", "$HOME/", "${HOME}",
+    "%USERPROFILE%\\", "%2F", "%2f", "%3A", "%40", "%25", "%", "%E2%80%8B", "%EF%BC%9A", "\uff1a", "\uff0f", "\uff20",
+    "\u200b", "\u00ad", "\ufeff", "\u2060", "\u00a0", "\u017f", "\uff53\uff4b", "pwd", "Pwd=", "PWD", "pass", "pass=",
+    "pass: ", "yes", "PASSED", "creds", "AccountKey", "SharedAccessKey", "hf_", "api_org_", "npm_", "pypi-AgEIcHlwaS5vcmc",
+    "glptt-", "GR1348941", "xapp-1-", "hooks.slack.com/services/", "ABIA", "A3TX", "8Q~", "dapi", "do_v1_", "dop_v1_",
+    "shpat_", "SG.", "rk_live_", "hvs.", "sntrys_", "glc_", "glsa_", "eyJrIjoi", "AGE-SECRET-KEY-1",
+    "abcdefghijklmnopqrstuvwxyz0123456789", "0123456789abcdef0123456789abcdef", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
 )
 guard_texts = st.lists(st.sampled_from(GUARD_FRAGMENTS) | st.text(max_size=3), max_size=12).map("".join)
 
@@ -158,18 +181,19 @@ def test_joined_strings_next_to_the_separator(strings):
 
 CREDENTIAL_NAMES = {
     "password", "passwd", "passphrase", "secret", "secrets", "token", "apikey", "api_key", "accesskey", "access_key",
-    "secretkey", "secret_key", "privatekey", "private_key", "client_secret", "credential", "credentials",
-    "authorization", "ak", "sk",
+    "secretkey", "secret_key", "privatekey", "private_key", "accountkey", "account_key", "sharedaccesskey",
+    "shared_access_key", "client_secret", "credential", "credentials", "creds", "authorization", "ak", "sk",
 }
 
 
 def names_a_credential(key: str, value) -> bool:
-    """A credential-named field with a value: its last ``_``/``.``/``-`` segment(s) name a credential."""
+    """A credential-named field with a value: its last ``_``/``.``/``-`` segment(s) name a credential, as written or as a
+    reader sees it."""
     if not isinstance(value, str) or value.strip().lower() in ("", "true", "false", "none", "null"):
         return False
     if set(value.strip()) == {"*"} or re.fullmatch(r"\s*[-+]?[0-9]+(\.[0-9]+)?\s*", value):
         return False
-    name = key.lower().replace("-", "_")
+    name = as_a_reader_sees_it(key).lower().replace("-", "_")
     if not re.fullmatch(r"[a-z0-9_.]+", name) or name.startswith(("_", ".")) or "__" in name or ".." in name:
         return False
     parts = re.split(r"[_.]", name)
