@@ -4,9 +4,12 @@ Artifacts of every kind are filled with local paths and secret-like tokens —
 each pattern of common-inputs.md §2.2 (LoopX's filter) and each of the store's
 stricter at-rest rules (POSIX home/root/mount/workspace paths, ``~/``, Windows
 drive and UNC paths, credentials in URLs, ``password=``/``api_key=``
-assignments, GitHub/AWS/Slack tokens, JWTs, PEM keys) — in every text field, in
-keys, in credential-named fields, in identifiers and in review flags, and pushed
-through every way in: ``benchledger ingest`` (files and NDJSON),
+assignments, GitHub/AWS/Slack tokens, JWTs, PEM keys), and the forms the guard
+learned in issue 30 (``file://`` URLs and other homes, ``//server/share``,
+``$HOME/``, ``Pwd=``/``pass=``, Hugging Face and npm tokens, and secrets hidden by
+percent-encoding, fullwidth punctuation or zero-width characters) — in every text
+field, in keys, in credential-named fields, in identifiers and in review flags,
+and pushed through every way in: ``benchledger ingest`` (files and NDJSON),
 ``benchledger benchmark <review> --goal``, ``import-loopx`` of a run ledger and
 ``import-ndjson`` of an export. Some are stored (compacted), some are refused;
 none of the planted strings may be stored anywhere:
@@ -15,7 +18,13 @@ none of the planted strings may be stored anywhere:
   reader keeps it from being checkpointed away) and ``-shm``, then the file
   again after a checkpoint;
 * PostgreSQL: every row of every table of the ledger's schema, as text;
-* both: every stored string, matched against the spec's own patterns.
+* both: every stored string, as written and as a reader sees it (percent-decoded,
+  NFKC-folded, invisible characters removed), matched against the spec's own patterns.
+
+Each of issue 30's forms also goes through the seven ways in its red team tried
+(a preflight's value and key, a run's ``job_name``, ``ingest-batches`` and its
+``source``, ``retract --reason``, ``import-loopx`` notes), and so do benign texts
+that look like them, which must be kept.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.artifacts.kinds import normalize
 from tests.conformance.cases import CORPUS, load_cases, strip_volatile, typed
-from tests.helpers import invoke, row_counts
+from tests.helpers import as_a_reader_sees_it, invoke, row_counts
 
 CASES = CORPUS / "cases"
 
@@ -99,11 +108,43 @@ AT_REST_SECRETS = {
     "LEAKMARKD9": "eyJhbGciOiJIUzI1NiJ9.eyJLEAKMARKD9abcdef.c2lnbmF0dXJl",
     "LEAKMARKE1": "-----BEGIN RSA PRIVATE KEY----- LEAKMARKE1",
 }
-SECRETS = {**LOOPX_SECRETS, **AT_REST_SECRETS}
+# The forms the red team of issue 30 stored (docs/privacy.md), written out here: other homes and
+# file URLs of them, network shares with forward slashes, $HOME, ODBC's Pwd= and pass=, Hugging
+# Face and npm tokens. The hidden ones (percent-encoded, fullwidth, zero-width) match once read.
+WIDENED = re.compile(
+    r"(?<![\w.~-])/(?:var|export)/home/|(?i:file)://[^/\s]*/home/|(?<![\w:/])//\w+/|\$\{?HOME\}?/"
+    r"|(?i:(?<![\w])(?:pwd|pass)\s*=\s*[^/\s])|\bhf_[A-Za-z0-9]{30}|\bnpm_[A-Za-z0-9]{36}"
+)
+# mark: (planted, the rule that refuses it); each shorter than a source label's 64 characters.
+WIDENED_SECRETS = {
+    "LEAKMARKH1": ("file://localhost/home/LEAKMARKH1/notes.txt", "posix-local-path"),
+    "LEAKMARKH2": ("hf_LEAKMARKH2abcdefghijklmnopqrstuvwxyz", "huggingface-token"),
+    "LEAKMARKH3": ("npm_LEAKMARKH3abcdefghijklmnopqrstuvwxyz", "npm-token"),
+    "LEAKMARKH4": ("Driver={ODBC};Server=db;Uid=sa;Pwd=LEAKMARKH4;", "password-assignment"),
+    "LEAKMARKH5": ("pwd=LEAKMARKH5", "password-assignment"),
+    "LEAKMARKH6": ("pass=LEAKMARKH6", "password-assignment"),
+    "LEAKMARKH7": ("postgresql%3A%2F%2Fadmin%3ALEAKMARKH7%40db", "url-credentials"),
+    "LEAKMARKH8": ("%2Fhome%2FLEAKMARKH8", "posix-local-path"),
+    "LEAKMARKH9": ("//fileserver/LEAKMARKH9/share", "unc-path"),
+    "LEAKMARKJ1": ("/var/home/LEAKMARKJ1/jobs", "posix-local-path"),
+    "LEAKMARKJ2": ("/export/home/LEAKMARKJ2/jobs", "posix-local-path"),
+    "LEAKMARKJ3": ("$HOME/LEAKMARKJ3/notes", "home-relative-path"),
+    "LEAKMARKJ4": ("password\uff1aLEAKMARKJ4", "password-assignment"),  # a fullwidth colon
+    "LEAKMARKJ5": ("\uff0fhome\uff0fLEAKMARKJ5", "posix-local-path"),  # fullwidth slashes
+    "LEAKMARKJ6": ("ghp\u200b_LEAKMARKJ6abcdefghijklmnop", "github-token"),  # a zero-width space
+    "LEAKMARKJ7": ("pass\u2060word=LEAKMARKJ7", "password-assignment"),  # a word joiner
+}
+SECRETS = {**LOOPX_SECRETS, **AT_REST_SECRETS, **{mark: planted for mark, (planted, _) in WIDENED_SECRETS.items()}}
+STRICTER_SECRETS = {mark: planted for mark, planted in SECRETS.items() if mark not in LOOPX_SECRETS}
 for mark, planted in LOOPX_SECRETS.items():
     assert mark in planted and (LOCAL_PATH.search(planted) or SECRET_LIKE.search(planted)), planted
 for mark, planted in AT_REST_SECRETS.items():
     assert mark in planted and AT_REST.search(planted) and not (LOCAL_PATH.search(planted) or SECRET_LIKE.search(planted)), planted
+for mark, (planted, _) in WIDENED_SECRETS.items():
+    read = as_a_reader_sees_it(planted)
+    assert mark in planted and len(planted) <= 64, planted
+    assert not (LOCAL_PATH.search(planted) or SECRET_LIKE.search(planted) or AT_REST.search(planted)), planted  # missed before
+    assert LOCAL_PATH.search(read) or SECRET_LIKE.search(read) or AT_REST.search(read) or WIDENED.search(read), planted
 # Credential-named fields: neither name nor value is a secret alone, the pair is.
 CREDENTIAL_FIELDS = {"password": "LEAKMARKF1", "api_key": "LEAKMARKF2abcdef", "db_secret": "LEAKMARKF3"}
 MARKS = [m.encode() for m in [*SECRETS, *CREDENTIAL_FIELDS.values()]]
@@ -207,9 +248,9 @@ def run_everything(url: str, folder: Path) -> list[tuple[list[str], int, str]]:
         ["benchmark", "review-adapter-kwargs", "--goal", "review", "--adapter-label", secret,
          "--agent-kwarg", "loopx_mode=codex_loopx"],
         *(["benchmark", "review-runner-invariants", "--goal", "review", "--benchmark-run-json", planted["run-2"],
-           "--runner-label", s] for s in AT_REST_SECRETS.values()),
+           "--runner-label", s] for s in STRICTER_SECRETS.values()),
         *(["benchmark", "review-adapter-kwargs", "--goal", "review", "--adapter-label", s, "--agent-kwarg", "loopx_mode=x"]
-          for s in AT_REST_SECRETS.values()),
+          for s in STRICTER_SECRETS.values()),
     ]
     # a LoopX run ledger: one import per secret (in a row's notes), then all of them at once
     rows = [_ledger_row(f"r{n}", notes=f"rerun {secret}") for n, secret in enumerate(SECRETS.values())]
@@ -254,6 +295,10 @@ def _strings_of_all_tables(url: str) -> list[str]:
     return found
 
 
+def _offends(text: str) -> bool:
+    return bool(LOCAL_PATH.search(text) or SECRET_LIKE.search(text) or AT_REST.search(text) or WIDENED.search(text))
+
+
 def _leaks_in(data: bytes) -> list[str]:
     return sorted({m.decode() for m in MARKS if m in data})
 
@@ -278,9 +323,9 @@ def test_planted_paths_and_tokens_are_never_stored(ledger, ledger_url, tmp_path)
         assert re.search(r"\[[a-z-]+\]|NaN|not a compactable|empty after", output), (args, output)
         assert _leaks_in(output.encode()) == [], (args, output)
 
-    # every stored string, against the spec's patterns and the store's own
+    # every stored string, as written and as a reader sees it, against the spec's patterns and the store's own
     strings = _strings_of_all_tables(ledger_url)
-    offending = [s for s in strings if LOCAL_PATH.search(s) or SECRET_LIKE.search(s) or AT_REST.search(s) or _leaks_in(s.encode())]
+    offending = [s for s in strings if _offends(s) or _offends(as_a_reader_sees_it(s)) or _leaks_in(s.encode())]
     assert offending == []
 
     if sqlite_path is not None:
@@ -445,3 +490,79 @@ def test_the_corpus_is_kept_except_what_loopx_itself_flags(tmp_path, monkeypatch
         assert typed(strip_volatile(json.loads(result.stdout), case.volatile)) == typed(strip_volatile(case.expected, case.volatile)), case.id
         assert result.exit_code == case.expected_exit, case.id
     assert len(refused) <= 10, refused
+
+
+# -- issue 30: each widened form through the seven ways in its red team tried ------------------
+
+PREFLIGHT = {"schema_version": "benchmark_preflight_fixture_v0", "ready": False, "first_blocker": "docker_daemon_unreachable"}
+
+
+def _seven_ways_in(url: str, folder: Path, text: str) -> dict[str, tuple[str, object]]:
+    """``text`` through each way in, one write each: ``{way: (where the refusal says it is, the command's result)}``.
+
+    Ways: a preflight's value and key, a run's ``job_name``, an ``ingest-batches``
+    artifact and line ``source``, a retraction's ``--reason`` (of a preflight
+    ingested before), an imported LoopX row's ``notes``.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    run = _load(SOURCES["run-1"][0])
+    base = _write(folder, "base.json", PREFLIGHT)
+    ingested = invoke(url, "ingest", "--goal", "base", "--kind", "preflight", base, "--format", "json")
+    assert ingested.exit_code == 0, ingested.output
+    (preflight_id,) = [e["event_id"] for e in json.loads(ingested.stdout)["events"] if e["kind"] == "preflight"]
+    value = _write(folder, "value.json", {**PREFLIGHT, "first_blocker": text})
+    key = _write(folder, "key.json", {**PREFLIGHT, text: True})
+    job = _write(folder, "run.json", {**run, "job_name": text})
+    artifact = folder / "artifact.ndjson"
+    artifact.write_text(json.dumps({"goal_id": "g", "kind": None, "artifacts": [{**run, "job_name": text}]}) + "\n", encoding="utf-8")
+    source = folder / "source.ndjson"
+    source.write_text(json.dumps({"goal_id": "g", "kind": None, "artifacts": [run], "source": text}) + "\n", encoding="utf-8")
+    notes = _write(folder, "ledger.json", _run_ledger([_ledger_row("r1", notes=text)]))
+    return {
+        "preflight value": (f"{value}: $.first_blocker of this preflight", invoke(url, "ingest", "--goal", "g", "--kind", "preflight", value)),
+        "preflight key": (f"{key}: a key of $ of this preflight", invoke(url, "ingest", "--goal", "g", "--kind", "preflight", key)),
+        "run job_name": (f"{job}: $.job_name of this run", invoke(url, "ingest", "--goal", "g", job)),
+        "ingest-batches artifact": (f"{artifact}:1: artifacts[0]: $.job_name of this run", invoke(url, "ingest-batches", str(artifact))),
+        "ingest-batches source": (f"{source}:1: the write: source", invoke(url, "ingest-batches", str(source))),
+        "retract --reason": ("$.reason of this retraction", invoke(url, "retract", preflight_id, "--reason", text)),
+        "import-loopx notes": (f"{notes}: benchmarks[terminal-bench@2.0].cases[db-wal-recovery].runs[0]: $.notes of this "
+                               "benchmark_run_ledger_row_v0", invoke(url, "import-loopx", "--goal", "lx", notes)),
+    }
+
+
+@pytest.mark.parametrize(("mark", "planted", "rule"), [(mark, *form) for mark, form in WIDENED_SECRETS.items()], ids=list(WIDENED_SECRETS))
+def test_each_widened_form_is_refused_on_every_way_in_and_never_stored(migrated_url, tmp_path, mark, planted, rule):
+    before = None
+    for way, (where, result) in _seven_ways_in(migrated_url, tmp_path, planted).items():
+        if before is None:
+            before = row_counts(migrated_url)  # (after the preflight the retraction needs)
+        assert result.exit_code == (2 if way == "retract --reason" else 1), (way, result.output)
+        assert f"{where} holds " in result.stderr and f"[{rule}]" in result.stderr, (way, result.stderr)
+        assert "Traceback" not in result.output and mark.lower() not in result.output.lower(), (way, result.output)
+    assert row_counts(migrated_url) == before
+    assert mark.lower() not in _stored_text(migrated_url).lower()
+
+
+# Texts that look like the widened forms and hold nothing private: each is kept on every way in.
+BENIGN_LOOKALIKES = (
+    "fix-home-directory-permissions",
+    "token_count",
+    "password-reset-flow",
+    "pass: yes",
+    "pass=3",
+    "PWD=/srv/app",
+    "hf_model_inference_codex",
+    "npm_config_cache",
+    "see https://example.org/share/x",
+    "file:///opt/data/x",
+    "85% done",
+    "r\u00e9sum\u00e9 \uff11\uff12",
+)
+
+
+@pytest.mark.parametrize("text", BENIGN_LOOKALIKES)
+def test_benign_lookalikes_are_kept_on_every_way_in(migrated_url, tmp_path, text):
+    for way, (_, result) in _seven_ways_in(migrated_url, tmp_path, text).items():
+        assert result.exit_code == 0, (way, result.output)
+    stored = _strings_of_all_tables(migrated_url)
+    assert sum(text in s for s in stored) >= 7  # each way stored it (the retraction and the row in their payloads)
