@@ -9,11 +9,11 @@ every problem of :func:`storage_problems`, with its message, and
   from pieces of every rule's matches and near misses (case variants, folded
   letters, separators, escapes, NUL, lone surrogates, NaN), with goal ids,
   sources, kinds and schema versions that break the column rules now and then;
-* the same again from a second seed, with the pieces of the forms the guard
-  learned in issue 30 added (``file://`` URLs, ``//server/share``, ``$HOME/``,
-  percent-encoding, fullwidth and invisible characters, ``pwd=``/``pass=``, the
-  token families of a secret scanner) and their near misses (appended after the
-  first set, whose inputs stay as they were recorded before);
+* the same again from a second seed, with pieces of the wider and hidden forms
+  added (``file://`` URLs, ``//server/share``, ``$HOME/``, percent-encoding,
+  fullwidth and invisible characters, ``pwd=``/``pass=``, the token families of a
+  secret scanner) and their near misses (appended after the first set, whose
+  inputs stay as they were recorded before the rules widened);
 * the corpus: every JSON document under tests/ and examples/ (by path).
 
 The inputs are stored beside the answers, so a change to this generator never
@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.ledger.storage.canonical import canonical_json
-from benchledger.ledger.storage.guard import Storable, is_credential_field, privacy_rule, storage_problems
+from benchledger.ledger.storage.guard import Storable, storage_problems
+from benchledger.ledger.storage.privacy import is_credential_field, privacy_rule
 from benchledger.projections.linking import BATCH_KIND
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +43,7 @@ CORPUS_DIRECTORIES = ("tests", "examples")
 SEED = 20261202
 GENERATED_CASES = 6000
 GENERATED_TEXTS = 12000
-# The second set (issue 30's forms), from its own seed.
+# The second set (the wider and hidden forms), from its own seed.
 SECOND_SEED = SEED + 30
 SECOND_CASES = 2000
 SECOND_TEXTS = 4000
@@ -83,8 +84,8 @@ VALUES_OF_CREDENTIALS = ("", " ", "true", "FALSE", "None", "null", "***", " ** "
 
 
 # fmt: off
-# Pieces of the forms of issue 30, of their matches and of their near misses.
-ISSUE_30_PIECES = (
+# Pieces of the wider and hidden forms (percent-encoded, fullwidth, invisible), of their matches and of their near misses.
+WIDER_AND_HIDDEN_PIECES = (
     "file://", "file://localhost", "FILE://", "localhost", "/var/home/", "/export/home/", "/var/", "/export/", "//srv/share",
     "//", "//srv", "(", "$HOME/", "${HOME}/", "$HOME", "%USERPROFILE%\\", "%2F", "%2f", "%2Fhome%2F", "%3A%2F%2F", "%40",
     "%3A", "%25", "%252F", "%", "%E2%80%8B", "%EF%BC%9A", "%zz", "\uff1a", "\uff0f", "\uff20", "\uff3c", "\uff0d",
@@ -275,7 +276,7 @@ def record() -> dict[str, Any]:
         for _ in range(GENERATED_TEXTS)
     ]
     rng = random.Random(SECOND_SEED)
-    pieces = PIECES + ISSUE_30_PIECES
+    pieces = PIECES + WIDER_AND_HIDDEN_PIECES
     cases += [_generated_case(rng, pieces, SECOND_KEYS, SECOND_NEAR_MISSES) for _ in range(SECOND_CASES)]
     texts += [
         [

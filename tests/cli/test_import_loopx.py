@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchledger.ledger.service.loopx_import import import_plan, plan_import
-from benchledger.ledger.storage.guard import rule_description as guard_what
+from benchledger.ledger.storage.privacy import rule_description as guard_what
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.runs import ROW_KIND, utc_instant
 from tests.conformance.cases import CORPUS

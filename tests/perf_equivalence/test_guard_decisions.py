@@ -15,7 +15,7 @@ import json
 import pytest
 
 from benchledger.ledger.storage import guard
-from benchledger.ledger.storage.guard import is_credential_field, privacy_rule
+from benchledger.ledger.storage.privacy import is_credential_field, privacy_rule
 from tests.record_guard_decisions import FIXTURE, corpus_case, corpus_digest, decisions
 
 

@@ -2,7 +2,7 @@
 
 * ``is_public_safe`` screens a text before running LOCAL_PATH_PATTERN and
   SECRET_PATTERN; it must answer exactly as the two patterns do.
-* the store's guard (``ledger.storage.guard``) screens each rule with substrings
+* the store's guard (``ledger.storage.guard``, its rules in ``ledger.storage.privacy``) screens each rule with substrings
   every match holds, and all texts of a payload at once, joined by a double
   quote; neither screen may miss a text that breaks a rule, and the walk after
   it must find exactly the strings, keys and ``key=value`` fields that do. A text
@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchledger.ledger.service.intake.files import MAX_NESTING_DEPTH, InputFileError, parse_document
-from benchledger.ledger.storage import guard
+from benchledger.ledger.storage import guard, privacy
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.projections.artifacts.safe import LOCAL_PATH_PATTERN, SECRET_PATTERN, is_public_safe
 from tests import helpers
@@ -101,7 +101,7 @@ def test_lowering_keeps_every_letter_the_screen_looks_for():
 
 
 def breaks_a_rule_as_written(text: str) -> bool:
-    return not matches_neither_pattern(text) or any(rule.pattern.search(text) for rule in guard.PRIVACY_RULES)
+    return not matches_neither_pattern(text) or any(rule.pattern.search(text) for rule in privacy.PRIVACY_RULES)
 
 
 def breaks_a_rule(text: str) -> bool:
@@ -112,7 +112,7 @@ def breaks_a_rule(text: str) -> bool:
 
 def test_the_invisible_characters_are_the_format_and_default_ignorable_ones():
     every_character = "".join(map(chr, range(sys.maxunicode + 1)))
-    removed = set(every_character) - set(guard._INVISIBLE.sub("", every_character))
+    removed = set(every_character) - set(privacy._INVISIBLE.sub("", every_character))
     assert removed == {c for c in every_character if invisible(c)}
 
 
@@ -121,7 +121,7 @@ GUARD_FRAGMENTS = FRAGMENTS + (
     "https://", "u:pw@", "password", "PassWord", "passwd", "api_key", "apikey", "secret", "authorization",
     "ghp_", "github_pat_", "AKIA", "ABCDEFGHIJKLMNOP", "xoxb-", "eyJ", "abcdefgh.", "-----BEGIN ", "PRIVATE KEY-----",
     "AIza", "glpat-", "***", "@", ",", ";", "db_", "max_", "tokens", "true", "12", "_key", "sk", "Token",
-    # the forms of issue 30 and their near misses
+    # the wider and hidden forms and their near misses
     "file://", "FILE://", "localhost", "/var/home/", "/export/home", "/var/", "//srv/", "//", "(", "=", "$HOME/", "${HOME}",
     "%USERPROFILE%\\", "%2F", "%2f", "%3A", "%40", "%25", "%", "%E2%80%8B", "%EF%BC%9A", "\uff1a", "\uff0f", "\uff20",
     "\u200b", "\u00ad", "\ufeff", "\u2060", "\u00a0", "\u017f", "\uff53\uff4b", "pwd", "Pwd=", "PWD", "pass", "pass=",
@@ -137,19 +137,19 @@ guard_texts = st.lists(st.sampled_from(GUARD_FRAGMENTS) | st.text(max_size=3), m
 @given(guard_texts)
 def test_each_rule_screen_misses_no_match(text):
     lowered = text.lower()
-    for rule in guard.PRIVACY_RULES:
+    for rule in privacy.PRIVACY_RULES:
         assert rule.matches(text, lowered) == (rule.pattern.search(text) is not None), rule.name
-    assert (guard.privacy_rule(text) is not None) == breaks_a_rule(text)
+    assert (privacy.privacy_rule(text) is not None) == breaks_a_rule(text)
 
 
 def test_the_joint_screen_finds_every_fragment_of_every_rule():
     """The guard looks for all rules' fragments in one pass first; a text holding none of them breaks no rule."""
-    fragments = {fragment for rule in guard.PRIVACY_RULES for fragment in rule.screen}
+    fragments = {fragment for rule in privacy.PRIVACY_RULES for fragment in rule.screen}
     for fragment in fragments:
-        assert guard._ANY_SCREEN_FRAGMENT.search(f"x{fragment}x") is not None, fragment
+        assert privacy._ANY_SCREEN_FRAGMENT.search(f"x{fragment}x") is not None, fragment
         shorter = fragment[:-1]  # (what the pattern matches is exactly the fragments)
-        assert (guard._ANY_SCREEN_FRAGMENT.fullmatch(shorter) is not None) == (shorter in fragments), fragment
-    assert guard._ANY_SCREEN_FRAGMENT.search("codex-goal-mode terminal-bench@2.0 run 2026-06-20 failed") is None
+        assert (privacy._ANY_SCREEN_FRAGMENT.fullmatch(shorter) is not None) == (shorter in fragments), fragment
+    assert privacy._ANY_SCREEN_FRAGMENT.search("codex-goal-mode terminal-bench@2.0 run 2026-06-20 failed") is None
 
 
 @settings(max_examples=1000)
@@ -157,7 +157,7 @@ def test_the_joint_screen_finds_every_fragment_of_every_rule():
 def test_a_text_that_breaks_a_rule_breaks_it_joined_with_others(strings):
     """The joined screen may see a match across the separator (then the walk decides), never miss one."""
     if any(map(breaks_a_rule, strings)):
-        assert guard.privacy_rule(guard._SEPARATOR.join(strings)) is not None
+        assert privacy.privacy_rule(guard._SEPARATOR.join(strings)) is not None
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ def test_a_text_that_breaks_a_rule_breaks_it_joined_with_others(strings):
     ],
 )
 def test_joined_strings_next_to_the_separator(strings):
-    joined_refused = guard.privacy_rule(guard._SEPARATOR.join(strings)) is not None
+    joined_refused = privacy.privacy_rule(guard._SEPARATOR.join(strings)) is not None
     assert joined_refused or not any(map(breaks_a_rule, strings))
 
 

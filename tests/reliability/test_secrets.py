@@ -4,9 +4,9 @@ Artifacts of every kind are filled with local paths and secret-like tokens —
 each pattern of common-inputs.md §2.2 (LoopX's filter) and each of the store's
 stricter at-rest rules (POSIX home/root/mount/workspace paths, ``~/``, Windows
 drive and UNC paths, credentials in URLs, ``password=``/``api_key=``
-assignments, GitHub/AWS/Slack tokens, JWTs, PEM keys), and the forms the guard
-learned in issue 30 (``file://`` URLs and other homes, ``//server/share``,
-``$HOME/``, ``Pwd=``/``pass=``, Hugging Face and npm tokens, and secrets hidden by
+assignments, GitHub/AWS/Slack tokens, JWTs, PEM keys), and the wider and hidden
+forms (``file://`` URLs and other homes, ``//server/share``, ``$HOME/``,
+``Pwd=``/``pass=``, Hugging Face and npm tokens, and secrets hidden by
 percent-encoding, fullwidth punctuation or zero-width characters) — in every text
 field, in keys, in credential-named fields, in identifiers and in review flags,
 and pushed through every way in: ``benchledger ingest`` (files and NDJSON),
@@ -21,8 +21,8 @@ none of the planted strings may be stored anywhere:
 * both: every stored string, as written and as a reader sees it (percent-decoded,
   NFKC-folded, invisible characters removed), matched against the spec's own patterns.
 
-Each of issue 30's forms also goes through the seven ways in its red team tried
-(a preflight's value and key, a run's ``job_name``, ``ingest-batches`` and its
+Each wider or hidden form also goes through seven ways in one at a time (a
+preflight's value and key, a run's ``job_name``, ``ingest-batches`` and its
 ``source``, ``retract --reason``, ``import-loopx`` notes), and so do benign texts
 that look like them, which must be kept.
 """
@@ -108,7 +108,7 @@ AT_REST_SECRETS = {
     "LEAKMARKD9": "eyJhbGciOiJIUzI1NiJ9.eyJLEAKMARKD9abcdef.c2lnbmF0dXJl",
     "LEAKMARKE1": "-----BEGIN RSA PRIVATE KEY----- LEAKMARKE1",
 }
-# The forms the red team of issue 30 stored (docs/privacy.md), written out here: other homes and
+# The wider forms (docs/privacy.md), written out here: other homes and
 # file URLs of them, network shares with forward slashes, $HOME, ODBC's Pwd= and pass=, Hugging
 # Face and npm tokens. The hidden ones (percent-encoded, fullwidth, zero-width) match once read.
 WIDENED = re.compile(
@@ -492,7 +492,7 @@ def test_the_corpus_is_kept_except_what_loopx_itself_flags(tmp_path, monkeypatch
     assert len(refused) <= 10, refused
 
 
-# -- issue 30: each widened form through the seven ways in its red team tried ------------------
+# -- each wider or hidden form through seven ways in, one at a time ------------------------------
 
 PREFLIGHT = {"schema_version": "benchmark_preflight_fixture_v0", "ready": False, "first_blocker": "docker_daemon_unreachable"}
 
