@@ -1,23 +1,24 @@
-"""benchledger's library API: persistence and the application service.
+"""benchledger's library API: open a ledger, put evidence in, ask it questions.
 
-Open a ledger, put evidence in, ask it questions; every ``benchledger``
-command is one call into these names::
+Every ``benchledger`` command is one call of a :class:`Ledger` method (the
+facade :mod:`benchledger.ledger.api`); the answers are the typed results of
+:mod:`benchledger.ledger.results`, whose ``as_dict()`` is what the command
+prints with ``--format json``::
 
-    from benchledger.ledger import open_store, ingest, history
-    from benchledger.ledger.service.intake.artifacts import collect_artifacts
+    import benchledger
 
-    ledger = open_store("sqlite:///team.sqlite")   # None: the embedded default
-    try:
-        artifacts, sources, errors = collect_artifacts(["run.json"], None)
-        ingest(ledger, "goal-1", artifacts, source="nightly")
-        print(history(ledger, "goal-1")["entries"][-1]["lifecycle"])
-    finally:
-        ledger.close()
+    with benchledger.open("sqlite:///team.sqlite") as ledger:   # None: the environment's, else the embedded default
+        ledger.ingest("goal-1", ["run.json"], source="nightly")
+        with ledger.history("goal-1") as history:
+            for entry in history:
+                print(entry.position, entry.kind, entry.lifecycle.current_phase)
 
 Every error a caller can cause is a :class:`benchledger.errors.BenchledgerError`.
-Importing this package is cheap on purpose (the review commands import it on
-every call): the names below are loaded on first use, so SQLAlchemy is only
-imported once something talks to a database.
+docs/python-api.md lists it all. The rooms below (``storage``, ``service``,
+``read``) are the implementation, not the API.
+
+Importing this package is cheap on purpose: the names below are loaded on
+first use, so SQLAlchemy is only imported once something talks to a database.
 """
 
 from __future__ import annotations
@@ -25,32 +26,44 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+_FACADE = "benchledger.ledger.api"
+_RESULTS = "benchledger.ledger.results"
+
 # public name -> the module that defines it
 _API = {
-    "Store": "benchledger.ledger.storage.store",
+    **dict.fromkeys(
+        (
+            "Ledger", "LoopxPlan", "ReportViews", "evaluate_review", "execute_baseline_failure_gate", "is_goal_id",
+            "load_artifacts", "open", "open_existing", "plan_loopx_import", "read_json", "schema_head", "schema_revision",
+            "upgrade_schema", "upgrade_schema_sql",
+        ),
+        _FACADE,
+    ),
+    **dict.fromkeys(
+        (
+            "AuditProblem", "AuditReport", "CurrentRun", "FaultedRow", "GoalRow", "Goals", "GoalView", "History",
+            "HistoryEntry", "LaggingGoal", "LedgerInfo", "Lifecycle", "Listing", "LoopxImport", "MissingProjection",
+            "Outcome", "PassRate", "ProjectionRow", "Refusal", "ReplayReport", "Retraction", "Review", "Run",
+            "RunListing", "RunPair", "StaleProjection", "StatusReport",
+        ),
+        _RESULTS,
+    ),
+    # What an ingest and an import-ndjson return, and the refusal import-ndjson raises with its problems listed.
+    "FilesIngest": "benchledger.ledger.service.bulk",
+    "BatchFileIngest": "benchledger.ledger.service.bulk",
+    "IngestOutcome": "benchledger.ledger.service.ingest",
+    "ImportedExport": "benchledger.ledger.service.exchange",
+    "ExportRefused": "benchledger.ledger.service.exchange",
+    # The functions the commands called before the facade (removed once no command calls them).
     "open_store": "benchledger.ledger.storage.store",
     "ingest": "benchledger.ledger.service.ingest",
-    "ingest_many": "benchledger.ledger.service.ingest",
-    "BatchRequest": "benchledger.ledger.service.ingest",
-    "evaluate_review": "benchledger.ledger.service.reviews",
     "evaluate_and_keep": "benchledger.ledger.service.reviews",
-    "execute_baseline_failure_gate": "benchledger.ledger.service.reviews",
-    "replay": "benchledger.ledger.service.maintenance",
-    "retract": "benchledger.ledger.service.retract",
-    "status": "benchledger.ledger.service.maintenance",
-    "audit": "benchledger.ledger.service.maintenance",
-    "goals": "benchledger.ledger.read.views",
-    "info": "benchledger.ledger.read.views",
-    "show": "benchledger.ledger.read.views",
-    "history": "benchledger.ledger.read.views",
-    "list_runs": "benchledger.ledger.read.runs",
+    "run_pass_rates": "benchledger.ledger.read.runs",
     "select_runs": "benchledger.ledger.read.runs",
     "select_pairs": "benchledger.ledger.read.runs",
-    "run_pass_rates": "benchledger.ledger.read.runs",
-    "export_lines": "benchledger.ledger.service.exchange",
-    "import_export": "benchledger.ledger.service.exchange",
-    "plan_import": "benchledger.ledger.service.loopx_import",
-    "import_plan": "benchledger.ledger.service.loopx_import",
+    "goals": "benchledger.ledger.read.views",
+    "history": "benchledger.ledger.read.views",
+    "audit": "benchledger.ledger.service.maintenance",
     "upgrade_ledger": "benchledger.ledger.storage.migrate",
     "upgrade_sql": "benchledger.ledger.storage.migrate",
     "ledger_revision": "benchledger.ledger.storage.migrate",

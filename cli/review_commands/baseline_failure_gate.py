@@ -40,14 +40,14 @@ def collect_baseline(options: dict[str, Any]) -> list[Artifact]:
 
 def _execute(ctx: click.Context, fmt: str, options: dict[str, Any]) -> None:
     """Review exactly as a dry run would, then keep the row in the goal's history (the rules: ledger)."""
-    from benchledger.ledger import execute_baseline_failure_gate
+    from benchledger.ledger.api import execute_baseline_failure_gate
 
     try:
         artifacts = collect_baseline(options)
     except IntakeError as exc:
         payload = review.error_payload(str(exc), options)
     else:
-        payload = execute_baseline_failure_gate(artifacts, options, database_url=(ctx.find_root().obj or {}).get("database_url"))
+        payload = execute_baseline_failure_gate(artifacts, options, url=(ctx.find_root().obj or {}).get("database_url")).payload
     click.echo(render(review.NAME, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)
 

@@ -1,0 +1,565 @@
+"""benchledger as a library: :func:`open` a :class:`Ledger`, then one method per thing a command does.
+
+Every ``benchledger`` command is a call into this module (``cli/`` imports no
+other part of the ledger). Answers are the typed results of
+:mod:`benchledger.ledger.results`, whose ``as_dict()`` is what the command
+prints with ``--format json``; every error a caller can cause is a
+:class:`benchledger.errors.BenchledgerError`. docs/python-api.md shows it at work.
+
+Importing this module is cheap on purpose (every command imports it): the
+storage, service and read modules are imported inside the methods that use
+them, so a command loads only what it runs.
+
+Longer than 500 lines: it is the whole library API in one place, a method per
+command (each a few lines of delegation under the docstring a caller reads);
+split by command, a reader would have to assemble what the library offers.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchledger.errors import InvalidInput, capped
+from benchledger.ledger.results import (
+    AuditProblem,
+    AuditReport,
+    CurrentRun,
+    FaultedRow,
+    GoalRow,
+    Goals,
+    GoalView,
+    History,
+    HistoryEntry,
+    LaggingGoal,
+    LedgerInfo,
+    Lifecycle,
+    LoopxImport,
+    MissingProjection,
+    Outcome,
+    PassRate,
+    ProjectionRow,
+    Refusal,
+    ReplayReport,
+    Retraction,
+    Review,
+    Run,
+    RunListing,
+    RunPair,
+    StaleProjection,
+    StatusReport,
+)
+from benchledger.ledger.storage.canonical import escape_lone_surrogates
+
+if TYPE_CHECKING:
+    from benchledger.ledger.service.bulk import BatchFileIngest, FilesIngest
+    from benchledger.ledger.service.exchange import ImportedExport
+    from benchledger.ledger.service.ingest import IngestOutcome
+    from benchledger.ledger.service.intake.reading import Document
+    from benchledger.ledger.service.loopx_import import ImportPlan
+    from benchledger.ledger.storage.store import Store
+    from benchledger.projections.artifacts import Artifact
+
+__all__ = [
+    "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review", "execute_baseline_failure_gate",
+    "is_goal_id", "load_artifacts", "open", "open_existing", "plan_loopx_import", "read_json", "schema_head",
+    "schema_revision", "upgrade_schema", "upgrade_schema_sql", "writes_committed",
+]
+
+LIBRARY_SOURCE = "library"
+
+
+def open(url: str | None = None) -> Ledger:
+    """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (created and migrated on first use)."""
+    from benchledger.ledger.storage.config import new_default_ledger
+    from benchledger.ledger.storage.store import open_store
+
+    new_default = new_default_ledger(url)
+    ledger = Ledger(open_store(url))
+    ledger.created = new_default if new_default is not None and new_default.exists() else None
+    return ledger
+
+
+def open_existing(url: str | None = None) -> Ledger | None:
+    """The ledger ``url`` (else the environment) names, as it is: neither created nor migrated; ``None`` where :func:`open` would create the embedded default."""
+    from benchledger.ledger.storage.config import existing_url
+    from benchledger.ledger.storage.store import Store
+
+    found = existing_url(url)
+    return None if found is None else Ledger(Store.open(found, migrate=False))
+
+
+def writes_committed() -> int:
+    """Write transactions this process committed to a persistent ledger (0 when it never opened one)."""
+    store = sys.modules.get("benchledger.ledger.storage.store")  # (not imported: then nothing was written)
+    return store.Store.writes_committed if store is not None else 0
+
+
+def is_goal_id(text: str) -> bool:
+    """Whether ``text`` can name a goal: 1-121 letters, digits, ``_ . : -``, starting with a letter or digit."""
+    from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN
+
+    return GOAL_ID_PATTERN.fullmatch(text) is not None
+
+
+class Ledger:
+    """One ledger database: what every command reads and writes through. Close it (or use ``with``)."""
+
+    def __init__(self, store: Store, *, owned: bool = True) -> None:
+        self._store = store
+        self._owned = owned
+        # The embedded default's file when :func:`open` created it (a new, empty ledger), else None.
+        self.created: Path | None = None
+
+    # -- the ledger itself -------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._owned:
+            self._store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def persistent(self) -> bool:
+        """False for an in-memory ledger (``sqlite://``), which ends with the process."""
+        return self._store.persistent
+
+    @property
+    def url(self) -> str:
+        """The ledger's URL, password included (to hand to another process; :meth:`info` prints it redacted)."""
+        return self._store.engine.url.render_as_string(hide_password=False)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Ledger]:
+        """A read-only view of the ledger as it is now: every read through it sees this one moment."""
+        with self._store.snapshot() as view:
+            yield Ledger(view, owned=False)
+
+    def info(self) -> LedgerInfo:
+        """Which ledger this is: URL (password redacted), backend, schema revision, events, goals, file size."""
+        from benchledger.ledger.read import views
+
+        return LedgerInfo(**views.info(self._store))
+
+    def has_goal(self, goal_id: str) -> bool:
+        return self._store.head(goal_id) is not None
+
+    def goal_ids(self) -> list[str]:
+        """Every goal's id, sorted (its stream head only: cheaper than :meth:`goals`)."""
+        return [head["goal_id"] for head in self._store.heads()]
+
+    def event_count(self, goal_id: str | None = None) -> int:
+        """How many events the ledger (or ``goal_id``, which must exist) holds."""
+        return self._store.require_goal(goal_id)["last_version"] if goal_id is not None else self._store.event_count()
+
+    def last_position(self) -> int:
+        """The ledger's last event position (0 when empty): it moves whenever anything is appended."""
+        from benchledger.ledger.read import report_views
+
+        return report_views.last_position(self._store)
+
+    # -- reading goals -----------------------------------------------------------------------
+
+    def goals(self, *, limit: int | None = None) -> Goals:
+        """Every goal by id (the first ``limit``), read a page at a time from one snapshot as it is iterated."""
+        from benchledger.ledger.read import views
+
+        with ExitStack() as held:
+            view = held.enter_context(self._store.snapshot())
+            rows = (GoalRow(**row) for row in views.goal_listing(view, limit=limit))
+            return Goals(rows, held.pop_all().close)
+
+    def show(
+        self, goal_id: str, *, as_of: str | None = None, projection: str | None = None, key: str | None = None,
+        limit: int | None = None, offset: int = 0,
+    ) -> GoalView:
+        """A goal's current state: the latest row of each projection; ``projection`` lists that one's rows (``key``, ``limit``, ``offset``).
+
+        ``as_of`` (a global position, or an ISO-8601 time the ledger recorded) replays only the events up to then.
+        """
+        from benchledger.ledger.read import views
+
+        shown = views.show(self._store, goal_id, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
+        return GoalView(
+            shown["goal_id"],
+            shown["as_of_position"],
+            shown["head_position"],
+            {name: [ProjectionRow(**row) for row in rows] for name, rows in shown["projections"].items()},
+            shown["counts"],
+        )
+
+    def history(
+        self, goal_id: str, *, as_of: str | None = None, kind: str | None = None, since: str | None = None,
+        until: str | None = None, limit: int | None = None, changes_only: bool = False,
+    ) -> History:
+        """The goal's events, each with the lifecycle after it, read a page at a time from one snapshot as it is iterated.
+
+        ``as_of``: only the events up to then; ``kind``: only entries of that
+        event kind; ``since`` / ``until``: a position or a recorded time;
+        ``limit``: the latest N selected; ``changes_only``: the entries after
+        which the lifecycle differs. (Positions and ISO-8601 times, as ``history --help`` says.)
+        """
+        from benchledger.ledger.read import views
+
+        query = views.HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only)
+        with ExitStack() as held:
+            view = held.enter_context(views.history_reader(self._store, goal_id, query))
+            return History(goal_id, view.as_of_position, map(_history_entry, view.entries), held.pop_all().close)
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def runs(
+        self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
+        mode: str | None = None, status: str | None = None, limit: int | None = None,
+    ) -> RunListing[Run]:
+        """Every run (imported LoopX rows and ingested runs), latest version of each, that the filters match (the first ``limit``).
+
+        A filter value no run can have is refused, naming the values there are.
+        """
+        from benchledger.ledger.read import runs
+
+        found = runs.select_runs(self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status)
+        return RunListing("runs", [Run(**view) for view in found[:limit]])
+
+    def current_runs(
+        self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
+        mode: str | None = None, status: str | None = None, limit: int | None = None,
+    ) -> RunListing[CurrentRun]:
+        """Each goal, benchmark, case and arm with its current countable run; ``arm``, ``mode``, ``status`` filter by that run."""
+        from benchledger.ledger.read import runs
+
+        found = runs.select_runs(
+            self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status, current=True
+        )
+        return RunListing("current_runs", [_current_run(entry) for entry in found[:limit]])
+
+    def run_pairs(
+        self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
+        mode: str | None = None, status: str | None = None, limit: int | None = None,
+    ) -> RunListing[RunPair]:
+        """A task's baseline and treatment runs side by side; ``arm``, ``mode``, ``status`` keep pairs one of whose runs matches."""
+        from benchledger.ledger.read import runs
+
+        found = runs.select_pairs(self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status)
+        return RunListing("pairs", [_run_pair(pair) for pair in found[:limit]])
+
+    def pass_rates(
+        self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
+        mode: str | None = None, status: str | None = None, current: bool = False,
+    ) -> RunListing[PassRate]:
+        """Pass rates per benchmark and arm over the runs :meth:`runs` selects (``current``: each arm's current run only)."""
+        from benchledger.ledger.read import runs
+
+        found = runs.run_pass_rates(
+            self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status, current=current
+        )
+        return RunListing("pass_rates", [PassRate(**rate) for rate in found])
+
+    # -- maintenance -------------------------------------------------------------------------
+
+    def status(self) -> StatusReport:
+        """Projections stored by another reducer version or missing, faulted rows, and goals whose projections lag."""
+        from benchledger.ledger.service import maintenance
+
+        report = maintenance.status(self._store)
+        return StatusReport(
+            report["ok"],
+            [StaleProjection(**s) for s in report["stale"]],
+            [MissingProjection(**m) for m in report["missing"]],
+            [FaultedRow(**f) for f in report["faulted"]],
+            [LaggingGoal(**g) for g in report["lagging_goals"]],
+        )
+
+    def replay(
+        self, *, goal_id: str | None = None, projection: str | None = None, jobs: int = 1, progress: Callable[[int], None] | None = None
+    ) -> ReplayReport:
+        """Recompute the stored projections (of ``goal_id``, of ``projection``) from the events, in one transaction.
+
+        ``jobs`` worker processes fold the goals; ``progress`` is called with the
+        number of events folded at each step. A reducer that raises marks its row faulted.
+        """
+        from benchledger.ledger.service import maintenance
+
+        started = time.perf_counter()
+        report = maintenance.replay(self._store, goal_id=goal_id, projection=projection, progress=progress, jobs=jobs)
+        elapsed = time.perf_counter() - started
+        return ReplayReport(
+            report["goals"],
+            report["events"],
+            report["rows"],
+            report["rows_changed"],
+            report["counts_repaired"],
+            [FaultedRow(**f) for f in report["faulted"]],
+            round(elapsed, 3),
+            round(report["events"] / elapsed, 1) if elapsed > 0 else None,
+        )
+
+    def audit(
+        self, *, goal_id: str | None = None, expect_digest: str | None = None, jobs: int = 1, progress: Callable[[int], None] | None = None
+    ) -> AuditReport:
+        """Prove the ledger (or ``goal_id``): hashes, chains, versions, positions, every projection against a replay; its digest.
+
+        ``expect_digest``: a digest an earlier audit printed, which the history must still have.
+        """
+        from benchledger.ledger.service import maintenance
+
+        report = maintenance.audit(self._store, goal_id=goal_id, expect_digest=expect_digest, jobs=jobs, progress=progress)
+        return AuditReport(
+            report["ok"],
+            report["events_checked"],
+            report["goals_checked"],
+            report["projections_checked"],
+            report["digest"],
+            [AuditProblem(**p) for p in report["problems"]],
+        )
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def ingest(
+        self, goal_id: str, paths: Sequence[str], *, kind: str | None = None, dry_run: bool = False, source: str = LIBRARY_SOURCE
+    ) -> FilesIngest:
+        """Read the documents of ``paths`` (files, folders, NDJSON) and append them to ``goal_id`` as one batch: all or none.
+
+        ``kind`` names every document's kind (lifecycle inputs carry none). A
+        refused document writes nothing: the outcome lists every refusal.
+        """
+        from benchledger.ledger.service.bulk import DocumentBatch, ingest_files
+        from benchledger.ledger.service.intake.files import expand_paths
+
+        batch = DocumentBatch(goal_id, expand_paths([str(path) for path in paths]))
+        return ingest_files(self._store, [batch], kind=kind, source=source, dry_run=dry_run, inputs=", ".join(map(str, paths)))
+
+    def ingest_artifacts(
+        self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE
+    ) -> IngestOutcome:
+        """Append normalized ``artifacts`` (:func:`load_artifacts`) to ``goal_id`` as one batch, in one transaction."""
+        from benchledger.ledger.service.ingest import ingest
+
+        return ingest(self._store, goal_id, artifacts, source=source, dry_run=dry_run)
+
+    def ingest_batch_file(
+        self, path: str, *, name: str | None = None, started: Callable[[int], None] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> BatchFileIngest:
+        """``ingest-batches``: an NDJSON file of batches, every line validated first, then appended a few hundred artifacts per transaction.
+
+        ``name`` is what messages call the file; ``started`` is told how many
+        artifacts were validated, ``progress`` how many each transaction committed.
+        """
+        from benchledger.ledger.service.bulk import ingest_batch_file
+
+        return ingest_batch_file(self._store, path, name=name, started=started, progress=progress)
+
+    def retract(self, event_ids: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = LIBRARY_SOURCE) -> Retraction:
+        """Append a retraction of ``event_ids`` (one goal's) with ``reason``: from it on, the goal reads as if they were absent."""
+        from benchledger.ledger.service.retract import retract
+
+        event = retract(self._store, event_ids, reason, goal_id=goal_id, source=source).event
+        return Retraction(event.goal_id, event.event_id, event.position, event.payload["retracts"], event.payload["reason"])
+
+    # -- exchange ----------------------------------------------------------------------------
+
+    def export(self, *, goal_id: str | None = None) -> Iterator[str]:
+        """Every event (or ``goal_id``'s, which must exist) as one NDJSON line, in position order, then the trailer line."""
+        from benchledger.ledger.service.exchange import export_lines
+
+        return export_lines(self._store, goal_id=goal_id)
+
+    def import_export(self, path: str, *, unverifiable_tail: bool = False, name: str | None = None) -> ImportedExport:
+        """Restore an :meth:`export` file into this empty ledger, exactly, once it verifies as a whole.
+
+        Refused (:class:`~benchledger.ledger.ExportRefused`, nothing written)
+        unless every line, chain and the trailer hold; ``unverifiable_tail``
+        accepts a file without the trailer. Messages call the file ``name``.
+        """
+        from benchledger.ledger.service.exchange import import_export
+
+        return import_export(self._store, path, unverifiable_tail=unverifiable_tail, name=name)
+
+    def import_loopx(self, plan: LoopxPlan, *, dry_run: bool = False) -> LoopxImport:
+        """Append what :func:`plan_loopx_import` read to its goal, all or nothing (``dry_run``: report it, write nothing)."""
+        from benchledger.ledger.service.loopx_import import import_plan
+
+        return _loopx_import(import_plan(self._store, plan.goal_id, plan.plan, dry_run=dry_run))
+
+    # -- reviews and the report --------------------------------------------------------------
+
+    def keep_review(self, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]) -> Review:
+        """:func:`evaluate_review`, keeping the inputs in ``goal_id`` as one batch with the review's flags (nothing when they cannot be kept)."""
+        from benchledger.ledger.service.reviews import evaluate_and_keep
+
+        payload, _ = evaluate_and_keep(self._store, goal_id, name, artifacts, options)
+        return Review(name, payload)
+
+    def report_views(self) -> ReportViews:
+        """What the report's pages read (``benchledger report`` and ``serve``)."""
+        return ReportViews(self._store)
+
+
+def _history_entry(entry: dict[str, Any]) -> HistoryEntry:
+    outcome, lifecycle = entry["outcome"], entry["lifecycle"]
+    return HistoryEntry(
+        **{
+            **entry,
+            "outcome": None if outcome is None else Outcome(**outcome),
+            "lifecycle": None if lifecycle is None else Lifecycle(**lifecycle),
+        }
+    )
+
+
+def _current_run(entry: dict[str, Any]) -> CurrentRun:
+    return CurrentRun(**{**entry, "current": Run.of(entry["current"])})
+
+
+def _run_pair(pair: dict[str, Any]) -> RunPair:
+    return RunPair(**{**pair, "baseline": Run.of(pair["baseline"]), "treatment": Run.of(pair["treatment"])})
+
+
+# -- reviews -------------------------------------------------------------------------------------
+
+
+def evaluate_review(name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]) -> Review:
+    """Review ``artifacts`` as ``benchledger benchmark NAME`` does: through a throwaway in-memory ledger, nothing kept."""
+    from benchledger.ledger.service.reviews import evaluate_review as evaluate
+
+    payload, _ = evaluate(name, artifacts, options)
+    return Review(name, payload)
+
+
+def execute_baseline_failure_gate(artifacts: Sequence[Artifact], options: Mapping[str, Any], *, url: str | None = None) -> Review:
+    """``baseline-failure-gate --execute``: review as a dry run; if the gate passes, keep it in its goal of the ledger at ``url``."""
+    from benchledger.ledger.service.reviews import execute_baseline_failure_gate as execute
+    from benchledger.projections.baseline_failure_gate import NAME
+
+    return Review(NAME, execute(artifacts, options, database_url=url))
+
+
+def read_json(path: str, *, stdin_dash: bool = False) -> Document:
+    """A review input file read and parsed as LoopX reads it (``value``, ``sha256``); ``-`` is standard input when ``stdin_dash``."""
+    from benchledger.ledger.service.intake.reading import read_json as read
+
+    return read(path, stdin_dash=stdin_dash)
+
+
+def load_artifacts(paths: Iterable[str], *, kind: str | None = None) -> list[Artifact]:
+    """Every document of ``paths`` read and normalized as ``ingest`` reads it; any refused one raises :class:`InvalidInput` naming each."""
+    from benchledger.ledger.service.intake.artifacts import collect_artifacts
+
+    artifacts, _, refused = collect_artifacts([str(path) for path in paths], kind)
+    if refused:
+        raise InvalidInput("; ".join(capped([f"{source}: {reason}" for source, reason in refused])))
+    return artifacts
+
+
+# -- import-loopx --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoopxPlan:
+    """What :func:`plan_loopx_import` read of a LoopX history: the events to append to ``goal_id``, or the rows it refuses."""
+
+    goal_id: str
+    plan: ImportPlan
+
+    @property
+    def ok(self) -> bool:
+        return not self.plan.refused
+
+    def refusal(self, *, dry_run: bool = False) -> LoopxImport:
+        """The report of a plan that refuses rows: nothing to append, every refusal listed (no ledger needed)."""
+        from benchledger.ledger.service.loopx_import import ImportReport
+
+        return _loopx_import(ImportReport(self.goal_id, self.plan, 0, 0, dry_run))
+
+
+def plan_loopx_import(path: str, goal_id: str) -> LoopxPlan:
+    """Read a LoopX run ledger or runtime history (a root, goal folder, runs folder or ``index.jsonl``) for ``goal_id``; no ledger involved."""
+    from benchledger.ledger.service.loopx_import import plan_import
+
+    return LoopxPlan(goal_id, plan_import(path, goal_id))
+
+
+def _loopx_import(report: Any) -> LoopxImport:
+    fields = report.as_dict()
+    del fields["ok"]  # (a property of the result: no refusal)
+    return LoopxImport(**{**fields, "refused": [Refusal(**r) for r in fields["refused"]]})
+
+
+# -- the schema ----------------------------------------------------------------------------------
+
+
+def schema_head() -> str:
+    """The schema revision this benchledger reads and writes."""
+    from benchledger.ledger.storage.migrate import HEAD_REVISION
+
+    return HEAD_REVISION
+
+
+def schema_revision(url: str | None = None) -> str | None:
+    """The schema revision of the ledger at ``url`` (``None``: not initialized); nothing is migrated."""
+    from benchledger.ledger.storage.config import resolve_url
+    from benchledger.ledger.storage.migrate import ledger_revision
+
+    return ledger_revision(resolve_url(url))
+
+
+def upgrade_schema(url: str | None = None, revision: str = "head") -> str | None:
+    """Migrate the ledger at ``url`` to ``revision``; returns the revision it is at now."""
+    from benchledger.ledger.storage.config import resolve_url
+    from benchledger.ledger.storage.migrate import upgrade_ledger
+
+    return upgrade_ledger(resolve_url(url), revision)
+
+
+def upgrade_schema_sql(url: str | None = None, revision: str = "head", from_revision: str | None = None) -> str:
+    """The SQL that would migrate a ledger at ``from_revision`` (default: empty) to ``revision``, for ``url``'s backend; connects to nothing."""
+    from benchledger.ledger.storage.config import resolve_url
+    from benchledger.ledger.storage.migrate import upgrade_sql
+
+    return upgrade_sql(resolve_url(url), revision, from_revision)
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+class ReportViews:
+    """The data of the report's pages (``benchledger report`` / ``serve``): bounded reads shaped for its templates.
+
+    Each method answers one part of a page as a mapping the HTML templates
+    read (``ledger.read.report_views`` documents each), a page's worth at most.
+    """
+
+    def __init__(self, store: Store) -> None:
+        from benchledger.ledger.read import report_views
+
+        self._store = store
+        self._views = report_views
+        self.index_page_size: int = report_views.INDEX_PAGE_SIZE
+        self.attempts_page_size: int = report_views.ATTEMPTS_PAGE_SIZE
+
+    def goal_index(self, goal_ids: Sequence[str] | None = None, *, limit: int, offset: int = 0) -> dict[str, Any]:
+        return self._views.goal_index(self._store, goal_ids, limit=limit, offset=offset)
+
+    def goal_overview(self, goal_id: str) -> dict[str, Any]:
+        return self._views.goal_overview(self._store, goal_id)
+
+    def attempts(self, goal_id: str, *, limit: int, offset: int = 0) -> dict[str, Any]:
+        return self._views.attempts(self._store, goal_id, limit=limit, offset=offset)
+
+    def chart_series(self, goal_id: str) -> dict[str, Any]:
+        return self._views.chart_series(self._store, goal_id)
+
+    def lifecycle_timeline(self, goal_id: str) -> dict[str, Any]:
+        return self._views.lifecycle_timeline(self._store, goal_id)
+
+    def latest_reviews(self, goal_id: str) -> list[dict[str, Any]]:
+        return self._views.latest_reviews(self._store, goal_id)

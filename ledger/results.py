@@ -1,0 +1,552 @@
+"""What :class:`benchledger.ledger.api.Ledger` answers: frozen dataclasses, each with ``as_dict()``.
+
+``as_dict()`` is exactly what the matching command prints with ``--format json``
+(the same fields in the same order; a report's long lists cut to their first
+:data:`~benchledger.errors.SHOWN_PROBLEMS` and counted, as the command prints
+them), while the attributes hold everything, typed. A streamed answer
+(:class:`Goals`, :class:`History`) is a :class:`Listing`: its rows are read from
+one snapshot as they are iterated.
+
+This module imports nothing of the ledger's rooms: a result is plain data.
+
+Longer than 500 lines: one small dataclass per answer of the API (two dozen), each
+with the docstring and field order its ``--format json`` document fixes; they
+are the API's vocabulary, read together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+from benchledger.errors import SHOWN_PROBLEMS
+
+
+class _Flat:
+    """``as_dict()`` of a dataclass whose fields are all JSON values: the fields, in order."""
+
+    __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__match_args__}
+
+
+def _capped(items: Sequence[Any]) -> list[dict[str, Any]]:
+    return [item.as_dict() for item in items[:SHOWN_PROBLEMS]]
+
+
+# -- the ledger ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerInfo(_Flat):
+    """Which ledger this is (``benchledger info``): its URL (password redacted), backend, schema, size, and the build reading it."""
+
+    url: str
+    backend: str
+    schema_revision: str | None
+    schema_head: str
+    events: int
+    goals: int
+    file_bytes: int | None  # (SQLite: the file; None on a server)
+    wal_bytes: int | None  # committed writes not yet checkpointed into the file
+    benchledger_version: str
+
+
+# -- streamed listings ---------------------------------------------------------------------------
+
+Row = TypeVar("Row")
+
+
+class Listing(Generic[Row]):
+    """Rows read from one snapshot as they are iterated (once), never all in memory.
+
+    The snapshot is released when the rows run out, on :meth:`close`, or at the
+    end of a ``with`` block. ``as_dict()`` reads the rest of the rows into the
+    listing's ``--format json`` document: :meth:`head`, then the rows under :attr:`rows_name`.
+    """
+
+    rows_name: ClassVar[str]
+
+    def __init__(self, rows: Iterator[Row], close: Callable[[], None]) -> None:
+        self._close = close
+        self._rows = self._closing(rows)
+
+    def _closing(self, rows: Iterator[Row]) -> Iterator[Row]:
+        try:
+            yield from rows
+        finally:
+            self.close()
+
+    def __iter__(self) -> Iterator[Row]:
+        return self._rows
+
+    def close(self) -> None:
+        close, self._close = self._close, lambda: None
+        close()
+
+    def __enter__(self) -> Listing[Row]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def head(self) -> dict[str, Any]:
+        """The document's fields before its rows."""
+        return {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.head(), self.rows_name: [row.as_dict() for row in self]}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class GoalRow(_Flat):
+    """One goal as ``benchledger goals`` lists it: its stream head, current lifecycle and latest verdicts."""
+
+    goal_id: str
+    event_count: int
+    last_position: int
+    last_activity: str
+    current_phase: str | None
+    first_blocker: str | None
+    claim_strength: str | None
+    learning_status: str | None
+    faulted: bool  # its lifecycle row is faulted (``show`` says why)
+
+
+class Goals(Listing[GoalRow]):
+    """Every goal, by id (``benchledger goals``)."""
+
+    rows_name = "goals"
+
+
+@dataclass(frozen=True, slots=True)
+class Lifecycle(_Flat):
+    """The goal's lifecycle after an event: phase, first blocker, next transition, and each gate (open: ``True``)."""
+
+    current_phase: str | None
+    first_blocker: str | None
+    next_required_transition: str | None
+    gates: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(_Flat):
+    """A run's or result's outcome: its score status (``passed``, ``failed``, ``missing``, ...) and score."""
+
+    score_status: str | None
+    score: float | int | None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One event of a goal's history and the lifecycle after it (``None``: its lifecycle row is faulted)."""
+
+    position: int
+    stream_version: int
+    recorded_at: str  # when the ledger recorded it (UTC)
+    kind: str
+    event_id: str
+    summary: str
+    outcome: Outcome | None
+    artifact_time: str | None  # the time the artifact itself states, as written
+    lifecycle: Lifecycle | None
+    lifecycle_status: str
+    phase_changed: bool
+    gates_changed: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "stream_version": self.stream_version,
+            "recorded_at": self.recorded_at,
+            "kind": self.kind,
+            "event_id": self.event_id,
+            "summary": self.summary,
+            "outcome": None if self.outcome is None else self.outcome.as_dict(),
+            "artifact_time": self.artifact_time,
+            "lifecycle": None if self.lifecycle is None else self.lifecycle.as_dict(),
+            "lifecycle_status": self.lifecycle_status,
+            "phase_changed": self.phase_changed,
+            "gates_changed": self.gates_changed,
+        }
+
+
+class History(Listing[HistoryEntry]):
+    """A goal's lifecycle history (``benchledger history``): the entries selected, oldest first."""
+
+    rows_name = "entries"
+
+    def __init__(self, goal_id: str, as_of_position: int | None, rows: Iterator[HistoryEntry], close: Callable[[], None]) -> None:
+        super().__init__(rows, close)
+        self.goal_id = goal_id
+        self.as_of_position = as_of_position  # the position ``as_of`` named, or None
+
+    def head(self) -> dict[str, Any]:
+        return {"goal_id": self.goal_id, "as_of_position": self.as_of_position}
+
+
+# -- a goal's projections ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionRow:
+    """One stored (or, as of a position, replayed) row of a projection: its payload, or why it is faulted."""
+
+    key: str
+    position: int
+    status: str  # "ok" or "faulted"
+    payload: Any = None
+    error: str | None = None
+
+    @property
+    def faulted(self) -> bool:
+        return self.status == "faulted"
+
+    def as_dict(self) -> dict[str, Any]:
+        row = {"key": self.key, "position": self.position, "status": self.status}
+        if self.faulted:
+            row["error"] = self.error
+        else:
+            row["payload"] = self.payload
+        return row
+
+
+@dataclass(frozen=True, slots=True)
+class GoalView:
+    """A goal's projections (``benchledger show``): rows by projection name, and how many rows each holds."""
+
+    goal_id: str
+    as_of_position: int | None
+    head_position: int
+    projections: dict[str, list[ProjectionRow]]
+    counts: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "goal_id": self.goal_id,
+            "as_of_position": self.as_of_position,
+            "head_position": self.head_position,
+            "projections": {name: [row.as_dict() for row in rows] for name, rows in self.projections.items()},
+            "counts": self.counts,
+        }
+
+
+# -- runs ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Run(_Flat):
+    """One run (an imported LoopX run-ledger row or an ingested compact run), in its latest version."""
+
+    goal_id: str
+    event_id: str
+    position: int
+    kind: str
+    run_id: str | None
+    benchmark_id: str | None
+    case_id: str | None
+    arm: str | None
+    mode: str | None
+    run_group_id: str | None
+    status: str | None
+    score_status: str | None
+    official_score: float | int | None
+    official_passed: bool | None
+    failure_scope: str | None
+    failure_class: str | None
+    recorded_at: str | None
+    archived: bool
+    archived_at: str | None
+    countable: bool
+    not_countable_reason: str | None
+
+    @classmethod
+    def of(cls, view: Mapping[str, Any] | None) -> Run | None:
+        return None if view is None else cls(**view)
+
+
+def _run_dict(run: Run | None) -> dict[str, Any] | None:
+    return None if run is None else run.as_dict()
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentRun:
+    """A goal's benchmark, case and arm, with its current countable run (``None``: none counts)."""
+
+    goal_id: str
+    benchmark_id: str | None
+    case_id: str | None
+    arm: str | None
+    run_count: int
+    countable_run_count: int
+    archived_run_count: int
+    current: Run | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "goal_id": self.goal_id,
+            "benchmark_id": self.benchmark_id,
+            "case_id": self.case_id,
+            "arm": self.arm,
+            "run_count": self.run_count,
+            "countable_run_count": self.countable_run_count,
+            "archived_run_count": self.archived_run_count,
+            "current": _run_dict(self.current),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunPair:
+    """A task's baseline and treatment runs side by side, paired by a comparison or a LoopX run group."""
+
+    goal_id: str
+    benchmark_id: str | None
+    case_id: str | None
+    paired_by: str  # "comparison" or "run_group"
+    pair_id: str
+    baseline: Run | None
+    treatment: Run | None
+    score_delta: float | int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "goal_id": self.goal_id,
+            "benchmark_id": self.benchmark_id,
+            "case_id": self.case_id,
+            "paired_by": self.paired_by,
+            "pair_id": self.pair_id,
+            "baseline": _run_dict(self.baseline),
+            "treatment": _run_dict(self.treatment),
+            "score_delta": self.score_delta,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PassRate(_Flat):
+    """Runs of one benchmark and arm: passed / (passed + failed); unscored runs stay out of the rate."""
+
+    benchmark_id: str | None
+    arm: str | None
+    runs: int
+    passed: int
+    failed: int
+    unscored: int
+    pass_rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunListing(Generic[Row]):
+    """A ``benchledger runs`` listing: ``items`` under ``name`` (``runs``, ``current_runs``, ``pairs`` or ``pass_rates``)."""
+
+    name: str
+    items: list[Row]
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {self.name: [item.as_dict() for item in self.items]}  # type: ignore[attr-defined]
+
+
+# -- maintenance ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FaultedRow(_Flat):
+    """A projection row whose reducer raised: the goal, the row, and the error."""
+
+    goal_id: str
+    projection: str
+    key: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class StaleProjection(_Flat):
+    """A projection whose rows an older (or newer) reducer version stored."""
+
+    projection: str
+    stored_version: int
+    code_version: int | None
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class MissingProjection(_Flat):
+    """A projection this benchledger keeps that ``goals`` goals have no rows of (stored before it existed)."""
+
+    projection: str
+    goals: int
+
+
+@dataclass(frozen=True, slots=True)
+class LaggingGoal(_Flat):
+    """A goal whose projections reflect an earlier position than its last event's."""
+
+    goal_id: str
+    reflects_position: int | None
+    head_position: int
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReport:
+    """``benchledger status``: what ``replay`` would fix (``ok``: nothing)."""
+
+    ok: bool
+    stale: list[StaleProjection]
+    missing: list[MissingProjection]
+    faulted: list[FaultedRow]
+    lagging_goals: list[LaggingGoal]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "stale": [s.as_dict() for s in self.stale],
+            "missing": [m.as_dict() for m in self.missing],
+            "faulted": _capped(self.faulted),
+            "lagging_goals": _capped(self.lagging_goals),
+            "faulted_count": len(self.faulted),
+            "lagging_goal_count": len(self.lagging_goals),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    """``benchledger replay``: what was folded, what changed, and how long it took."""
+
+    goals: int
+    events: int
+    rows: int
+    rows_changed: int
+    counts_repaired: int  # stored row counts that were wrong
+    faulted: list[FaultedRow]
+    seconds: float
+    events_per_second: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "goals": self.goals,
+            "events": self.events,
+            "rows": self.rows,
+            "rows_changed": self.rows_changed,
+            "counts_repaired": self.counts_repaired,
+            "faulted": _capped(self.faulted),
+            "seconds": self.seconds,
+            "events_per_second": self.events_per_second,
+            "faulted_count": len(self.faulted),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AuditProblem(_Flat):
+    """One thing an audit found wrong: its kind, where (goal, position), and what."""
+
+    kind: str
+    goal_id: str | None
+    position: int | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """``benchledger audit``: what was checked, the digest of the history, and every problem found (``ok``: none)."""
+
+    ok: bool
+    events_checked: int
+    goals_checked: int
+    projections_checked: int
+    digest: str
+    problems: list[AuditProblem]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "events_checked": self.events_checked,
+            "goals_checked": self.goals_checked,
+            "projections_checked": self.projections_checked,
+            "digest": self.digest,
+            "problems": _capped(self.problems),
+            "problem_count": len(self.problems),
+        }
+
+
+# -- writes --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Retraction:
+    """The retraction ``retract`` appended: where, which events it withdraws, and why."""
+
+    goal_id: str
+    event_id: str
+    position: int
+    retracts: list[str]
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"goal_id": self.goal_id, "event_id": self.event_id, "position": self.position, "retracts": self.retracts, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal(_Flat):
+    """An input refused, and why: nothing was written."""
+
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoopxImport:
+    """``benchledger import-loopx``: what was read, and what was (or, ``dry_run``, would be) appended; or every refusal."""
+
+    dry_run: bool
+    goal_id: str
+    source_format: str
+    rows_read: int
+    duplicate_rows: int
+    rows_without_artifacts: int
+    events_appended: int
+    events_already_present: int
+    refused: list[Refusal]
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused
+
+    def as_dict(self) -> dict[str, Any]:
+        document = {
+            "ok": self.ok,
+            "dry_run": self.dry_run,
+            "goal_id": self.goal_id,
+            "source_format": self.source_format,
+            "rows_read": self.rows_read,
+            "duplicate_rows": self.duplicate_rows,
+            "rows_without_artifacts": self.rows_without_artifacts,
+            "events_appended": self.events_appended,
+            "events_already_present": self.events_already_present,
+            "refused": _capped(self.refused),
+        }
+        if self.refused:
+            document["refused_count"] = len(self.refused)
+        return document
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """A review's LoopX-compatible payload (``as_dict()``, what the review command prints as JSON)."""
+
+    name: str
+    payload: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return self.payload.get("ok") is True
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.payload
