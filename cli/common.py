@@ -22,13 +22,13 @@ import click
 from click.shell_completion import CompletionItem
 
 from benchledger.errors import SHOWN_PROBLEMS, InvalidInput, capped
-from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN
+from benchledger.ledger.api import Ledger, is_goal_id
 
 GOAL_ALIASES = ("--goal-id",)
 
 
 def _validate_goal(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and not GOAL_ID_PATTERN.fullmatch(value):
+    if value is not None and not is_goal_id(value):
         raise click.BadParameter(
             f"{value!r}: use 1-121 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"
         )
@@ -48,18 +48,14 @@ def complete_goal_names(ctx: click.Context, param: click.Parameter, incomplete: 
     A completion runs on every Tab press: it never creates the embedded ledger
     and never prints an error into the user's command line.
     """
-    from benchledger.ledger.storage.config import existing_url
-    from benchledger.ledger.storage.store import Store
+    from benchledger.ledger.api import open_existing
 
     try:
-        url = existing_url(ctx.find_root().params.get("database_url"))
-        if url is None:
+        ledger = open_existing(ctx.find_root().params.get("database_url"))
+        if ledger is None:
             return []
-        ledger = Store.open(url, migrate=False)
-        try:
-            names = [head["goal_id"] for head in ledger.heads()]
-        finally:
-            ledger.close()
+        with ledger:
+            names = ledger.goal_ids()
     except Exception:  # any failure (no server, not a ledger, old schema) completes nothing, silently
         return []
     return [CompletionItem(name) for name in names if name.startswith(incomplete)]
@@ -229,18 +225,16 @@ def input_path(file: str) -> Iterator[tuple[str, str]]:
 
 
 @contextmanager
-def open_store(ctx: click.Context) -> Iterator[Any]:
+def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
     """Open the ledger the root options name (its errors are reported by ``cli.main``).
 
     Creating the embedded default is said on stderr: a mistyped
     ``BENCHLEDGER_HOME`` would otherwise look like a ledger that lost its goals.
     """
-    from benchledger.ledger import open_store as open_at
-    from benchledger.ledger.storage.config import new_default_ledger
+    from benchledger.ledger import api
 
     url = (ctx.find_root().obj or {}).get("database_url")
-    created = new_default_ledger(url)
-    ledger = open_at(url)
+    ledger = api.open(url)
     if not ledger.persistent:
         # `sqlite:///$LEDGER` with LEDGER unset: every command would "succeed" on a ledger that ends with the process.
         ledger.close()
@@ -248,9 +242,14 @@ def open_store(ctx: click.Context) -> Iterator[Any]:
             f"{url} is an in-memory database: nothing written there outlives the command; "
             "name a file (sqlite:///PATH) or a server (postgresql://USER@HOST/DATABASE)"
         )
-    if created is not None and created.exists():
-        click.echo(f"benchledger: note: created a new, empty ledger at {created} (`benchledger info` names the ledger in use)", err=True)
-    try:
+    if ledger.created is not None:
+        click.echo(f"benchledger: note: created a new, empty ledger at {ledger.created} (`benchledger info` names the ledger in use)", err=True)
+    with ledger:
         yield ledger
-    finally:
-        ledger.close()
+
+
+@contextmanager
+def open_store(ctx: click.Context) -> Iterator[Any]:
+    """:func:`open_ledger`'s storage, for cli/ingest.py until it calls the facade (the write path's conversion, issue 25)."""
+    with open_ledger(ctx) as ledger:
+        yield ledger._store

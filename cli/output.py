@@ -27,9 +27,12 @@ import textwrap
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from benchledger.ledger.results import Listing
 
 FORMATS = ("table", "json", "markdown", "csv")
 COLUMN_GAP = 2
@@ -106,7 +109,7 @@ def printable(text: str, encoding: str | None = None) -> str:
 
 def json_document(value: Any) -> str:
     """``value`` as every ``--format json`` prints it: indented, non-ASCII kept, lone surrogates escaped."""
-    from benchledger.ledger.storage.canonical import escape_lone_surrogates
+    from benchledger.ledger.api import escape_lone_surrogates
 
     return escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
 
@@ -272,6 +275,6 @@ def echo_pieces(pieces: Iterator[str]) -> None:
         click.echo(text, nl=False)
 
 
-def echo_json_listing(head: Mapping[str, Any], name: str, items: Iterable[Any]) -> None:
-    """``head`` with ``name`` added as the list ``items``, printed as :func:`echo_json` prints the whole (:func:`json_listing`)."""
-    echo_pieces(json_listing(head, name, items))
+def echo_json_listing(listing: Listing[Any]) -> None:
+    """A streamed listing as :func:`echo_json` prints its ``as_dict()``, a row at a time (:func:`json_listing`)."""
+    echo_pieces(json_listing(listing.head(), listing.rows_name, (row.as_dict() for row in listing)))

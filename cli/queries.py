@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from benchledger.cli.common import capped_lists, goal_filter, open_store, with_goal
+from benchledger.cli.common import goal_filter, open_ledger, with_goal
 from benchledger.cli.output import echo_json, echo_json_listing, echo_rows, format_option, utc_text, wide_option
 from benchledger.errors import capped
+from benchledger.ledger.results import FaultedRow, HistoryEntry, Lifecycle
 from benchledger.projections.linking import EVENT_KINDS
 
 AS_OF_HELP = (
@@ -30,8 +32,8 @@ def _as_of_text(as_of: str | None, position: int | None) -> str | None:
     return f"as of position {position}"
 
 
-def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
-    for line in capped([f"{f['projection']} [{f['key']}] of {f['goal_id']}: {f['error']}" for f in faulted]):
+def _echo_faulted(faulted: Sequence[FaultedRow]) -> None:
+    for line in capped([f"{f.projection} [{f.key}] of {f.goal_id}: {f.error}" for f in faulted]):
         click.echo(f"faulted: {line}")
 
 
@@ -40,26 +42,24 @@ def _echo_faulted(faulted: list[dict[str, Any]]) -> None:
 @click.pass_context
 def info_command(ctx: click.Context, fmt: str) -> None:
     """Which ledger the commands use: its URL (password redacted), backend, schema revision, events, goals, file size."""
-    from benchledger.ledger.read.views import info
-
-    with open_store(ctx) as ledger:
-        facts = info(ledger)
+    with open_ledger(ctx) as ledger:
+        facts = ledger.info()
     if fmt == "json":
-        echo_json(facts)
+        echo_json(facts.as_dict())
         return
-    revision = facts["schema_revision"] or "not initialized"
-    if facts["schema_revision"] != facts["schema_head"]:
-        revision += f" (this benchledger needs {facts['schema_head']})"
+    revision = facts.schema_revision or "not initialized"
+    if facts.schema_revision != facts.schema_head:
+        revision += f" (this benchledger needs {facts.schema_head})"
     rows = [
-        ["ledger", facts["url"]],
-        ["backend", facts["backend"]],
+        ["ledger", facts.url],
+        ["backend", facts.backend],
         ["schema revision", revision],
-        ["events", facts["events"]],
-        ["goals", facts["goals"]],
+        ["events", facts.events],
+        ["goals", facts.goals],
     ]
-    if facts["file_bytes"] is not None:
-        rows.append(["file size", f"{facts['file_bytes']} bytes" + (f" (+ {facts['wal_bytes']} bytes of write-ahead log)" if facts["wal_bytes"] else "")])
-    rows.append(["benchledger", facts["benchledger_version"]])
+    if facts.file_bytes is not None:
+        rows.append(["file size", f"{facts.file_bytes} bytes" + (f" (+ {facts.wal_bytes} bytes of write-ahead log)" if facts.wal_bytes else "")])
+    rows.append(["benchledger", facts.benchledger_version])
     echo_rows(["", "value"], rows, fmt)
 
 
@@ -73,16 +73,16 @@ def goals_command(ctx: click.Context, limit: int | None, fmt: str, wide: bool) -
 
     Printed as they are read, a page of goals at a time.
     """
-    from benchledger.ledger.read.views import goal_listing
-
-    with open_store(ctx) as ledger, ledger.snapshot() as view:
-        listing = goal_listing(view, limit=limit)
+    with open_ledger(ctx) as ledger, ledger.goals(limit=limit) as listing:
         if fmt == "json":
-            echo_json_listing({}, "goals", listing)
+            echo_json_listing(listing)
             return
         headers = ["goal", "events", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
-        keys = ["goal_id", "event_count", "last_activity", "current_phase", "first_blocker", "claim_strength", "learning_status"]
-        echo_rows(headers, ([utc_text(g[k]) if k == "last_activity" else g[k] for k in keys] for g in listing), fmt, wide=wide)
+        rows = (
+            [g.goal_id, g.event_count, utc_text(g.last_activity), g.current_phase, g.first_blocker, g.claim_strength, g.learning_status]
+            for g in listing
+        )
+        echo_rows(headers, rows, fmt, wide=wide)
 
 
 @with_goal(help="The goal to show.", positional_alias=True)
@@ -103,34 +103,32 @@ def show_command(
     each per-batch, per-run and per-step projection; --projection NAME lists
     the rest (--key, --limit, --offset).
     """
-    from benchledger.ledger.read.views import show
-
     if projection is None and (key is not None or limit is not None or offset):
         raise click.UsageError("--key, --limit and --offset go with --projection NAME", ctx)
-    with open_store(ctx) as ledger:
-        view = show(ledger, goal, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
+    with open_ledger(ctx) as ledger:
+        view = ledger.show(goal, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
     if fmt == "json":
-        echo_json(view)
+        echo_json(view.as_dict())
         return
     from benchledger.projections import REVIEW_MODULES, review_module
 
-    when = _as_of_text(as_of, view["as_of_position"]) or "current"
-    click.echo(f"# Goal `{goal}` ({when}; head at position {view['head_position']})\n")
-    shown = sum(len(rows) for rows in view["projections"].values())
-    listing = ", ".join(f"{name} {count}" for name, count in view["counts"].items())
+    when = _as_of_text(as_of, view.as_of_position) or "current"
+    click.echo(f"# Goal `{goal}` ({when}; head at position {view.head_position})\n")
+    shown = sum(len(rows) for rows in view.projections.values())
+    listing = ", ".join(f"{name} {count}" for name, count in view.counts.items())
     if projection is None:
         click.echo(f"Rows per projection: {listing or 'none'}. The latest of each follows; `--projection NAME` lists the rest.\n")
     else:
-        click.echo(f"{projection}: rows {offset + 1 if shown else 0}-{offset + shown} of {view['counts'].get(projection, 0)}.\n")
-    for name, rows in view["projections"].items():
+        click.echo(f"{projection}: rows {offset + 1 if shown else 0}-{offset + shown} of {view.counts.get(projection, 0)}.\n")
+    for name, rows in view.projections.items():
         for row in rows:
-            click.echo(f"## {name} [{row['key']}] @ position {row['position']}\n")
-            if row["status"] == "faulted":
-                click.echo(f"FAULTED: {row['error']}\n")
+            click.echo(f"## {name} [{row.key}] @ position {row.position}\n")
+            if row.faulted:
+                click.echo(f"FAULTED: {row.error}\n")
             elif name in REVIEW_MODULES:
-                click.echo(review_module(name).render_markdown(row["payload"]))
+                click.echo(review_module(name).render_markdown(row.payload))
             else:
-                click.echo("```json\n" + json.dumps(row["payload"], indent=2, ensure_ascii=False) + "\n```\n")
+                click.echo("```json\n" + json.dumps(row.payload, indent=2, ensure_ascii=False) + "\n```\n")
 
 
 def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
@@ -168,36 +166,39 @@ def history_command(
     states, where it states one (a LoopX run-ledger row's recorded_at), both UTC.
     Entries are read from the stored lifecycle steps and printed as they are read.
     """
-    from benchledger.ledger.read.views import HistoryFilter, history_reader
-
-    query = HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only)
-    with open_store(ctx) as ledger, history_reader(ledger, goal, query) as view:
+    with open_ledger(ctx) as ledger, ledger.history(
+        goal, as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only
+    ) as view:
         if fmt == "json":
-            echo_json_listing({"goal_id": goal, "as_of_position": view.as_of_position}, "entries", view.entries)
+            echo_json_listing(view)
             return
         headers = ["changed", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
         when = _as_of_text(as_of, view.as_of_position)
         if fmt == "table" and when:
             click.echo(when)
         title = f"# Lifecycle history of `{goal}`" + (f" ({when})" if when else "")
-        echo_rows(headers, map(_history_row, view.entries), fmt, wide=wide, title=title)
+        echo_rows(headers, map(_history_row, view), fmt, wide=wide, title=title)
 
 
-def _history_row(e: dict[str, Any]) -> list[Any]:
-    life = e["lifecycle"] or {}
-    changed = e["phase_changed"] or bool(e["gates_changed"])
+# What a row shows of an entry whose lifecycle row is faulted.
+_NO_LIFECYCLE = Lifecycle(None, None, None, None)
+
+
+def _history_row(e: HistoryEntry) -> list[Any]:
+    life = e.lifecycle or _NO_LIFECYCLE
+    changed = e.phase_changed or bool(e.gates_changed)
     return [
         "*" if changed else "",
-        e["position"],
-        e["stream_version"],
-        utc_text(e["recorded_at"]),
-        utc_text(e["artifact_time"]),
-        e["kind"],
-        e["summary"],
-        life.get("current_phase"),
-        life.get("first_blocker"),
-        life.get("next_required_transition"),
-        _gate_text(life.get("gates"), e["gates_changed"]),
+        e.position,
+        e.stream_version,
+        utc_text(e.recorded_at),
+        utc_text(e.artifact_time),
+        e.kind,
+        e.summary,
+        life.current_phase,
+        life.first_blocker,
+        life.next_required_transition,
+        _gate_text(life.gates, e.gates_changed),
     ]
 
 
@@ -209,23 +210,21 @@ def status_command(ctx: click.Context, fmt: str) -> None:
 
     Exits 1 when anything needs `benchledger replay`.
     """
-    from benchledger.ledger.service.maintenance import status
-
-    with open_store(ctx) as ledger:
-        report = status(ledger)
+    with open_ledger(ctx) as ledger:
+        report = ledger.status()
     if fmt == "json":
-        echo_json(capped_lists(report, faulted="faulted_count", lagging_goals="lagging_goal_count"))
+        echo_json(report.as_dict())
     else:
-        if report["ok"]:
+        if report.ok:
             click.echo("all projections are current")
-        for s in report["stale"]:
-            click.echo(f"stale: {s['projection']} stored by version {s['stored_version']}, code is {s['code_version']} ({s['rows']} rows)")
-        for m in report["missing"]:
-            click.echo(f"stale: no {m['projection']} rows for {m['goals']} goal(s), stored before this benchledger kept them (`benchledger replay` builds them)")
-        _echo_faulted(report["faulted"])
-        for line in capped([f"{g['goal_id']} reflects position {g['reflects_position']}, head is {g['head_position']}" for g in report["lagging_goals"]]):
+        for s in report.stale:
+            click.echo(f"stale: {s.projection} stored by version {s.stored_version}, code is {s.code_version} ({s.rows} rows)")
+        for m in report.missing:
+            click.echo(f"stale: no {m.projection} rows for {m.goals} goal(s), stored before this benchledger kept them (`benchledger replay` builds them)")
+        _echo_faulted(report.faulted)
+        for line in capped([f"{g.goal_id} reflects position {g.reflects_position}, head is {g.head_position}" for g in report.lagging_goals]):
             click.echo(f"lagging: {line}")
-    ctx.exit(0 if report["ok"] else 1)
+    ctx.exit(0 if report.ok else 1)
 
 
 def jobs_option(command):
@@ -260,32 +259,23 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     A reducer that raises marks its row faulted (queries say so) and the
     command exits 1.
     """
-    import time
-
-    from benchledger.ledger.service.maintenance import replay
-
-    started = time.perf_counter()
-    with open_store(ctx) as ledger:
-        total = ledger.require_goal(goal)["last_version"] if goal else ledger.event_count()
-        bar = _progress_bar(total, "replaying")
+    with open_ledger(ctx) as ledger:
+        bar = _progress_bar(ledger.event_count(goal), "replaying")
         try:
-            report = replay(ledger, goal_id=goal, projection=projection, progress=bar.update if bar else None, jobs=jobs)
+            report = ledger.replay(goal_id=goal, projection=projection, progress=bar.update if bar else None, jobs=jobs)
         finally:
             if bar is not None:
                 bar.render_finish()
-    elapsed = time.perf_counter() - started
-    report["seconds"] = round(elapsed, 3)
-    report["events_per_second"] = round(report["events"] / elapsed, 1) if elapsed > 0 else None
     if fmt == "json":
-        echo_json(capped_lists(report, faulted="faulted_count"))
+        echo_json(report.as_dict())
     else:
-        repaired = f"; {report['counts_repaired']} stored row count(s) repaired" if report["counts_repaired"] else ""
+        repaired = f"; {report.counts_repaired} stored row count(s) repaired" if report.counts_repaired else ""
         click.echo(
-            f"replayed {report['events']} events of {report['goals']} goal(s) into {report['rows']} rows "
-            f"({report['rows_changed']} of them changed{repaired}) in {report['seconds']} s ({report['events_per_second']} events/s)"
+            f"replayed {report.events} events of {report.goals} goal(s) into {report.rows} rows "
+            f"({report.rows_changed} of them changed{repaired}) in {report.seconds} s ({report.events_per_second} events/s)"
         )
-        _echo_faulted(report["faulted"])
-    ctx.exit(1 if report["faulted"] else 0)
+        _echo_faulted(report.faulted)
+    ctx.exit(1 if report.faulted else 0)
 
 
 @click.command("audit")
@@ -299,23 +289,21 @@ def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | Non
 
     Exits 1 when any problem is found. See docs/hash-chain.md for the digest.
     """
-    from benchledger.ledger.service.maintenance import audit
-    with open_store(ctx) as ledger:
-        bar = _progress_bar(ledger.require_goal(goal)["last_version"] if goal else ledger.event_count(), "auditing")
+    with open_ledger(ctx) as ledger:
+        bar = _progress_bar(ledger.event_count(goal), "auditing")
         try:
-            report = audit(ledger, goal_id=goal, expect_digest=expect_digest, jobs=jobs, progress=bar.update if bar else None)
+            report = ledger.audit(goal_id=goal, expect_digest=expect_digest, jobs=jobs, progress=bar.update if bar else None)
         finally:
             if bar is not None:
                 bar.render_finish()
-    problems = report["problems"]
     if fmt == "json":
-        echo_json(capped_lists(report, problems="problem_count"))
+        echo_json(report.as_dict())
     else:
-        verdict = "clean" if report["ok"] else f"{len(problems)} problem(s)"
+        verdict = "clean" if report.ok else f"{len(report.problems)} problem(s)"
         click.echo(
-            f"# Audit: {verdict}\n\n- events checked: {report['events_checked']}\n- goals checked: {report['goals_checked']}\n"
-            f"- projections checked: {report['projections_checked']}\n- digest: `{report['digest']}`"
+            f"# Audit: {verdict}\n\n- events checked: {report.events_checked}\n- goals checked: {report.goals_checked}\n"
+            f"- projections checked: {report.projections_checked}\n- digest: `{report.digest}`"
         )
-        for line in capped([f"{p['kind']} (goal {p['goal_id']}, position {p['position']}): {p['detail']}" for p in problems]):
+        for line in capped([f"{p.kind} (goal {p.goal_id}, position {p.position}): {p.detail}" for p in report.problems]):
             click.echo(f"- {line}")
-    ctx.exit(0 if report["ok"] else 1)
+    ctx.exit(0 if report.ok else 1)
