@@ -21,7 +21,7 @@ from typing import Any
 import click
 from click.shell_completion import CompletionItem
 
-from benchledger.errors import SHOWN_PROBLEMS, InvalidInput, capped
+from benchledger.errors import InvalidInput, capped
 from benchledger.ledger.api import Ledger, is_goal_id
 
 GOAL_ALIASES = ("--goal-id",)
@@ -191,15 +191,6 @@ def with_goals(*, help: str) -> Any:
         return command
 
     return decorate
-
-
-def capped_lists(report: dict[str, Any], **counts: str) -> dict[str, Any]:
-    """``report`` for ``--format json`` with each list (a key of ``counts``) cut to its first :data:`SHOWN_PROBLEMS`, its length under the value."""
-    capped_report = dict(report)
-    for name, count in counts.items():
-        capped_report[count] = len(report[name])
-        capped_report[name] = report[name][:SHOWN_PROBLEMS]
-    return capped_report
 
 
 def echo_errors(lines: list[str], count: int | None = None) -> None:

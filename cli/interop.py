@@ -2,34 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 
-from benchledger.cli.common import capped_lists, echo_errors, goal_option, input_path, open_store
+from benchledger.cli.common import echo_errors, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
-from benchledger.errors import SHOWN_PROBLEMS, capped
+from benchledger.errors import capped
+from benchledger.ledger.results import CurrentRun, LoopxImport, PassRate, Refusal, Run, RunPair
 
 
-def _refusals(title: str, refused: list[dict[str, str]], count: int | None = None) -> str:
-    """A refusal in markdown: its first :data:`SHOWN_PROBLEMS` reasons, then how many more (of ``count``, default all listed)."""
-    lines = capped([f"{r['source']}: {r['reason']}" for r in refused], total=count)
+def _refusals(title: str, refused: Sequence[Refusal], count: int | None = None) -> str:
+    """A refusal in markdown: its first :data:`~benchledger.errors.SHOWN_PROBLEMS` reasons, then how many more (of ``count``, default all listed)."""
+    lines = capped([f"{r.source}: {r.reason}" for r in refused], total=count)
     return "\n".join([f"# {title}", "", *(f"- {line}" for line in lines)]) + "\n"
 
 
-def _import_markdown(report: dict[str, Any]) -> str:
-    if not report["ok"]:
-        return _refusals(f"LoopX import refused: nothing written to `{report['goal_id']}`", report["refused"], report["refused_count"])
-    verb = "would append" if report["dry_run"] else "appended"
+def _import_markdown(report: LoopxImport) -> str:
+    if not report.ok:
+        return _refusals(f"LoopX import refused: nothing written to `{report.goal_id}`", report.refused)
+    verb = "would append" if report.dry_run else "appended"
     return "\n".join(
         [
-            f"# LoopX import into `{report['goal_id']}` ({report['source_format']})" + (" (dry run)" if report["dry_run"] else ""),
+            f"# LoopX import into `{report.goal_id}` ({report.source_format})" + (" (dry run)" if report.dry_run else ""),
             "",
-            f"- rows read: {report['rows_read']}",
-            f"- duplicate rows (taken once): {report['duplicate_rows']}",
-            f"- rows without a benchmark artifact (skipped): {report['rows_without_artifacts']}",
-            f"- {verb}: {report['events_appended']} event(s); already in the goal: {report['events_already_present']}",
+            f"- rows read: {report.rows_read}",
+            f"- duplicate rows (taken once): {report.duplicate_rows}",
+            f"- rows without a benchmark artifact (skipped): {report.rows_without_artifacts}",
+            f"- {verb}: {report.events_appended} event(s); already in the goal: {report.events_already_present}",
         ]
     ) + "\n"
 
@@ -63,35 +64,34 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     then how many more), exit 1.
     Importing the same history again appends nothing.
     """
-    from benchledger.ledger.service.loopx_import import ImportReport, import_plan, plan_import
+    from benchledger.ledger.api import plan_loopx_import
 
-    plan = plan_import(path, goal)
-    if plan.refused:
-        report = ImportReport(goal, plan, 0, 0, dry_run).as_dict()
-    else:
-        with open_store(ctx) as ledger:
-            report = import_plan(ledger, goal, plan, dry_run=dry_run).as_dict()
-    if not report["ok"]:
-        echo_errors([f"{r['source']}: {r['reason']}" for r in report["refused"]])
-        report = capped_lists(report, refused="refused_count")
+    plan = plan_loopx_import(path, goal)
+    if plan.ok:
+        with open_ledger(ctx) as ledger:
+            report = ledger.import_loopx(plan, dry_run=dry_run)
+    else:  # (nothing to write: the ledger is not even opened)
+        report = plan.refusal(dry_run=dry_run)
+    if not report.ok:
+        echo_errors([f"{r.source}: {r.reason}" for r in report.refused])
     if fmt == "json":
-        echo_json(report)
+        echo_json(report.as_dict())
     else:
         click.echo(_import_markdown(report), nl=False)
-    ctx.exit(0 if report["ok"] else 1)
+    ctx.exit(0 if report.ok else 1)
 
 
 import_loopx_command.params.insert(0, goal_option(required=True, help="The goal (stream) the history is imported into."))
 
 
-def _score(view: dict[str, Any] | None) -> str:
+def _score(run: Run | None) -> str:
     from benchledger.projections.runs import score_text
 
-    return score_text(view["score_status"], view["official_score"]) if view else ""
+    return score_text(run.score_status, run.official_score) if run else ""
 
 
-def _countable(view: dict[str, Any]) -> str:
-    return "yes" if view["countable"] else f"no: {view['not_countable_reason']}"
+def _countable(run: Run) -> str:
+    return "yes" if run.countable else f"no: {run.not_countable_reason}"
 
 
 def _rate(value: float | None) -> str:
@@ -149,51 +149,47 @@ def runs_command(
     docs/interop.md). --summary: pass rate = passed / (passed + failed) per
     benchmark and arm.
     """
-    from benchledger.ledger import run_pass_rates, select_pairs, select_runs
-
     if paired and (current or summary):
         raise click.UsageError("--paired cannot be combined with --current or --summary", ctx)
     if summary and limit is not None:
         raise click.UsageError("--limit does not apply to --summary (one row per benchmark and arm)", ctx)
     filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
-    with open_store(ctx) as ledger:
+    with open_ledger(ctx) as ledger:
         if paired:
-            _echo_listing("pairs", select_pairs(ledger, **filters)[:limit], PAIR_HEADERS, _pair_row, fmt, wide)
+            _echo_listing(ledger.run_pairs(**filters, limit=limit), PAIR_HEADERS, _pair_row, fmt, wide)
         elif summary:
-            _echo_listing("pass_rates", run_pass_rates(ledger, current=current, **filters), RATE_HEADERS, _rate_row, fmt, wide)
+            _echo_listing(ledger.pass_rates(**filters, current=current), RATE_HEADERS, _rate_row, fmt, wide)
         elif current:
-            _echo_listing("current_runs", select_runs(ledger, current=True, **filters)[:limit], CURRENT_HEADERS, _current_row, fmt, wide)
+            _echo_listing(ledger.current_runs(**filters, limit=limit), CURRENT_HEADERS, _current_row, fmt, wide)
         else:
-            _echo_listing("runs", select_runs(ledger, **filters)[:limit], RUN_HEADERS, _run_row, fmt, wide)
+            _echo_listing(ledger.runs(**filters, limit=limit), RUN_HEADERS, _run_row, fmt, wide)
 
 
-def _echo_listing(
-    key: str, items: list[dict[str, Any]], headers: list[str], row: Callable[[dict[str, Any]], list[Any]], fmt: str, wide: bool
-) -> None:
-    """A ``runs`` listing: JSON as ``{key: items}``, else one table/CSV row per item."""
+def _echo_listing(listing: Any, headers: list[str], row: Callable[[Any], list[Any]], fmt: str, wide: bool) -> None:
+    """A ``runs`` listing: JSON as its ``as_dict()``, else one table/CSV row per item."""
     if fmt == "json":
-        echo_json({key: items})
+        echo_json(listing.as_dict())
     else:
-        echo_rows(headers, [row(item) for item in items], fmt, wide=wide)
+        echo_rows(headers, [row(item) for item in listing], fmt, wide=wide)
 
 
-def _run_row(v: dict[str, Any]) -> list[Any]:
-    return [v["goal_id"], v["run_id"], v["benchmark_id"], v["case_id"], v["arm"], v["status"], _score(v), utc_text(v["recorded_at"]), _countable(v)]
+def _run_row(run: Run) -> list[Any]:
+    return [run.goal_id, run.run_id, run.benchmark_id, run.case_id, run.arm, run.status, _score(run), utc_text(run.recorded_at), _countable(run)]
 
 
-def _current_row(e: dict[str, Any]) -> list[Any]:
-    run = e["current"] or {}
-    return [e["goal_id"], e["benchmark_id"], e["case_id"], e["arm"], run.get("run_id", "(none countable)"),
-            run.get("status"), _score(e["current"]), utc_text(run.get("recorded_at")), f"{e['countable_run_count']}/{e['run_count']}"]
+def _current_row(e: CurrentRun) -> list[Any]:
+    run = e.current
+    return [e.goal_id, e.benchmark_id, e.case_id, e.arm, run.run_id if run else "(none countable)",
+            run and run.status, _score(run), utc_text(run and run.recorded_at), f"{e.countable_run_count}/{e.run_count}"]
 
 
-def _pair_row(p: dict[str, Any]) -> list[Any]:
-    return [p["goal_id"], p["benchmark_id"], p["case_id"], p["pair_id"], (p["baseline"] or {}).get("arm"), _score(p["baseline"]),
-            (p["treatment"] or {}).get("arm"), _score(p["treatment"]), "" if p["score_delta"] is None else f"{p['score_delta']:+g}"]
+def _pair_row(p: RunPair) -> list[Any]:
+    return [p.goal_id, p.benchmark_id, p.case_id, p.pair_id, p.baseline and p.baseline.arm, _score(p.baseline),
+            p.treatment and p.treatment.arm, _score(p.treatment), "" if p.score_delta is None else f"{p.score_delta:+g}"]
 
 
-def _rate_row(r: dict[str, Any]) -> list[Any]:
-    return [r["benchmark_id"], r["arm"], r["runs"], r["passed"], r["failed"], r["unscored"], _rate(r["pass_rate"])]
+def _rate_row(r: PassRate) -> list[Any]:
+    return [r.benchmark_id, r.arm, r.runs, r.passed, r.failed, r.unscored, _rate(r.pass_rate)]
 
 
 RUN_HEADERS = ["goal", "run", "benchmark", "case", "arm", "status", "score", "recorded (UTC)", "countable"]
@@ -220,10 +216,8 @@ def export_command(ctx: click.Context, goal: str | None) -> None:
 
     Example: benchledger export > ledger.ndjson
     """
-    from benchledger.ledger.service.exchange import export_lines
-
-    with open_store(ctx) as ledger:
-        for line in export_lines(ledger, goal_id=goal):
+    with open_ledger(ctx) as ledger:
+        for line in ledger.export(goal_id=goal):
             # Bytes go to the binary stream: UTF-8 whatever the terminal's locale.
             click.echo(line.encode("utf-8"))
 
@@ -253,24 +247,24 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
     imported goals are rebuilt in the same transaction. A ledger that already
     holds events is refused.
     """
-    from benchledger.ledger.service.exchange import ExportRefused, import_export
+    from benchledger.ledger import ExportRefused
 
-    with input_path(file) as (path, name), open_store(ctx) as ledger:
+    with input_path(file) as (path, name), open_ledger(ctx) as ledger:
         try:
-            result = import_export(ledger, path, unverifiable_tail=unverifiable_tail, name=name).as_dict()
+            result = ledger.import_export(path, unverifiable_tail=unverifiable_tail, name=name)
         except ExportRefused as exc:
             if fmt == "json":
-                echo_json({"ok": False, "error": str(exc), "problem_count": exc.problem_count, "problems": exc.problems[:SHOWN_PROBLEMS]})
+                echo_json(exc.as_dict())
             else:
-                click.echo(_refusals(str(exc), [{"source": name, "reason": p} for p in exc.problems], exc.problem_count), nl=False)
+                click.echo(_refusals(str(exc), [Refusal(name, problem) for problem in exc.problems], exc.problem_count), nl=False)
             echo_errors([f"{name}: {problem}" for problem in exc.problems], exc.problem_count)
             ctx.exit(1)
     if fmt == "json":
-        echo_json(result)
+        echo_json(result.as_dict())
     else:
-        unverified = "" if result["tail_verified"] else "\n- tail: NOT verified (the file has no export trailer)"
+        unverified = "" if result.tail_verified else "\n- tail: NOT verified (the file has no export trailer)"
         click.echo(
-            f"# Imported {result['events_imported']} event(s) of {len(result['goals'])} goal(s)\n\n"
-            f"- goals: {', '.join(result['goals']) or '(none)'}\n- digest: `{result['digest']}`{unverified}"
+            f"# Imported {result.events} event(s) of {len(result.goals)} goal(s)\n\n"
+            f"- goals: {', '.join(result.goals) or '(none)'}\n- digest: `{result.digest}`{unverified}"
         )
 

@@ -37,7 +37,7 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.exc import IntegrityError
 
-from benchledger.errors import CHECK_FAILED, LedgerError
+from benchledger.errors import CHECK_FAILED, SHOWN_PROBLEMS, LedgerError
 from benchledger.ledger.service.intake.files import open_regular_file, read_lines
 from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
@@ -81,6 +81,10 @@ class ExportRefused(LedgerError):
         self.problems = problems
         self.problem_count = len(problems) if problem_count is None else problem_count
         super().__init__(f"{path}: refused, nothing written ({self.problem_count} problem(s))")
+
+    def as_dict(self) -> dict[str, Any]:
+        """What ``import-ndjson --format json`` prints of the refusal: the first problems, and how many there are."""
+        return {"ok": False, "error": str(self), "problem_count": self.problem_count, "problems": self.problems[:SHOWN_PROBLEMS]}
 
 
 @dataclass(frozen=True)
