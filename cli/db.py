@@ -5,10 +5,9 @@ from __future__ import annotations
 import click
 
 
-def _url(ctx: click.Context) -> str:
-    from benchledger.ledger.storage.config import resolve_url
-
-    return resolve_url((ctx.find_root().obj or {}).get("database_url"))
+def _url(ctx: click.Context) -> str | None:
+    """The root's ``--database-url`` (else the environment's, else the embedded default: resolved by the ledger)."""
+    return (ctx.find_root().obj or {}).get("database_url")
 
 
 @click.group("db")
@@ -32,28 +31,28 @@ def db() -> None:
 @click.pass_context
 def upgrade_command(ctx: click.Context, revision: str, print_sql: bool, from_revision: str | None) -> None:
     """Apply pending migrations (needed once per release on a server database)."""
-    from benchledger.ledger import upgrade_ledger, upgrade_sql
+    from benchledger.ledger.api import upgrade_schema, upgrade_schema_sql
 
     if from_revision and not print_sql:
         raise click.UsageError("--from-revision only applies with --sql")
     if print_sql:
-        click.echo(upgrade_sql(_url(ctx), revision, from_revision), nl=False)
+        click.echo(upgrade_schema_sql(_url(ctx), revision, from_revision), nl=False)
         return
 
-    click.echo(f"ledger schema at revision {upgrade_ledger(_url(ctx), revision)}")
+    click.echo(f"ledger schema at revision {upgrade_schema(_url(ctx), revision)}")
 
 
 @db.command("current")
 @click.pass_context
 def current_command(ctx: click.Context) -> None:
     """Print the ledger's schema revision and the one this benchledger needs."""
-    from benchledger.ledger import HEAD_REVISION, ledger_revision
+    from benchledger.ledger.api import schema_head, schema_revision
 
-    revision = ledger_revision(_url(ctx))
-    if revision == HEAD_REVISION:
+    revision, head = schema_revision(_url(ctx)), schema_head()
+    if revision == head:
         state = "up to date"
-    elif revision is not None and revision > HEAD_REVISION:
+    elif revision is not None and revision > head:
         state = "newer than this benchledger: use the release that wrote it; `db upgrade` cannot take it back"
     else:
         state = "needs `benchledger db upgrade`"
-    click.echo(f"{revision or 'not initialized'} (head {HEAD_REVISION}: {state})")
+    click.echo(f"{revision or 'not initialized'} (head {head}: {state})")

@@ -95,15 +95,16 @@ class _Root(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         from benchledger.errors import INTERNAL_ERROR, BenchledgerError, redact_url
+        from benchledger.ledger.api import writes_committed
 
         real_stdout, sys.stdout = sys.stdout, _OutputStream(sys.stdout)
-        committed_before = _commits_so_far()
+        committed_before = writes_committed()
         try:
             return super().invoke(ctx)
         except _OutputFailed as failure:
-            _report_output_failure(ctx, failure.error, _commits_so_far() - committed_before)
+            _report_output_failure(ctx, failure.error, writes_committed() - committed_before)
         except KeyboardInterrupt:
-            _report_interruption(ctx, _commits_so_far() - committed_before)
+            _report_interruption(ctx, writes_committed() - committed_before)
         except BenchledgerError as exc:
             click.echo(f"benchledger: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -160,12 +161,6 @@ class _OutputStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
-
-
-def _commits_so_far() -> int:
-    """Write transactions this process committed (0 before the store is even imported: a command that never opened a ledger)."""
-    store = sys.modules.get("benchledger.ledger.storage.store")
-    return store.Store.writes_committed if store is not None else 0
 
 
 def _report_interruption(ctx: click.Context, committed: int) -> None:

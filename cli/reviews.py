@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_option, open_store
-from benchledger.cli.output import format_option
-from benchledger.ledger.service.intake.reading import read_json
-from benchledger.ledger.service.reviews import evaluate_and_keep, evaluate_review
+from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.output import format_option, json_document
+from benchledger.ledger.api import evaluate_review, read_json
 from benchledger.projections import REVIEW_MODULES, review_module
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import KIND_SCHEMAS, normalize
@@ -128,14 +126,12 @@ def load_input(path: str, flag: str, kind: str, *, repeatable: bool = False) -> 
 
 
 def render(name: str, payload: dict[str, Any], fmt: str) -> str:
-    from benchledger.ledger.storage.canonical import escape_lone_surrogates
+    from benchledger.ledger.api import escape_lone_surrogates
 
     if fmt == "json":
-        text = json.dumps(payload, indent=2, ensure_ascii=False)
-    else:
-        text = review_module(name).render_markdown(payload)
+        return json_document(payload)
     # A lone surrogate read from a "\ud800" escape has no UTF-8 form (LoopX dies printing it).
-    return escape_lone_surrogates(text)
+    return escape_lone_surrogates(review_module(name).render_markdown(payload))
 
 
 def run_review(
@@ -146,18 +142,17 @@ def run_review(
     collect: Callable[[], list[Artifact]],
 ) -> None:
     """Collect the inputs, evaluate the review, print it and exit 0 (ok) or 1."""
-    module = review_module(name)
     try:
         artifacts = collect()
     except IntakeError as exc:
-        payload = module.error_payload(str(exc), options)
+        payload = review_module(name).error_payload(str(exc), options)
     else:
         goal = ctx.meta.get(GOAL_META)
         if goal:
-            with open_store(ctx) as ledger:
-                payload, _ = evaluate_and_keep(ledger, goal, name, artifacts, options)
+            with open_ledger(ctx) as ledger:
+                payload = ledger.keep_review(goal, name, artifacts, options).payload
         else:
-            payload, _ = evaluate_review(name, artifacts, options)
+            payload = evaluate_review(name, artifacts, options).payload
     click.echo(render(name, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)
 

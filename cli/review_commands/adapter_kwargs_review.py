@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from benchledger.cli.reviews import FORMAT_OPTION, run_review
-from benchledger.ledger.service.intake.reading import read_json
+from benchledger.ledger.api import read_json
 from benchledger.projections.adapter_kwargs_review import DEFAULT_ADAPTER_LABEL, KIND, NAME
 from benchledger.projections.artifacts import Artifact, IntakeError
 from benchledger.projections.artifacts.adapter_invocation import flag_argv

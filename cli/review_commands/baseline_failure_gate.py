@@ -12,7 +12,7 @@ import click
 
 from benchledger.cli.common import goal_filter
 from benchledger.cli.reviews import FORMAT_OPTION, render, run_review
-from benchledger.ledger.service.intake.reading import read_json
+from benchledger.ledger.api import read_json
 from benchledger.projections import baseline_failure_gate as review
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import normalize
