@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import open_store, with_goals
+from benchledger.cli.common import open_ledger, with_goals
 from benchledger.errors import InvalidInput
 
 REPORT_EXTRA = "pip install 'benchledger[report]'"
@@ -39,12 +39,10 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> 
     pages, _ = _web()
     from datetime import UTC, datetime
 
-    from benchledger.ledger.service.maintenance import audit
-
     # One snapshot: every page, and the audit the index shows, describe the same moment.
-    with open_store(ctx) as ledger, ledger.snapshot() as view:
+    with open_ledger(ctx) as ledger, ledger.snapshot() as view:
         site = pages.Site(view, list(goals), lambda: result)
-        result = {**audit(view), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
+        result = {**view.audit().as_dict(), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
         try:
             written = pages.write_site(site, output)
         except OSError as exc:  # a file in the folder's path, a read-only or full disk: the user's to fix, not a bug
@@ -65,7 +63,7 @@ def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: i
     _, server = _web()
     if not server.is_loopback(host):
         click.echo(f"benchledger: warning: serving on {host}: anyone who can reach it can read this ledger", err=True)
-    with open_store(ctx) as ledger:
+    with open_ledger(ctx) as ledger:
         try:
             server.serve(ledger, list(goals), host, port, announce=lambda line: click.echo(line))
         except OSError as exc:

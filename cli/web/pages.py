@@ -5,7 +5,7 @@ A page is addressed by the same relative path in both (``index.html``,
 ``goals/<goal>/reviews/<review>.html`` and ``.json``, ``assets/...``), and
 pages link to each other relatively, so a written site works from its folder
 (offline, from ``file://``) exactly as the server's pages do. The data comes
-from ``benchledger.ledger.read.report_views`` (bounded reads); the HTML from the
+from the ledger's ``report_views()`` (bounded reads); the HTML from the
 Jinja2 templates beside this module (autoescape on: every artifact string is
 text), the charts from ``cli.web.figures``.
 """
@@ -28,9 +28,7 @@ import jinja2
 
 from benchledger.cli.output import encoded
 from benchledger.cli.web import figures
-from benchledger.ledger.read import report_views as views
-from benchledger.ledger.storage.event_records import GOAL_ID_PATTERN
-from benchledger.ledger.storage.store import Store
+from benchledger.ledger.api import Ledger, is_goal_id
 
 # What a page may load: its own folder's (or origin's) scripts, styles and images, nothing else.
 # Plotly sets SVG style attributes while it draws, hence inline styles (never inline scripts).
@@ -80,18 +78,19 @@ def _environment() -> jinja2.Environment:
 class Site:
     """Every page of the report over one ledger (optionally only some goals).
 
-    ``audit`` returns the ledger's latest audit result (``ledger.service.maintenance.audit``'s
-    report, plus when it was taken) or ``None`` while none is known yet.
+    ``audit`` returns the ledger's latest audit result (what ``audit --format json`` prints,
+    plus when it was taken) or ``None`` while none is known yet.
     """
 
-    def __init__(self, ledger: Store, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None]) -> None:
+    def __init__(self, ledger: Ledger, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None]) -> None:
         self.ledger = ledger
+        self.views = ledger.report_views()
         self.goal_ids = goal_ids or None
         self.audit = audit
         self.env = _environment()
         self._timelines: dict[str, tuple[int, dict[str, Any]]] = {}
         if self.goal_ids:
-            views.goal_index(ledger, self.goal_ids, limit=1)  # unknown goals fail here, before anything is written
+            self.views.goal_index(self.goal_ids, limit=1)  # unknown goals fail here, before anything is written
 
     def warm_up(self) -> None:
         """Compile the templates and build each kind of chart once (empty), so the first visitor of ``serve`` does not pay for it."""
@@ -126,27 +125,26 @@ class Site:
         return None
 
     def _shown(self, goal: str) -> bool:
-        if not GOAL_ID_PATTERN.fullmatch(goal) or (self.goal_ids is not None and goal not in self.goal_ids):
+        if not is_goal_id(goal) or (self.goal_ids is not None and goal not in self.goal_ids):
             return False
-        return self.ledger.head(goal) is not None
+        return self.ledger.has_goal(goal)
 
     def paths(self) -> Iterator[str]:
         """Every page of the site, for writing it out."""
         yield from (f"assets/{name}" for name in (PLOTLY_JS, *ASSETS))
-        first = views.goal_index(self.ledger, self.goal_ids, limit=views.INDEX_PAGE_SIZE)
-        for number in range(1, _pages(first["total"], views.INDEX_PAGE_SIZE) + 1):
+        size = self.views.index_page_size
+        first = self.views.goal_index(self.goal_ids, limit=size)
+        for number in range(1, _pages(first["total"], size) + 1):
             yield _index_name(number)
-            listing = first if number == 1 else views.goal_index(
-                self.ledger, self.goal_ids, limit=views.INDEX_PAGE_SIZE, offset=(number - 1) * views.INDEX_PAGE_SIZE
-            )
+            listing = first if number == 1 else self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size)
             for goal in listing["goals"]:
                 yield from self._goal_paths(goal["goal_id"], goal["attempts"])
 
     def _goal_paths(self, goal: str, attempt_count: int) -> Iterator[str]:
         yield f"goals/{goal}/index.html"
-        for number in range(2, _pages(attempt_count, views.ATTEMPTS_PAGE_SIZE) + 1):
+        for number in range(2, _pages(attempt_count, self.views.attempts_page_size) + 1):
             yield f"goals/{goal}/attempts-{number}.html"
-        for review in views.latest_reviews(self.ledger, goal):
+        for review in self.views.latest_reviews(goal):
             yield f"goals/{goal}/reviews/{review['projection']}.html"
             yield f"goals/{goal}/reviews/{review['projection']}.json"
 
@@ -159,8 +157,8 @@ class Site:
         return Page(encoded(body), HTML)
 
     def _index(self, number: int) -> Page | None:
-        size = views.INDEX_PAGE_SIZE
-        listing = views.goal_index(self.ledger, self.goal_ids, limit=size, offset=(number - 1) * size)
+        size = self.views.index_page_size
+        listing = self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size)
         pages = _pages(listing["total"], size)
         if number > pages:
             return None
@@ -169,19 +167,19 @@ class Site:
         )
 
     def _goal(self, goal: str, number: int) -> Page | None:
-        size = views.ATTEMPTS_PAGE_SIZE
-        overview = views.goal_overview(self.ledger, goal)
+        size = self.views.attempts_page_size
+        overview = self.views.goal_overview(goal)
         pages = _pages(overview["attempts"], size)
         if number > pages:
             return None
-        attempts = views.attempts(self.ledger, goal, limit=size, offset=(number - 1) * size)
+        attempts = self.views.attempts(goal, limit=size, offset=(number - 1) * size)
         paging = _pager(number, pages, lambda n: "index.html" if n == 1 else f"attempts-{n}.html")
         context: dict[str, Any] = {"goal": overview, "attempts": attempts, "paging": paging, "first_page": number == 1}
         if number == 1:
             timeline = self._timeline(goal, overview["last_position"])
-            charts = views.chart_series(self.ledger, goal)
+            charts = self.views.chart_series(goal)
             context["timeline"] = timeline
-            context["reviews"] = views.latest_reviews(self.ledger, goal)
+            context["reviews"] = self.views.latest_reviews(goal)
             context["figures"] = {
                 "timeline": figures.timeline(timeline["steps"]),
                 "score-delta": figures.score_delta(charts["score_delta"]),
@@ -195,12 +193,12 @@ class Site:
         """The goal's lifecycle changes; kept while the goal has no new event (its events never change)."""
         cached = self._timelines.get(goal)
         if cached is None or cached[0] != last_position:
-            cached = (last_position, views.lifecycle_timeline(self.ledger, goal))
+            cached = (last_position, self.views.lifecycle_timeline(goal))
             self._timelines[goal] = cached
         return cached[1]
 
     def _review(self, goal: str, projection: str, extension: str) -> Page | None:
-        review = next((r for r in views.latest_reviews(self.ledger, goal) if r["projection"] == projection), None)
+        review = next((r for r in self.views.latest_reviews(goal) if r["projection"] == projection), None)
         if review is None:
             return None
         if extension == "json":

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from benchledger.cli.web.pages import CONTENT_SECURITY_POLICY, Site
-from benchledger.ledger.storage.store import Store
+from benchledger.ledger.api import Ledger
 
 ALLOWED_METHODS = ("GET", "HEAD")
 # How much lower the background audit's priority is than the server's (os.setpriority: 0 normal .. 19 lowest).
@@ -51,7 +51,7 @@ SECURITY_HEADERS = {
 class AuditTracker:
     """The ledger's latest audit, re-run in a background thread whenever the ledger's last position moved."""
 
-    def __init__(self, ledger: Store) -> None:
+    def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self._lock = threading.Lock()
         self._result: dict[str, Any] | None = None
@@ -59,14 +59,9 @@ class AuditTracker:
         self._child: subprocess.Popen | None = None
         self._stopped = False
 
-    def _last_position(self) -> int:
-        from benchledger.ledger.read.report_views import last_position
-
-        return last_position(self.ledger)
-
     def current(self) -> Mapping[str, Any] | None:
         """The latest finished audit (``stale`` when events arrived since), starting a new one when needed."""
-        position = self._last_position()
+        position = self.ledger.last_position()
         with self._lock:
             result = self._result
             checked = None if result is None else result["position"]
@@ -76,7 +71,7 @@ class AuditTracker:
         return None if result is None else {**result, "stale": result["position"] != position}
 
     def _run(self, position: int) -> None:
-        environment = {**os.environ, "BENCHLEDGER_DATABASE_URL": self.ledger.engine.url.render_as_string(hide_password=False)}
+        environment = {**os.environ, "BENCHLEDGER_DATABASE_URL": self.ledger.url}
         try:
             child = subprocess.Popen(
                 [sys.executable, "-m", "benchledger", "audit", "--jobs", "1", "--format", "json"],
@@ -172,7 +167,7 @@ def make_server(site: Site, host: str, port: int) -> ThreadingHTTPServer:
     return server
 
 
-def serve(ledger: Store, goal_ids: list[str] | None, host: str, port: int, announce: Callable[[str], Any]) -> None:
+def serve(ledger: Ledger, goal_ids: list[str] | None, host: str, port: int, announce: Callable[[str], Any]) -> None:
     """Serve the pages until interrupted; ``announce`` is told the URL once the socket listens."""
     tracker = AuditTracker(ledger)
     site = Site(ledger, goal_ids, tracker.current)
