@@ -138,3 +138,17 @@ def test_report_reads_a_ledger_it_did_not_change(migrated_url, tmp_path):
     before = row_counts(migrated_url)
     assert invoke(migrated_url, "report", "--output", str(tmp_path / "site")).exit_code == 0
     assert row_counts(migrated_url) == before
+
+
+def test_the_index_counts_every_problem_of_an_audit_that_lists_the_first_20(migrated_url):
+    """``serve`` hands the index what ``audit --format json`` prints: 20 problems listed, ``problem_count`` all of them."""
+    from benchledger.cli.web.pages import Site
+    from benchledger.ledger.api import open
+
+    problems = [{"kind": "chain_broken", "goal_id": GOAL, "position": n, "detail": f"problem {n}"} for n in range(1, 26)]
+    audit = {"ok": False, "events_checked": 25, "goals_checked": 1, "projections_checked": 0, "digest": "25:ab",
+             "problems": problems[:20], "problem_count": 25, "checked_at": "2026-01-01T00:00:00Z", "stale": False}
+    with open(migrated_url) as ledger:
+        index = Site(ledger, None, lambda: audit).render("index.html").body.decode()
+    assert "25 problem(s)" in index
+    assert index.count("<li>chain_broken") == 20
