@@ -33,9 +33,9 @@ _RESULTS = "benchledger.ledger.results"
 _API = {
     **dict.fromkeys(
         (
-            "Ledger", "LoopxPlan", "ReportViews", "evaluate_review", "execute_baseline_failure_gate", "is_goal_id",
-            "load_artifacts", "open", "open_existing", "plan_loopx_import", "read_json", "schema_head", "schema_revision",
-            "upgrade_schema", "upgrade_schema_sql",
+            "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review", "execute_baseline_failure_gate",
+            "is_goal_id", "load_artifacts", "open", "open_existing", "plan_loopx_import", "read_json", "schema_head",
+            "schema_revision", "upgrade_schema", "upgrade_schema_sql", "writes_committed",
         ),
         _FACADE,
     ),
@@ -54,20 +54,6 @@ _API = {
     "IngestOutcome": "benchledger.ledger.service.ingest",
     "ImportedExport": "benchledger.ledger.service.exchange",
     "ExportRefused": "benchledger.ledger.service.exchange",
-    # The functions the commands called before the facade (removed once no command calls them).
-    "open_store": "benchledger.ledger.storage.store",
-    "ingest": "benchledger.ledger.service.ingest",
-    "evaluate_and_keep": "benchledger.ledger.service.reviews",
-    "run_pass_rates": "benchledger.ledger.read.runs",
-    "select_runs": "benchledger.ledger.read.runs",
-    "select_pairs": "benchledger.ledger.read.runs",
-    "goals": "benchledger.ledger.read.views",
-    "history": "benchledger.ledger.read.views",
-    "audit": "benchledger.ledger.service.maintenance",
-    "upgrade_ledger": "benchledger.ledger.storage.migrate",
-    "upgrade_sql": "benchledger.ledger.storage.migrate",
-    "ledger_revision": "benchledger.ledger.storage.migrate",
-    "HEAD_REVISION": "benchledger.ledger.storage.migrate",
 }
 
 __all__ = sorted(_API)
