@@ -34,26 +34,45 @@ def wheel_layout(target: Path) -> Path:
     return target
 
 
-def test_the_layer_contract_holds(tmp_path):
-    site = wheel_layout(tmp_path / "site")
-    lint_imports = Path(sys.executable).with_name("lint-imports")
-    result = subprocess.run(
-        [str(lint_imports), "--no-cache", str(ROOT / "pyproject.toml")],
-        cwd=tmp_path,
+def lint_imports(site: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """``lint-imports`` with pyproject.toml's contracts, on the package laid out under ``site``."""
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", str(ROOT / "pyproject.toml")],
+        cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(site)},
         capture_output=True,
         text=True,
     )
+
+
+def test_the_layer_contract_holds(tmp_path):
+    result = lint_imports(wheel_layout(tmp_path / "site"), tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 kept, 0 broken" in result.stdout
+    assert "3 kept, 0 broken" in result.stdout
 
 
 def test_the_contracts_are_the_ones_the_design_names():
-    layers, rooms = PYPROJECT["tool"]["importlinter"]["contracts"]
+    layers, rooms, cli_on_the_api = PYPROJECT["tool"]["importlinter"]["contracts"]
     assert layers["type"] == "layers"
     assert layers["layers"] == ["benchledger.cli", "benchledger.ledger", "benchledger.projections"]
     assert rooms["type"] == "layers" and rooms["containers"] == ["benchledger.ledger"]
     assert rooms["layers"] == ["service", "read", "storage"]
+    assert cli_on_the_api["type"] == "forbidden" and cli_on_the_api["source_modules"] == ["benchledger.cli"]
+    assert cli_on_the_api["forbidden_modules"] == [f"benchledger.ledger.{room}" for room in ("storage", "service", "read")]
+    assert cli_on_the_api["allow_indirect_imports"] is True
+    assert all(ignored.startswith("benchledger.cli.ingest -> ") for ignored in cli_on_the_api.get("ignore_imports", []))
+
+
+def test_the_cli_calls_the_ledger_through_its_api_only(tmp_path):
+    """The forbidden contract is checked, not only declared: a command importing a room breaks it."""
+    site = wheel_layout(tmp_path / "site")
+    (site / "benchledger" / "cli" / "queries.py").write_text(
+        (ROOT / "cli" / "queries.py").read_text() + "\nfrom benchledger.ledger.read import views  # noqa\n"
+    )
+    result = lint_imports(site, tmp_path)
+    assert result.returncode == 1
+    assert "cli calls the library API, never the ledger's rooms BROKEN" in result.stdout
+    assert "benchledger.cli.queries -> benchledger.ledger.read.views" in result.stdout
 
 
 def test_every_package_folder_is_listed_for_the_wheel():
