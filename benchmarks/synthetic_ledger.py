@@ -28,7 +28,8 @@ from benchledger.ledger.storage.schema import events as events_table
 from benchledger.ledger.storage.schema import projection_rows as projection_table
 from benchledger.ledger.storage.schema import stream_heads
 from benchledger.ledger.storage.store import Store
-from benchledger.projections.linking import BATCH_KIND, CHECKPOINT, COMPARISON_INDEX, STEP, project_goal, step_key
+from benchledger.projections.batch_manifest import BATCH_KIND
+from benchledger.projections.linking import CHECKPOINT, COMPARISON_INDEX, STEP, project_goal, step_key
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE
 

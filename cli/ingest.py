@@ -16,7 +16,7 @@ from benchledger.ledger.service.bulk import DocumentBatch, directory_batches, in
 from benchledger.ledger.service.intake.files import expand_paths
 from benchledger.ledger.service.retract import retract
 from benchledger.projections.artifacts import KINDS
-from benchledger.projections.linking import claim_review_without_runs
+from benchledger.projections.batch_manifest import claim_review_without_runs
 
 
 def _progress(total: int):

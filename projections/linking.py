@@ -49,11 +49,10 @@ from benchledger.errors import CHECK_FAILED, BenchledgerError
 from benchledger.projections import REVIEW_MODULES, retraction, review_module
 from benchledger.projections.artifacts import KINDS
 from benchledger.projections.artifacts.kinds import normalize
+from benchledger.projections.batch_manifest import BATCH_KIND, batch_inputs, holds_comparison
 from benchledger.projections.history import changes, lifecycle_summary
 from benchledger.projections.runs import ROW_KIND
 
-BATCH_KIND = "ingest_batch"
-BATCH_SCHEMA = "benchledger_ingest_batch_v0"
 # Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows, retractions.
 EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND, retraction.KIND)
 
@@ -141,38 +140,6 @@ class ProjectionFault(BenchledgerError):
     def __init__(self, projection: str, key: str, position: int, cause: BaseException) -> None:
         super().__init__(f"projection {projection} ({key}) failed at position {position}: {type(cause).__name__}: {cause}")
         self.projection, self.key, self.position = projection, key, position
-
-
-def batch_manifest(members: list[dict[str, Any]], review: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The payload of an ``ingest_batch`` event: its members in argument order, duplicates included.
-
-    ``review`` records the review command (and its options) that ingested the
-    batch, so the stored projection of that review is rebuilt with the same flags.
-    """
-    manifest: dict[str, Any] = {"schema_version": BATCH_SCHEMA, "members": members}
-    if review is not None:
-        manifest["review"] = dict(review)
-    return manifest
-
-
-def claim_review_without_runs(member_kinds: Iterable[str]) -> bool:
-    """Whether a batch of these kinds derives a claim review from its comparison alone.
-
-    ``review-claim`` reads the runs of the comparison's own batch (as LoopX reads the runs given with
-    it), so a comparison ingested on its own, e.g. a re-generated comparison file, yields the verdict
-    LoopX gives without runs, and that review becomes the goal's latest.
-    """
-    kinds = set(member_kinds)
-    return "comparison" in kinds and "run" not in kinds
-
-
-def batch_inputs(manifest: Mapping[str, Any], events_by_id: Mapping[str, EventLike]) -> dict[str, list[Any]]:
-    """A batch's member payloads grouped by kind, in argument order: a review's ``inputs``."""
-    inputs: dict[str, list[Any]] = {}
-    for member in manifest["members"]:
-        event = events_by_id[member["event_id"]]
-        inputs.setdefault(event.kind, []).append(event.payload)
-    return inputs
 
 
 @functools.cache
@@ -347,7 +314,7 @@ class GoalProjector:
                 raise CheckpointUnusable(f"{kind}: event {ref_id} is not the goal's event {at}")
             if field == "event_id" and event.kind == kind:
                 projector._remember(kind, event, (field, ref_id), lambda event=event: event.payload)
-            elif field == "batch_id" and kind in DERIVED and event.kind == BATCH_KIND and _holds_comparison(event.payload):
+            elif field == "batch_id" and kind in DERIVED and event.kind == BATCH_KIND and holds_comparison(event.payload):
                 projector._remember_derived(kind, event)
             else:
                 raise CheckpointUnusable(f"{kind}: event {ref_id} is not a {kind} or a batch that derives one")
@@ -506,7 +473,7 @@ class GoalProjector:
         manifest = self._unretracted(manifest)
         if manifest is not batch.payload and not manifest["members"]:
             return  # every member retracted: the batch has no input left
-        has_comparison = _holds_comparison(manifest)
+        has_comparison = holds_comparison(manifest)
         for event in members.values():
             name = _comparison_id(event) if event.kind == "comparison" else None
             if name is not None:
@@ -700,10 +667,6 @@ class GoalProjector:
 def comparison_key(comparison_id: str) -> str:
     """The ``comparison-batch`` row key of a comparison name (keys hold 128 characters; a name may hold 180)."""
     return f"id:{comparison_id}" if len(comparison_id) <= 120 else f"sha256:{hashlib.sha256(comparison_id.encode()).hexdigest()}"
-
-
-def _holds_comparison(manifest: Mapping[str, Any]) -> bool:
-    return any(m["kind"] == "comparison" for m in manifest["members"])
 
 
 def _comparison_id(event: EventLike) -> str | None:

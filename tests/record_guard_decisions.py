@@ -35,7 +35,7 @@ from typing import Any
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.guard import Storable, storage_problems
 from benchledger.ledger.storage.privacy import is_credential_field, privacy_rule
-from benchledger.projections.linking import BATCH_KIND
+from benchledger.projections.batch_manifest import BATCH_KIND
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "data" / "guard-decisions.json.gz"

@@ -16,8 +16,8 @@ from benchledger.ledger.service.materialize import KeptProjectors, materialize_g
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StoredEvent, StreamAppend
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
-from benchledger.projections import linking
 from benchledger.projections.artifacts import Artifact
+from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, batch_manifest
 
 
 class NothingToIngest(InvalidInput):
@@ -70,7 +70,7 @@ def manifest_member(event_id: str, kind: str, role: str | None) -> dict[str, Any
 def manifest_event(members: list[dict[str, Any]], review: Mapping[str, Any] | None = None) -> NewEvent:
     """A batch's ``ingest_batch`` event, listing ``members`` (:func:`manifest_member`) in order."""
     origin = "the batch manifest" + (" (the review's flags are its $.review.options)" if review else "")
-    return NewEvent(linking.BATCH_KIND, linking.batch_manifest(members, review), linking.BATCH_SCHEMA, origin=origin)
+    return NewEvent(BATCH_KIND, batch_manifest(members, review), BATCH_SCHEMA, origin=origin)
 
 
 def grouped_before(tx: Transaction, goal_id: str, member_ids: Sequence[str]) -> StoredEvent | None:
@@ -88,10 +88,10 @@ def grouped_before(tx: Transaction, goal_id: str, member_ids: Sequence[str]) -> 
         # The batch appended right after the newest member (its own manifest) is the earliest that can
         # list it: when it lists them all (a file or a group ingested again), no other batch is read.
         newest = max(stored.values(), key=lambda event: event.stream_version)
-        home = tx.read_goal(goal_id, kinds=(linking.BATCH_KIND,), after_version=newest.stream_version, limit=1)
+        home = tx.read_goal(goal_id, kinds=(BATCH_KIND,), after_version=newest.stream_version, limit=1)
         if home and wanted <= {member["event_id"] for member in home[0].payload["members"]}:
             return home[0]
-    for batch in tx.read_goal(goal_id, kinds=(linking.BATCH_KIND,)):
+    for batch in tx.read_goal(goal_id, kinds=(BATCH_KIND,)):
         if wanted <= {member["event_id"] for member in batch.payload["members"]}:
             return batch
     return None
@@ -199,7 +199,7 @@ def members_as_stored(ledger: Store, appends: Sequence[StreamAppend]) -> Sequenc
 
 
 def _renamed_members(new: NewEvent, renamed: Mapping[str, str]) -> NewEvent:
-    if new.kind != linking.BATCH_KIND:
+    if new.kind != BATCH_KIND:
         return new
     members = [{**m, "event_id": renamed.get(m["event_id"], m["event_id"])} for m in new.payload["members"]]
     return dataclasses.replace(new, payload={**new.payload, "members": members})

@@ -15,6 +15,7 @@ from benchledger.ledger.service.folding import FoldedStep, row_record
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import linking, retraction
+from benchledger.projections.batch_manifest import BATCH_KIND
 from benchledger.projections.linking import (
     CheckpointUnusable,
     GoalProjector,
@@ -138,7 +139,7 @@ class _TransactionEvents:
         """Read the events ``checkpoints`` (stored rows) name, and the members of those that are batches, in two reads."""
         named = [i for row in checkpoints if row["status"] == "ok" for i in linking.checkpoint_references(_json_value(row["payload"]))]
         members: list[str] = []
-        for batch in (e for e in self.read(named).values() if e.kind == linking.BATCH_KIND):
+        for batch in (e for e in self.read(named).values() if e.kind == BATCH_KIND):
             with contextlib.suppress(CorruptEvent):  # (read ahead only: a fold that needs it says what is wrong)
                 listed = batch.payload.get("members") if isinstance(batch.payload, dict) else None
                 members += [m["event_id"] for m in listed or () if isinstance(m, dict) and isinstance(m.get("event_id"), str)]
@@ -180,7 +181,7 @@ class StoredGoalEvents:
             return None
         batch_id = _json_field(row["payload"], "batch_id")
         batch = self.by_id([batch_id]).get(batch_id) if isinstance(batch_id, str) else None
-        if batch is None or batch.position >= before or batch.kind != linking.BATCH_KIND:
+        if batch is None or batch.position >= before or batch.kind != BATCH_KIND:
             raise CheckpointUnusable(f"the {linking.COMPARISON_INDEX} row {key} names no earlier batch of the goal")
         return batch
 

@@ -10,8 +10,9 @@ from benchledger.ledger.service.ingest import IngestOutcome, ingest
 from benchledger.ledger.storage.store import (
     Store,
 )
-from benchledger.projections import linking, review_module
+from benchledger.projections import review_module
 from benchledger.projections.artifacts import Artifact
+from benchledger.projections.batch_manifest import batch_inputs
 from benchledger.projections.linking import (
     ProjectionFault,
 )
@@ -53,7 +54,7 @@ def evaluate_review(
         materialize=persistent,
     )
     stored = ledger.events_by_id(m.event.event_id for m in outcome.members)
-    inputs = linking.batch_inputs(outcome.batch.event.payload, stored)
+    inputs = batch_inputs(outcome.batch.event.payload, stored)
     try:
         payload = module.reduce(inputs, options)
     except Exception as exc:  # LoopX reports any reducer failure as the error payload

@@ -48,7 +48,7 @@ from benchledger.ledger.storage.privacy import (
     privacy_rule,
     rule_description,
 )
-from benchledger.projections.linking import BATCH_KIND
+from benchledger.projections.batch_manifest import BATCH_KIND
 
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 # A batch manifest is benchledger's own list of its members (an id and a kind each):
