@@ -14,7 +14,7 @@ from benchledger.cli.common import goal_filter, open_ledger, with_goal
 from benchledger.cli.output import echo_json, echo_json_listing, echo_rows, format_option, utc_text, wide_option
 from benchledger.errors import capped
 from benchledger.ledger.results import FaultedRow, HistoryEntry, Lifecycle
-from benchledger.projections.linking import EVENT_KINDS
+from benchledger.projections.catalog import EVENT_KINDS
 
 AS_OF_HELP = (
     "Only the events up to this global position, or those the ledger recorded at or before TIME "

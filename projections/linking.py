@@ -40,70 +40,44 @@ any other, so replay rebuilds it and audit checks it.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
-from benchledger.projections import REVIEW_MODULES, retraction, review_module
-from benchledger.projections.artifacts import KINDS
+from benchledger.projections import retraction, review_module
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.batch_manifest import BATCH_KIND, batch_inputs, holds_comparison
+from benchledger.projections.catalog import (
+    ADAPTER,
+    ATTEMPT,
+    BATCH_LINKS,
+    CHECKPOINT,
+    CHECKPOINT_VERSION,
+    CLAIM,
+    COMPARISON_INDEX,
+    COMPARISON_INDEX_VERSION,
+    CURRENT_KEY,
+    LEARNING,
+    LIFECYCLE,
+    LIFECYCLE_KINDS,
+    RUNNER,
+    STEP,
+    STEP_VERSION,
+    SUMMARY,
+    SUMMARY_VERSION,
+    VERIFIER,
+    comparison_key,
+    projection_versions,
+    step_key,
+)
 from benchledger.projections.history import changes, lifecycle_summary
-from benchledger.projections.runs import ROW_KIND
 
-# Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows, retractions.
-EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND, retraction.KIND)
-
-LIFECYCLE = "lifecycle-state"
-CLAIM = "review-claim"
-LEARNING = "learning-ledger"
-VERIFIER = "review-verifier-attribution"
-RUNNER = "review-runner-invariants"
-ATTEMPT = "attempt-learning-gate"
-ADAPTER = "review-adapter-kwargs"
-
-# Lifecycle input kinds, in the order lifecycle-state reads them.
-SUMMARY = "goal-summary"
-# Only ever a faulted row: a batch whose members cannot be found.
-BATCH_LINKS = "batch-links"
-LIFECYCLE_KINDS = ("preflight", "launch", "post-launch", "run", "comparison", "claim-review", "learning-ledger")
-CURRENT_KEY = "current"
-# The lifecycle after an event where it differs from the lifecycle after the goal's previous event.
-STEP = "lifecycle-step"
-# Bump when the step rows' content changes: the lifecycle-state reducer's rules or the payload's fields.
-STEP_VERSION = 1
 # The reviews whose rows the lifecycle reads (a batch's derived claim review and learning ledger).
 LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING, STEP})
-SUMMARY_VERSION = 1
-# The fold state after a goal's last event (one row, ``current``): where an ingest resumes.
-CHECKPOINT = "projector-checkpoint"
 CHECKPOINT_SCHEMA = "benchledger_projector_checkpoint_v1"
-# Bump when what the checkpoint holds changes (a checkpoint of another version is not resumed from).
-CHECKPOINT_VERSION = 1
-# comparison_id -> the latest batch that listed a comparison so named (one row per name): how a
-# learning ledger naming a comparison finds that comparison's runs without reading the goal's past.
-COMPARISON_INDEX = "comparison-batch"
-COMPARISON_INDEX_VERSION = 1
 # The kinds a derived review of a batch can stand for (claim review, learning ledger).
 DERIVED = {"claim-review": CLAIM, "learning-ledger": LEARNING}
-
-
-def projection_versions() -> dict[str, int]:
-    """Every stored projection and the version of the code that computes it."""
-    versions = {name: review_module(name).VERSION for name in REVIEW_MODULES}
-    versions[SUMMARY] = SUMMARY_VERSION
-    versions[BATCH_LINKS] = SUMMARY_VERSION
-    versions[STEP] = STEP_VERSION
-    versions[CHECKPOINT] = CHECKPOINT_VERSION
-    versions[COMPARISON_INDEX] = COMPARISON_INDEX_VERSION
-    return versions
-
-
-def step_key(position: int) -> str:
-    """The key of the ``lifecycle-step`` row of the event at ``position``: zero-padded, so keys sort as positions."""
-    return f"{position:012d}"
 
 
 class EventLike(Protocol):
@@ -662,11 +636,6 @@ class GoalProjector:
             return None
         self.rows[(name, key)] = ProjectionRow(name, key, module.VERSION, position, payload=payload)
         return payload
-
-
-def comparison_key(comparison_id: str) -> str:
-    """The ``comparison-batch`` row key of a comparison name (keys hold 128 characters; a name may hold 180)."""
-    return f"id:{comparison_id}" if len(comparison_id) <= 120 else f"sha256:{hashlib.sha256(comparison_id.encode()).hexdigest()}"
 
 
 def _comparison_id(event: EventLike) -> str | None:

@@ -42,7 +42,7 @@ from benchledger.ledger.read.views import LifecycleStep, goal_listing_row, histo
 from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store
-from benchledger.projections import linking, retraction, runs
+from benchledger.projections import catalog, retraction, runs
 
 INDEX_PAGE_SIZE = 100
 ATTEMPTS_PAGE_SIZE = 50
@@ -101,14 +101,14 @@ def goal_index(
         for row in connection.execute(
             select(projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.status,
                    json_values(projection_rows.c.payload, fields, dialect))
-            .where(projection_rows.c.key == linking.CURRENT_KEY, projection_rows.c.goal_id.in_(ids),
-                   projection_rows.c.projection.in_((linking.LIFECYCLE, linking.SUMMARY)))
+            .where(projection_rows.c.key == catalog.CURRENT_KEY, projection_rows.c.goal_id.in_(ids),
+                   projection_rows.c.projection.in_((catalog.LIFECYCLE, catalog.SUMMARY)))
         ):
             current[(row[0], row[1])] = (row[2], dict(zip(("current_phase", "first_blocker", "claim_strength", "learning_status"), decode_values(row[3], fields))))
         attempts = dict(
             connection.execute(
                 select(projection_rows.c.goal_id, func.count())
-                .where(projection_rows.c.projection == linking.CLAIM, projection_rows.c.goal_id.in_(ids))
+                .where(projection_rows.c.projection == catalog.CLAIM, projection_rows.c.goal_id.in_(ids))
                 .group_by(projection_rows.c.goal_id)
             ).all()
         )
@@ -116,8 +116,8 @@ def goal_index(
     listing = []
     for head in page:
         goal = head["goal_id"]
-        lifecycle_status, lifecycle = current.get((goal, linking.LIFECYCLE), (None, {}))
-        summary = current.get((goal, linking.SUMMARY), (None, {}))[1]
+        lifecycle_status, lifecycle = current.get((goal, catalog.LIFECYCLE), (None, {}))
+        summary = current.get((goal, catalog.SUMMARY), (None, {}))[1]
         listing.append(
             {
                 **goal_listing_row(head, lifecycle, summary, lifecycle_status == "faulted"),
@@ -238,9 +238,9 @@ def goal_overview(ledger: Store, goal_id: str) -> dict[str, Any]:
         (entry,) = goal_index(view, [goal_id], limit=1)["goals"]
         row = connection.execute(
             select(projection_rows.c.status, projection_rows.c.payload, projection_rows.c.error).where(
-                projection_rows.c.projection == linking.LIFECYCLE,
+                projection_rows.c.projection == catalog.LIFECYCLE,
                 projection_rows.c.goal_id == goal_id,
-                projection_rows.c.key == linking.CURRENT_KEY,
+                projection_rows.c.key == catalog.CURRENT_KEY,
             )
         ).first()
     lifecycle = json.loads(row.payload) if row is not None and row.payload is not None else None
@@ -248,9 +248,9 @@ def goal_overview(ledger: Store, goal_id: str) -> dict[str, Any]:
 
 
 def _attempt_query(goal_id: str, dialect: str):
-    claim, claim_on = _rows_of(linking.CLAIM, goal_id, alias="claim")
-    learning, learning_on = _rows_of(linking.LEARNING, goal_id, alias="learning")
-    verifier, verifier_on = _rows_of(linking.VERIFIER, goal_id, alias="verifier")
+    claim, claim_on = _rows_of(catalog.CLAIM, goal_id, alias="claim")
+    learning, learning_on = _rows_of(catalog.LEARNING, goal_id, alias="learning")
+    verifier, verifier_on = _rows_of(catalog.VERIFIER, goal_id, alias="verifier")
     query = (
         select(
             claim.c.key, claim.c.position, claim.c.status, events.c.recorded_at,
@@ -333,8 +333,8 @@ def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
     """
     _require_goals(ledger, [goal_id])
     dialect = ledger.dialect
-    claim, claim_on = _rows_of(linking.CLAIM, goal_id, alias="claim")
-    learning, learning_on = _rows_of(linking.LEARNING, goal_id, alias="learning")
+    claim, claim_on = _rows_of(catalog.CLAIM, goal_id, alias="claim")
+    learning, learning_on = _rows_of(catalog.LEARNING, goal_id, alias="learning")
     delta_path, strength_path, status_path = (("official_task_score_delta",),), (("decision", "claim_strength"),), (("learning_status",),)
     with ledger.reading() as connection:
         deltas = connection.execute(
@@ -437,7 +437,7 @@ def lifecycle_timeline(ledger: Store, goal_id: str, *, limit: int = TIMELINE_POI
             return {"events": head["last_version"], "changes": len(changes), "steps": changes[-limit:] if limit else []}
         step = projection_rows
         changed = and_(
-            step.c.projection == linking.STEP, step.c.goal_id == goal_id, readable(step.c.payload, ledger.dialect),
+            step.c.projection == catalog.STEP, step.c.goal_id == goal_id, readable(step.c.payload, ledger.dialect),
             or_(json_is(step.c.payload, ("phase_changed",), "true", ledger.dialect), json_array_length(step.c.payload, ("gates_changed",), ledger.dialect) > 0),
         )
         total = connection.execute(select(func.count()).select_from(step).where(changed)).scalar_one()
@@ -480,5 +480,5 @@ def latest_reviews(ledger: Store, goal_id: str) -> list[dict[str, Any]]:
     return [
         {**row, "payload": None if row["payload"] is None else json.loads(row["payload"])}
         for row in ledger.goal_projections(goal_id)[1]
-        if row["projection"] not in (linking.STEP, linking.CHECKPOINT, linking.COMPARISON_INDEX)
+        if row["projection"] not in (catalog.STEP, catalog.CHECKPOINT, catalog.COMPARISON_INDEX)
     ]

@@ -24,7 +24,7 @@ from benchledger.errors import InvalidInput
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event, utc_timestamp
 from benchledger.ledger.storage.schema import events, projection_rows
 from benchledger.ledger.storage.store import Store, one_snapshot
-from benchledger.projections import linking
+from benchledger.projections import catalog, linking
 from benchledger.projections.history import artifact_time, event_outcome, event_summary, stored_summary
 
 
@@ -152,13 +152,13 @@ def goal_listing(ledger: Store, *, limit: int | None = None) -> Iterator[dict[st
             return
         current = {
             (r["goal_id"], r["projection"]): r
-            for r in ledger.current_rows([h["goal_id"] for h in heads], (linking.LIFECYCLE, linking.SUMMARY))
+            for r in ledger.current_rows([h["goal_id"] for h in heads], (catalog.LIFECYCLE, catalog.SUMMARY))
         }
         for head in heads:
             goal = head["goal_id"]
-            lifecycle_row = current.get((goal, linking.LIFECYCLE))
+            lifecycle_row = current.get((goal, catalog.LIFECYCLE))
             lifecycle = (_payload(lifecycle_row) if lifecycle_row else None) or {}
-            summary_row = current.get((goal, linking.SUMMARY))
+            summary_row = current.get((goal, catalog.SUMMARY))
             summary = (_payload(summary_row) if summary_row else None) or {}
             yield goal_listing_row(head, lifecycle, summary, lifecycle_row is not None and lifecycle_row["status"] == "faulted")
         after = heads[-1]["goal_id"]
@@ -205,8 +205,8 @@ def show(
     rows instead (or its row ``key``), in position order, ``limit`` from ``offset``.
     """
     head = ledger.require_goal(goal_id)
-    if projection is not None and projection not in linking.projection_versions():
-        raise InvalidInput(f"--projection {projection!r} is not a projection; known: {', '.join(sorted(linking.projection_versions()))}")
+    if projection is not None and projection not in catalog.projection_versions():
+        raise InvalidInput(f"--projection {projection!r} is not a projection; known: {', '.join(sorted(catalog.projection_versions()))}")
     position = resolve_as_of(ledger, goal_id, as_of)
     if position is None:
         if projection is None:
@@ -307,7 +307,7 @@ def stored_steps(connection: Any, goal_id: str) -> bool:
     """Whether the goal's ``lifecycle-step`` rows are stored by this code (else a history folds the goal)."""
     found = connection.execute(
         select(projection_rows.c.key)
-        .where(projection_rows.c.projection == linking.STEP, projection_rows.c.goal_id == goal_id, projection_rows.c.projection_version == linking.STEP_VERSION)
+        .where(projection_rows.c.projection == catalog.STEP, projection_rows.c.goal_id == goal_id, projection_rows.c.projection_version == catalog.STEP_VERSION)
         .limit(1)
     ).first()
     return found is not None
@@ -315,7 +315,7 @@ def stored_steps(connection: Any, goal_id: str) -> bool:
 
 def _steps_of(goal_id: str) -> Any:
     return select(projection_rows.c.position, projection_rows.c.payload).where(
-        projection_rows.c.projection == linking.STEP, projection_rows.c.goal_id == goal_id
+        projection_rows.c.projection == catalog.STEP, projection_rows.c.goal_id == goal_id
     )
 
 
@@ -353,7 +353,7 @@ def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest:
 
     def steps_from(position: int) -> Iterator[LifecycleStep]:
         """The latest step at or before ``position``, then every later one, in order."""
-        key = linking.step_key(position)
+        key = catalog.step_key(position)
         latest = connection.execute(_steps_of(goal_id).where(projection_rows.c.key <= key).order_by(projection_rows.c.key.desc()).limit(1)).first()
         if latest is not None:
             yield _step(latest)
@@ -362,7 +362,7 @@ def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest:
             yield from map(_step, page)
             if len(page) < HISTORY_PAGE:
                 return
-            key = linking.step_key(page[-1].position)
+            key = catalog.step_key(page[-1].position)
 
     return _entries(pages(), steps_from)
 
@@ -372,7 +372,7 @@ def _folded_history(ledger: Store, goal_id: str, query: HistoryFilter, lowest: i
     folded = ledger.read_goal(goal_id, upto_position=highest)
     projector = linking.project_goal(folded, strict=False, lifecycle_only=True)
     steps = [
-        LifecycleStep(row.position, row.payload) for (name, _), row in sorted(projector.rows.items()) if name == linking.STEP
+        LifecycleStep(row.position, row.payload) for (name, _), row in sorted(projector.rows.items()) if name == catalog.STEP
     ]
     stepped = {step.position for step in steps}
     shown = [

@@ -24,7 +24,7 @@ from typing import Any
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import PROJECTION_ROW_COLUMNS, Transaction
-from benchledger.projections import linking
+from benchledger.projections import catalog
 from benchledger.projections.linking import GoalProjector, ProjectionRow
 
 # Goals folded per step (fold_jobs.steps_of): the reads and writes still go a few hundred goals per statement.
@@ -208,7 +208,7 @@ class _HeldRows:
         self.held.update((key, row_record(self.goal, row)) for key, row in rows.items() if self.projection in (None, row.projection))
 
     def withdrawn(self) -> None:
-        self.held = {key: row for key, row in self.held.items() if key[0] == linking.STEP}
+        self.held = {key: row for key, row in self.held.items() if key[0] == catalog.STEP}
 
 
 def _digest(stored: tuple[Any, ...] | None) -> bytes:
@@ -262,11 +262,11 @@ class _Comparison:
 
     def withdraw(self, goal: str) -> None:
         """Every row of ``goal`` handed over so far but its lifecycle steps is gone (a retraction)."""
-        self.buffer = {key: row for key, row in self.buffer.items() if key[1] != goal or key[0] == linking.STEP}
+        self.buffer = {key: row for key, row in self.buffer.items() if key[1] != goal or key[0] == catalog.STEP}
         states = self.states.get(goal)
         if states is None:
             return
-        for key in [key for key in states if key[0] != linking.STEP]:
+        for key in [key for key in states if key[0] != catalog.STEP]:
             state = states.pop(key)
             if state is not None and self.write:
                 self.withdrawn_written.setdefault(goal, {})[key] = state

@@ -11,7 +11,7 @@ from benchledger.ledger.service.folding import FoldedGoal
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import Problem, count_problems, verify_events
-from benchledger.projections import linking
+from benchledger.projections import catalog
 
 
 def replay(
@@ -32,8 +32,8 @@ def replay(
     transaction. ``progress`` is called with the number of events folded for
     each step of goals.
     """
-    if projection is not None and projection not in linking.projection_versions():
-        known = ", ".join(sorted(linking.projection_versions()))
+    if projection is not None and projection not in catalog.projection_versions():
+        known = ", ".join(sorted(catalog.projection_versions()))
         raise InvalidInput(f"--projection {projection!r} is not a projection; known: {known}")
     if goal_id is not None:
         ledger.require_goal(goal_id)
@@ -67,7 +67,7 @@ def status(ledger: Store) -> dict[str, Any]:
     Read as counts per projection and version, the faulted rows and each goal's
     latest covered position: never the stored payloads.
     """
-    code_versions = linking.projection_versions()
+    code_versions = catalog.projection_versions()
     stats = ledger.projection_stats()
     stale = [
         {"projection": name, "stored_version": version, "code_version": code_versions.get(name), "rows": count}
@@ -76,8 +76,8 @@ def status(ledger: Store) -> dict[str, Any]:
     ]
     heads = ledger.heads()
     # Every goal has lifecycle steps (its first event is one); a ledger stored before they existed has none.
-    unstepped = len(heads) - stats.goals_by_projection.get(linking.STEP, 0)
-    missing = [{"projection": linking.STEP, "goals": unstepped}] if unstepped else []
+    unstepped = len(heads) - stats.goals_by_projection.get(catalog.STEP, 0)
+    missing = [{"projection": catalog.STEP, "goals": unstepped}] if unstepped else []
     lagging = [
         {"goal_id": head["goal_id"], "reflects_position": stats.covered.get(head["goal_id"]), "head_position": head["last_position"]}
         for head in heads

@@ -14,7 +14,7 @@ from benchledger.ledger.service import folding
 from benchledger.ledger.service.folding import FoldedStep, row_record
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
-from benchledger.projections import linking, retraction
+from benchledger.projections import catalog, linking, retraction
 from benchledger.projections.batch_manifest import BATCH_KIND
 from benchledger.projections.linking import (
     CheckpointUnusable,
@@ -92,9 +92,9 @@ def materialize_goals(
         if kept is not None:
             continued[goal] = _continued(known, goal, kept, emit_from)
     resumed = [goal for goal in first_new if continued.get(goal) is None]
-    checkpoints = tx.projection_row_of_goals(resumed, linking.CHECKPOINT, linking.CURRENT_KEY) if resumed else {}
+    checkpoints = tx.projection_row_of_goals(resumed, catalog.CHECKPOINT, catalog.CURRENT_KEY) if resumed else {}
     known.read_named(checkpoints.values())
-    replaced = linking.projection_versions().keys() - {linking.STEP}  # (a stored row's key starts with its projection)
+    replaced = catalog.projection_versions().keys() - {catalog.STEP}  # (a stored row's key starts with its projection)
     rows = []
     for goal, emit_from in first_new.items():
         projector = continued.get(goal) or _resumed(known, goal, checkpoints.get(goal), emit_from)
@@ -175,14 +175,14 @@ class StoredGoalEvents:
         return {i: e for i, e in self.events.read(event_ids).items() if e.goal_id == self.goal_id}
 
     def latest_comparison_batch(self, comparison_id: str, before: int) -> StoredEvent | None:
-        key = linking.comparison_key(comparison_id)
-        row = self.events.tx.projection_row_of_goals([self.goal_id], linking.COMPARISON_INDEX, key).get(self.goal_id)
+        key = catalog.comparison_key(comparison_id)
+        row = self.events.tx.projection_row_of_goals([self.goal_id], catalog.COMPARISON_INDEX, key).get(self.goal_id)
         if row is None or row["status"] != "ok":
             return None
         batch_id = _json_field(row["payload"], "batch_id")
         batch = self.by_id([batch_id]).get(batch_id) if isinstance(batch_id, str) else None
         if batch is None or batch.position >= before or batch.kind != BATCH_KIND:
-            raise CheckpointUnusable(f"the {linking.COMPARISON_INDEX} row {key} names no earlier batch of the goal")
+            raise CheckpointUnusable(f"the {catalog.COMPARISON_INDEX} row {key} names no earlier batch of the goal")
         return batch
 
     def before(self, position: int) -> Iterator[StoredEvent]:
@@ -203,7 +203,7 @@ def _json_field(text: str | None, name: str) -> Any:
 
 def _resumed(events: _TransactionEvents, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int) -> GoalProjector | None:
     """``goal``'s projector resumed from its stored checkpoint row and fed the events after it; ``None`` if it cannot be."""
-    if checkpoint is None or checkpoint["status"] != "ok" or checkpoint["projection_version"] != linking.CHECKPOINT_VERSION:
+    if checkpoint is None or checkpoint["status"] != "ok" or checkpoint["projection_version"] != catalog.CHECKPOINT_VERSION:
         return None
     try:
         projector = GoalProjector.resume(json.loads(checkpoint["payload"]), strict=True, earlier=StoredGoalEvents(events, goal))

@@ -1,0 +1,72 @@
+"""What the projections store: every projection's name and version, the keys of its rows, the kinds of events.
+
+A stored row is named by (projection, key) and stamped with the version of
+the code that computed it (docs/linking.md's table). The ledger reads rows by
+these names without folding anything; ``benchledger status`` lists the rows
+whose version is not :func:`projection_versions`'s, ``replay`` rebuilds them,
+and a projector checkpoint written by other versions is not resumed from. So
+a change to what a projection holds bumps its version: here, or for a review
+in its reducer module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from benchledger.projections import REVIEW_MODULES, retraction, review_module
+from benchledger.projections.artifacts import KINDS
+from benchledger.projections.batch_manifest import BATCH_KIND
+from benchledger.projections.runs import ROW_KIND
+
+# Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows, retractions.
+EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND, retraction.KIND)
+
+LIFECYCLE = "lifecycle-state"
+CLAIM = "review-claim"
+LEARNING = "learning-ledger"
+VERIFIER = "review-verifier-attribution"
+RUNNER = "review-runner-invariants"
+ATTEMPT = "attempt-learning-gate"
+ADAPTER = "review-adapter-kwargs"
+
+# What ``benchledger goals`` lists of a goal: the latest claim strength and learning status (one row, ``current``).
+SUMMARY = "goal-summary"
+SUMMARY_VERSION = 1
+# Only ever a faulted row: a batch whose members cannot be found.
+BATCH_LINKS = "batch-links"
+# Lifecycle input kinds, in the order lifecycle-state reads them.
+LIFECYCLE_KINDS = ("preflight", "launch", "post-launch", "run", "comparison", "claim-review", "learning-ledger")
+CURRENT_KEY = "current"
+# The lifecycle after an event where it differs from the lifecycle after the goal's previous event.
+STEP = "lifecycle-step"
+# Bump when the step rows' content changes: the lifecycle-state reducer's rules or the payload's fields.
+STEP_VERSION = 1
+# The fold state after a goal's last event (one row, ``current``): where an ingest resumes.
+CHECKPOINT = "projector-checkpoint"
+# Bump when what the checkpoint holds changes (a checkpoint of another version is not resumed from).
+CHECKPOINT_VERSION = 1
+# comparison_id -> the latest batch that listed a comparison so named (one row per name): how a
+# learning ledger naming a comparison finds that comparison's runs without reading the goal's past.
+COMPARISON_INDEX = "comparison-batch"
+COMPARISON_INDEX_VERSION = 1
+
+
+def projection_versions() -> dict[str, int]:
+    """Every stored projection and the version of the code that computes it."""
+    versions = {name: review_module(name).VERSION for name in REVIEW_MODULES}
+    versions[SUMMARY] = SUMMARY_VERSION
+    versions[BATCH_LINKS] = SUMMARY_VERSION
+    versions[STEP] = STEP_VERSION
+    versions[CHECKPOINT] = CHECKPOINT_VERSION
+    versions[COMPARISON_INDEX] = COMPARISON_INDEX_VERSION
+    return versions
+
+
+def step_key(position: int) -> str:
+    """The key of the ``lifecycle-step`` row of the event at ``position``: zero-padded, so keys sort as positions."""
+    return f"{position:012d}"
+
+
+def comparison_key(comparison_id: str) -> str:
+    """The ``comparison-batch`` row key of a comparison name (keys hold 128 characters; a name may hold 180)."""
+    return f"id:{comparison_id}" if len(comparison_id) <= 120 else f"sha256:{hashlib.sha256(comparison_id.encode()).hexdigest()}"
