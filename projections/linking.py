@@ -68,14 +68,13 @@ from benchledger.projections.catalog import (
     SUMMARY_VERSION,
     VERIFIER,
     comparison_key,
-    projection_versions,
     step_key,
 )
+from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_fields, checkpoint_payload
 from benchledger.projections.history import changes, lifecycle_summary
 
 # The reviews whose rows the lifecycle reads (a batch's derived claim review and learning ledger).
 LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING, STEP})
-CHECKPOINT_SCHEMA = "benchledger_projector_checkpoint_v1"
 # The kinds a derived review of a batch can stand for (claim review, learning ledger).
 DERIVED = {"claim-review": CLAIM, "learning-ledger": LEARNING}
 
@@ -168,10 +167,6 @@ class RowSink(Protocol):
 # With ``earlier``: events a projector keeps by id (two generations of this many), and rows it holds before handing them to its sink.
 RECENT_EVENTS = 1000
 ROWS_PER_HANDOVER = 2000
-
-
-class CheckpointUnusable(Exception):
-    """A stored checkpoint an ingest cannot resume from: it folds the goal from its first event instead."""
 
 
 @dataclass(frozen=True)
@@ -280,7 +275,7 @@ class GoalProjector:
         """
         projector = cls(strict=strict, earlier=earlier)
         projector._from_first = False
-        stream_version, latest, projector._retracted = _checkpoint_fields(checkpoint)
+        stream_version, latest, projector._retracted = checkpoint_fields(checkpoint)
         found = earlier.by_id(ref[1] for _, ref in latest.values())
         for kind, (at, (field, ref_id)) in latest.items():
             event = found.get(ref_id)
@@ -592,22 +587,9 @@ class GoalProjector:
         self.rows[(CHECKPOINT, CURRENT_KEY)] = ProjectionRow(CHECKPOINT, CURRENT_KEY, CHECKPOINT_VERSION, position, payload=self.checkpoint())
 
     def checkpoint(self) -> dict[str, Any]:
-        """The fold state after the last event: what :meth:`resume` continues from (evidence by id, never copied).
-
-        Events are named by id and stream version, never by ledger position,
-        so the same events make the same checkpoint in any ledger.
-        """
-        return {
-            "schema_version": CHECKPOINT_SCHEMA,
-            "stream_version": self.last_version,
-            "versions": projection_versions(),
-            "retracted": sorted(self._retracted),
-            "latest": {
-                kind: {"stream_version": self._latest[kind].stream_version, self._latest[kind].ref[0]: self._latest[kind].ref[1]}
-                for kind in LIFECYCLE_KINDS
-                if kind in self._latest
-            },
-        }
+        """The fold state after the last event: what :meth:`resume` continues from (evidence by id, never copied)."""
+        latest = {kind: (evidence.stream_version, evidence.ref) for kind, evidence in self._latest.items()}
+        return checkpoint_payload(self.last_version, latest, self._retracted)
 
     def _goal_summary(self) -> dict[str, Any]:
         """What ``benchledger goals`` lists: the latest claim strength and learning status, by the rules above."""
@@ -643,39 +625,6 @@ def _comparison_id(event: EventLike) -> str | None:
     payload = event.payload
     name = payload.get("comparison_id") if isinstance(payload, dict) else None
     return name if isinstance(name, str) and name else None
-
-
-def checkpoint_references(checkpoint: Any) -> list[str]:
-    """The ids of the events a checkpoint payload names (none if it is unusable): what resuming from it reads first."""
-    try:
-        _, latest, _ = _checkpoint_fields(checkpoint)
-    except CheckpointUnusable:
-        return []
-    return [ref_id for _, (_, ref_id) in latest.values()]
-
-
-def _checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, tuple[int, tuple[str, str]]], set[str]]:
-    """The stream version, evidence references and retracted ids of a checkpoint payload, or :class:`CheckpointUnusable`."""
-    if not isinstance(checkpoint, dict) or checkpoint.get("schema_version") != CHECKPOINT_SCHEMA:
-        raise CheckpointUnusable("not a projector checkpoint of this version")
-    if checkpoint.get("versions") != projection_versions():
-        raise CheckpointUnusable("written by other reducer or linking versions")
-    stream_version, latest, retracted = checkpoint.get("stream_version"), checkpoint.get("latest"), checkpoint.get("retracted")
-    if not (_is_count(stream_version) and isinstance(latest, dict) and set(latest) <= set(LIFECYCLE_KINDS)):
-        raise CheckpointUnusable("malformed")
-    if not (isinstance(retracted, list) and all(isinstance(i, str) for i in retracted)):
-        raise CheckpointUnusable("malformed retracted ids")
-    refs: dict[str, tuple[int, tuple[str, str]]] = {}
-    for kind, entry in latest.items():
-        fields = sorted(set(entry) - {"stream_version"}) if isinstance(entry, dict) else []
-        if fields not in (["event_id"], ["batch_id"]) or not _is_count(entry["stream_version"]) or not isinstance(entry[fields[0]], str):
-            raise CheckpointUnusable(f"malformed evidence of {kind}")
-        refs[kind] = (entry["stream_version"], (fields[0], entry[fields[0]]))
-    return stream_version, refs, set(retracted)
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def project_goal(events: Sequence[EventLike], *, strict: bool, emit_from: int = 0, lifecycle_only: bool = False) -> GoalProjector:

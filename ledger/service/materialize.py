@@ -14,10 +14,10 @@ from benchledger.ledger.service import folding
 from benchledger.ledger.service.folding import FoldedStep, row_record
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
-from benchledger.projections import catalog, linking, retraction
+from benchledger.projections import catalog, retraction
 from benchledger.projections.batch_manifest import BATCH_KIND
+from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_references
 from benchledger.projections.linking import (
-    CheckpointUnusable,
     GoalProjector,
     project_goal,
 )
@@ -137,7 +137,7 @@ class _TransactionEvents:
 
     def read_named(self, checkpoints: Iterable[Mapping[str, Any]]) -> None:
         """Read the events ``checkpoints`` (stored rows) name, and the members of those that are batches, in two reads."""
-        named = [i for row in checkpoints if row["status"] == "ok" for i in linking.checkpoint_references(_json_value(row["payload"]))]
+        named = [i for row in checkpoints if row["status"] == "ok" for i in checkpoint_references(_json_value(row["payload"]))]
         members: list[str] = []
         for batch in (e for e in self.read(named).values() if e.kind == BATCH_KIND):
             with contextlib.suppress(CorruptEvent):  # (read ahead only: a fold that needs it says what is wrong)

@@ -1,0 +1,79 @@
+"""The projector checkpoint: a goal's fold state after its last event, so an ingest folds only its new events.
+
+The ``projector-checkpoint [current]`` row holds, for each lifecycle kind,
+which event or batch holds the newest evidence (by id and stream version; the
+payloads are read again on demand, a derived review reduced again from its
+batch), the ids retracted so far, and every projection's version when it was
+written. Events are named by id and stream version, never by ledger position,
+so the same events make the same checkpoint in any ledger.
+
+A checkpoint is never trusted to be right, only used when it can be read: one
+of other versions or malformed is :class:`CheckpointUnusable`, and the ingest
+folds the goal from its first event instead. It is a projection row like any
+other, so replay rebuilds it and audit checks it (docs/linking.md,
+"Incremental maintenance").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias
+
+from benchledger.projections.catalog import LIFECYCLE_KINDS, projection_versions
+
+CHECKPOINT_SCHEMA = "benchledger_projector_checkpoint_v1"
+
+# Where the newest evidence of a lifecycle kind is: (stream version, ("event_id" | "batch_id", id)).
+EvidenceRef: TypeAlias = tuple[int, tuple[str, str]]
+
+
+class CheckpointUnusable(Exception):
+    """A stored checkpoint an ingest cannot resume from: it folds the goal from its first event instead."""
+
+
+def checkpoint_payload(stream_version: int, latest: Mapping[str, EvidenceRef], retracted: Iterable[str]) -> dict[str, Any]:
+    """The checkpoint after the goal's event ``stream_version``: where the newest evidence of each kind is, and the retracted ids."""
+    return {
+        "schema_version": CHECKPOINT_SCHEMA,
+        "stream_version": stream_version,
+        "versions": projection_versions(),
+        "retracted": sorted(retracted),
+        "latest": {
+            kind: {"stream_version": latest[kind][0], latest[kind][1][0]: latest[kind][1][1]}
+            for kind in LIFECYCLE_KINDS
+            if kind in latest
+        },
+    }
+
+
+def checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, EvidenceRef], set[str]]:
+    """The stream version, evidence references and retracted ids of a checkpoint payload, or :class:`CheckpointUnusable`."""
+    if not isinstance(checkpoint, dict) or checkpoint.get("schema_version") != CHECKPOINT_SCHEMA:
+        raise CheckpointUnusable("not a projector checkpoint of this version")
+    if checkpoint.get("versions") != projection_versions():
+        raise CheckpointUnusable("written by other reducer or linking versions")
+    stream_version, latest, retracted = checkpoint.get("stream_version"), checkpoint.get("latest"), checkpoint.get("retracted")
+    if not (_is_count(stream_version) and isinstance(latest, dict) and set(latest) <= set(LIFECYCLE_KINDS)):
+        raise CheckpointUnusable("malformed")
+    if not (isinstance(retracted, list) and all(isinstance(i, str) for i in retracted)):
+        raise CheckpointUnusable("malformed retracted ids")
+    refs: dict[str, EvidenceRef] = {}
+    for kind, entry in latest.items():
+        fields = sorted(set(entry) - {"stream_version"}) if isinstance(entry, dict) else []
+        if fields not in (["event_id"], ["batch_id"]) or not _is_count(entry["stream_version"]) or not isinstance(entry[fields[0]], str):
+            raise CheckpointUnusable(f"malformed evidence of {kind}")
+        refs[kind] = (entry["stream_version"], (fields[0], entry[fields[0]]))
+    return stream_version, refs, set(retracted)
+
+
+def checkpoint_references(checkpoint: Any) -> list[str]:
+    """The ids of the events a checkpoint payload names (none if it is unusable): what resuming from it reads first."""
+    try:
+        _, latest, _ = checkpoint_fields(checkpoint)
+    except CheckpointUnusable:
+        return []
+    return [ref_id for _, (_, ref_id) in latest.values()]
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
