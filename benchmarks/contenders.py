@@ -34,7 +34,7 @@ from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.schema import events as events_table
 from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import Artifact
-from benchledger.projections.linking import project_goal
+from benchledger.projections.projector import project_goal
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE, cli_url, find_benchledger, log, maybe_profile, pct, sqlite_pragmas, timed_process
 

@@ -30,7 +30,7 @@ from benchledger.ledger.storage.schema import stream_heads
 from benchledger.ledger.storage.store import Store
 from benchledger.projections.batch_manifest import BATCH_KIND
 from benchledger.projections.catalog import CHECKPOINT, COMPARISON_INDEX, STEP, step_key
-from benchledger.projections.linking import project_goal
+from benchledger.projections.projector import project_goal
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE
 

@@ -24,8 +24,9 @@ from benchledger.errors import InvalidInput
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event, utc_timestamp
 from benchledger.ledger.storage.schema import events, projection_rows
 from benchledger.ledger.storage.store import Store, one_snapshot
-from benchledger.projections import catalog, linking
+from benchledger.projections import catalog
 from benchledger.projections.history import artifact_time, event_outcome, event_summary, stored_summary
+from benchledger.projections.projector import project_goal
 
 
 class InvalidAsOf(InvalidInput, ValueError):
@@ -216,7 +217,7 @@ def show(
             counts = {projection: total} if total else {}
         rows = [{**r, "payload": _payload(r)} for r in rows]
     else:
-        projector = linking.project_goal(ledger.read_goal(goal_id, upto_position=position), strict=False)
+        projector = project_goal(ledger.read_goal(goal_id, upto_position=position), strict=False)
         folded = sorted(
             (
                 {"projection": r.projection, "key": r.key, "position": r.position, "status": r.status, "payload": r.payload, "error": r.error}
@@ -370,7 +371,7 @@ def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest:
 def _folded_history(ledger: Store, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
     """The history of a goal without current step rows: its events up to ``highest`` folded now (see :func:`history_reader`)."""
     folded = ledger.read_goal(goal_id, upto_position=highest)
-    projector = linking.project_goal(folded, strict=False, lifecycle_only=True)
+    projector = project_goal(folded, strict=False, lifecycle_only=True)
     steps = [
         LifecycleStep(row.position, row.payload) for (name, _), row in sorted(projector.rows.items()) if name == catalog.STEP
     ]

@@ -4,7 +4,7 @@ A step is folded in this process or in a worker process (:mod:`benchledger.ledge
 No fold holds a goal whole: events are read :data:`EVENTS_PER_PAGE` at a time
 and the projector keeps only what the linking rules still read (the most recent
 events by id; older ones are read again by id). Its rows are handed over a few
-thousand at a time (:class:`linking.RowSink`) and compared with the stored rows
+thousand at a time (:class:`projector.RowSink`) and compared with the stored rows
 of the same keys (:class:`_Comparison`); in this process a replay writes what
 differs as it is found. A row handed over again later (a run gated again by a
 later learning ledger, the goal's current rows) replaces the earlier one, and
@@ -25,7 +25,7 @@ from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import PROJECTION_ROW_COLUMNS, Transaction
 from benchledger.projections import catalog
-from benchledger.projections.linking import GoalProjector, ProjectionRow
+from benchledger.projections.projector import GoalProjector, ProjectionRow
 
 # Goals folded per step (fold_jobs.steps_of): the reads and writes still go a few hundred goals per statement.
 GOALS_PER_STEP = 200
@@ -97,7 +97,7 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _GoalEventsReadAgain:
-    """A goal's stored events, read again by id or in order by a fold that does not hold them (:class:`linking.EarlierEvents`)."""
+    """A goal's stored events, read again by id or in order by a fold that does not hold them (:class:`projector.EarlierEvents`)."""
 
     # Not application.StoredGoalEvents: that keeps every event it reads for the rest of an ingest's transaction, which a
     # replay folding a large goal in bounded memory must not; and a fold from the goal's first event never asks for a comparison-batch row.
@@ -185,7 +185,7 @@ def fold_step(
 
 
 class _GoalRows:
-    """A goal's fold handing its rows to the step's comparison (:class:`linking.RowSink`)."""
+    """A goal's fold handing its rows to the step's comparison (:class:`projector.RowSink`)."""
 
     def __init__(self, comparison: _Comparison, goal: str) -> None:
         self.comparison, self.goal = comparison, goal

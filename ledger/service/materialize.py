@@ -17,7 +17,7 @@ from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import catalog, retraction
 from benchledger.projections.batch_manifest import BATCH_KIND
 from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_references
-from benchledger.projections.linking import (
+from benchledger.projections.projector import (
     GoalProjector,
     project_goal,
 )
@@ -163,7 +163,7 @@ class _TransactionEvents:
 
 @dataclass(frozen=True)
 class StoredGoalEvents:
-    """A goal's stored events, read on demand by a fold resumed from a checkpoint (:class:`linking.EarlierEvents`)."""
+    """A goal's stored events, read on demand by a fold resumed from a checkpoint (:class:`projector.EarlierEvents`)."""
 
     # Not folding._GoalEventsReadAgain: an ingest's goals share one read of their events (few: kept for the transaction),
     # and a fold resumed from a checkpoint has not seen the goal's earlier batches, so it asks the stored comparison-batch row.

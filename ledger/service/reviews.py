@@ -13,7 +13,7 @@ from benchledger.ledger.storage.store import (
 from benchledger.projections import review_module
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.batch_manifest import batch_inputs
-from benchledger.projections.linking import (
+from benchledger.projections.projector import (
     ProjectionFault,
 )
 

@@ -19,11 +19,11 @@ from benchledger.ledger.read import views
 from benchledger.ledger.service import folding, ingest, maintenance, materialize, retract
 from benchledger.ledger.storage.schema import projection_rows
 from benchledger.ledger.storage.store import Store
-from benchledger.projections import lifecycle, linking
+from benchledger.projections import lifecycle, projector
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.history import lifecycle_summary
-from benchledger.projections.linking import ProjectionFault
+from benchledger.projections.projector import ProjectionFault
 from benchledger.projections.retraction import NOT_RETRACTABLE
 from tests.conformance.cases import CORPUS
 
@@ -283,8 +283,8 @@ def small_pages(monkeypatch):
     monkeypatch.setattr(folding, "EVENTS_PER_PAGE", 3)
     monkeypatch.setattr(folding, "ROWS_PER_COMPARISON", 2)
     monkeypatch.setattr(folding, "GOALS_PER_STEP", 2)
-    monkeypatch.setattr(linking, "RECENT_EVENTS", 2)
-    monkeypatch.setattr(linking, "ROWS_PER_HANDOVER", 2)
+    monkeypatch.setattr(projector, "RECENT_EVENTS", 2)
+    monkeypatch.setattr(projector, "ROWS_PER_HANDOVER", 2)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -295,7 +295,7 @@ def test_a_replay_in_small_pages_makes_the_rows_of_the_whole_goal_fold_and_count
     for other in ("a", "z"):  # goals around it share its steps and its reads
         ingest_sequence(ledger, f"{other}-{uuid.uuid4().hex}", rng)
     ingest_with_retractions(ledger, goal, rng, rng.randint(8, 20))
-    whole = [folding.row_record(goal, row) for row in linking.project_goal(ledger.read_goal(goal), strict=False).rows.values()]
+    whole = [folding.row_record(goal, row) for row in projector.project_goal(ledger.read_goal(goal), strict=False).rows.values()]
     assert sorted(whole, key=lambda r: (r["projection"], r["key"])) == ledger.projection_rows(goal_id=goal)
     assert maintenance.replay(ledger)["rows_changed"] == 0  # rows handed over again (runs gated again) count once, as they end
 

@@ -397,7 +397,7 @@ def _stored_rows(url) -> list[dict]:
 
 def _resumes_counted(monkeypatch) -> list[str]:
     """The goal of every fold resumed from a stored checkpoint, in order."""
-    from benchledger.projections.linking import GoalProjector
+    from benchledger.projections.projector import GoalProjector
 
     resumed: list[str] = []
     real_resume = GoalProjector.resume.__func__

@@ -1,8 +1,11 @@
-"""Which events feed which review: benchledger's linking rules (docs/linking.md).
+"""The projector: which events feed which review (benchledger's linking rules, docs/linking.md), folded.
 
 Pure functions from a goal's events (in stream order) to the rows of its
 materialized projections and to its lifecycle history. Nothing here touches a
 database: the application layer reads the events and stores what this returns.
+The rows are named in :mod:`~benchledger.projections.catalog`; a batch's
+members are read through :mod:`~benchledger.projections.batch_manifest`; an
+ingest resumes from the state :mod:`~benchledger.projections.checkpoint` records.
 
 The rules follow how LoopX users chain the review commands:
 
@@ -29,12 +32,6 @@ A claim review or learning ledger can be ingested (LoopX's own
 ``benchmark_claim_review_v0`` / ``benchmark_learning_ledger_v0``) or derived
 from a batch. The next review reads the most recent one by ledger position; a
 derived one takes its batch's position (after the batch's members).
-
-An ingest folds only its new events, resumed from the goal's
-``projector-checkpoint`` row: the fold state after the goal's last event
-(which event or batch holds the newest evidence of each lifecycle kind, by id;
-the payloads are fetched on demand). The checkpoint is a projection row like
-any other, so replay rebuilds it and audit checks it.
 """
 
 from __future__ import annotations
