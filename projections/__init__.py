@@ -1,6 +1,6 @@
 """Pure reducers: one module per LoopX 0.4.8 review, plus the rules that link events to them.
 
-Every review module exposes the same small surface (see :mod:`projections.review`):
+Every review module exposes the same small surface (:class:`ReviewModule`):
 
 * ``NAME`` – the command name (``review-claim``), ``VERSION`` – bumped whenever
   the reducer's output for the same events changes (stored rows older than
@@ -9,6 +9,7 @@ Every review module exposes the same small surface (see :mod:`projections.review
   ``benchledger.projections.artifacts.KINDS``) to the normalized payloads of that kind, in the
   order they were given; ``options`` holds the command's flags as plain JSON
   values. Returns the review payload. No I/O, no database, no clock;
+* ``DEFAULT_OPTIONS`` – the options of a command given no flags (what a projection is reduced with);
 * ``render_markdown(payload)`` – the reference's markdown view of a payload;
 * ``error_payload(message, options)`` – the payload printed when an input is refused.
 """
@@ -16,7 +17,8 @@ Every review module exposes the same small surface (see :mod:`projections.review
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 # command name -> module name; modules are imported lazily so a command only
 # pays for the review it runs.
@@ -32,6 +34,51 @@ REVIEW_MODULES = {
 }
 
 
-def review_module(name: str) -> ModuleType:
+class ReviewModule(Protocol):
+    """The surface every review module exposes (above)."""
+
+    @property
+    def NAME(self) -> str: ...
+
+    @property
+    def VERSION(self) -> int: ...
+
+    @property
+    def DEFAULT_OPTIONS(self) -> Mapping[str, Any]: ...
+
+    def reduce(self, inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def render_markdown(self, payload: Mapping[str, Any]) -> str: ...
+
+    def error_payload(self, message: str, options: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+def review_module(name: str) -> ReviewModule:
     """Return the reducer module of the review command ``name``."""
-    return importlib.import_module(f"benchledger.projections.{REVIEW_MODULES[name]}")
+    # (imported by name, which the type checker cannot follow: the list below holds each module to ReviewModule)
+    return cast(ReviewModule, importlib.import_module(f"benchledger.projections.{REVIEW_MODULES[name]}"))
+
+
+if TYPE_CHECKING:
+    from benchledger.projections import (
+        adapter_kwargs_review,
+        attempt_learning_gate,
+        baseline_failure_gate,
+        claim_review,
+        learning_ledger,
+        lifecycle_state,
+        runner_invariants,
+        verifier_attribution,
+    )
+
+    # Every module REVIEW_MODULES names, held to ReviewModule by the type checker (a review added there is added here).
+    REVIEWS: tuple[ReviewModule, ...] = (
+        adapter_kwargs_review,
+        attempt_learning_gate,
+        baseline_failure_gate,
+        claim_review,
+        learning_ledger,
+        lifecycle_state,
+        runner_invariants,
+        verifier_attribution,
+    )
