@@ -77,10 +77,19 @@ DERIVED = {"claim-review": CLAIM, "learning-ledger": LEARNING}
 
 
 class EventLike(Protocol):
-    event_id: str
-    kind: str
-    position: int
-    stream_version: int
+    """An event of the goal, as the fold reads it (the ledger's stored events, read only)."""
+
+    @property
+    def event_id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def position(self) -> int: ...
+
+    @property
+    def stream_version(self) -> int: ...
 
     @property
     def payload(self) -> Any: ...

@@ -13,7 +13,7 @@ goal still shows once its retractions are read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from benchledger.errors import InvalidInput
 
@@ -28,12 +28,23 @@ class InvalidRetraction(InvalidInput):
 
 
 class EventLike(Protocol):
-    event_id: str
-    kind: str
-    position: int
+    """An event, as the retraction rules read it."""
+
+    @property
+    def event_id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def position(self) -> int: ...
 
     @property
     def payload(self) -> Any: ...
+
+
+# The caller's own kind of event, which visible returns.
+Event = TypeVar("Event", bound=EventLike)
 
 
 def retraction_payload(event_ids: Sequence[str], reason: str) -> dict[str, Any]:
@@ -57,7 +68,7 @@ def retracted_ids(events: Iterable[EventLike]) -> set[str]:
     return {i for event in events for i in retracted_by(event)}
 
 
-def visible(events: Iterable[EventLike]) -> list[EventLike]:
+def visible(events: Iterable[Event]) -> list[Event]:
     """The evidence among ``events`` (one goal's, in stream order) that the goal shows after the last of them.
 
     Retractions themselves are not evidence, and neither is what they retract.

@@ -51,11 +51,22 @@ BASELINE, TREATMENT = "baseline", "treatment"
 
 
 class EventLike(Protocol):
-    event_id: str
-    goal_id: str
-    kind: str
-    position: int
-    recorded_at: str
+    """A run or comparison event, as the runs query reads it."""
+
+    @property
+    def event_id(self) -> str: ...
+
+    @property
+    def goal_id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def position(self) -> int: ...
+
+    @property
+    def recorded_at(self) -> str: ...
 
     @property
     def payload(self) -> Any: ...
@@ -112,8 +123,8 @@ def compact_run_score(run: Mapping[str, Any]) -> tuple[float | int | None, bool 
 def compact_run_status(run: Mapping[str, Any], score: float | int | None) -> str:
     """``running`` while trials run, ``completed`` once scored or returned, else ``recorded``."""
     progress = run.get("progress")
-    running = progress.get("n_running_trials") if isinstance(progress, Mapping) else None
-    if _number(running) is not None and running > 0:
+    running = _number(progress.get("n_running_trials")) if isinstance(progress, Mapping) else None
+    if running is not None and running > 0:
         return "running"
     if score is not None or _text(run.get("runner_return_status")):
         return "completed"
@@ -270,7 +281,7 @@ def current_runs(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "run_count": len(runs),
                 "countable_run_count": len(countable),
                 "archived_run_count": sum(1 for v in runs if v["archived"]),
-                "current": dict(max(countable, key=_time_key)) if countable else None,
+                "current": _latest(countable),
             }
         )
     return entries
@@ -318,12 +329,16 @@ def arm_role(arm: str | None) -> str | None:
 def _delta(baseline: Mapping[str, Any] | None, treatment: Mapping[str, Any] | None) -> float | int | None:
     if baseline is None or treatment is None or baseline["official_score"] is None or treatment["official_score"] is None:
         return None
-    return treatment["official_score"] - baseline["official_score"]
+    delta: float | int = treatment["official_score"] - baseline["official_score"]  # (a view's score is a number or None)
+    return delta
 
 
 def _latest(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     candidates = list(candidates)
-    return dict(max(candidates, key=_time_key)) if candidates else None
+    if not candidates:
+        return None
+    latest = max(candidates, key=_time_key)  # (apart: inside dict() the type checker reads max's type from dict's argument)
+    return dict(latest)
 
 
 def _compared_run(
