@@ -288,7 +288,7 @@ class GoalProjector:
             if event is None or event.stream_version != at or at > stream_version:
                 raise CheckpointUnusable(f"{kind}: event {ref_id} is not the goal's event {at}")
             if field == "event_id" and event.kind == kind:
-                projector._remember(kind, event, (field, ref_id), lambda event=event: event.payload)
+                projector._remember_event(kind, event)
             elif field == "batch_id" and kind in DERIVED and event.kind == BATCH_KIND and holds_comparison(event.payload):
                 projector._remember_derived(kind, event)
             else:
@@ -394,7 +394,7 @@ class GoalProjector:
             self._apply_batch(event, emitting)
         else:
             if event.kind in LIFECYCLE_KINDS:
-                self._remember(event.kind, event, ("event_id", event.event_id), lambda e=event: e.payload)
+                self._remember_event(event.kind, event)
             if event.kind == "run" and emitting:
                 self._ungated[event.event_id] = None
                 self._reduce(RUNNER, event.event_id, event.position, {"run": [event.payload]}, default_options(RUNNER))
@@ -468,12 +468,9 @@ class GoalProjector:
         if has_comparison:
             claim = self._reduce(CLAIM, batch.event_id, batch.position, inputs, default_options(CLAIM))
             learning = self._reduce(LEARNING, batch.event_id, batch.position, inputs, default_options(LEARNING))
-            # The next reviews read these as LoopX users feed them: as files of
-            # those kinds, i.e. through the same normalizers an ingest applies.
             for kind, derived in (("claim-review", claim), ("learning-ledger", learning)):
                 if derived is not None:
-                    normalized = normalize(kind, derived)
-                    self._remember(kind, batch, ("batch_id", batch.event_id), lambda normalized=normalized: normalized)
+                    normalized = self._remember_reduced(kind, batch, derived)
                     ledger = normalized if kind == "learning-ledger" else ledger
         if "run" in inputs:
             self._reduce(VERIFIER, batch.event_id, batch.position, inputs, default_options(VERIFIER))
@@ -528,6 +525,20 @@ class GoalProjector:
                 inputs = {"run": [event.payload], "learning-ledger": [ledger]}
                 self._reduce(ATTEMPT, event.event_id, position, inputs, default_options(ATTEMPT))
 
+    def _remember_event(self, kind: str, event: EventLike) -> None:
+        """Remember ``event`` as the newest evidence of ``kind``."""
+        self._remember(kind, event, ("event_id", event.event_id), lambda: event.payload)
+
+    def _remember_reduced(self, kind: str, batch: EventLike, review: dict[str, Any]) -> Any:
+        """Remember ``review`` (of ``kind``), just derived from ``batch``, as the next reviews read it, and return that.
+
+        They read it as LoopX users feed them: as a file of that kind, i.e.
+        through the same normalizer an ingest applies.
+        """
+        normalized = normalize(kind, review)
+        self._remember(kind, batch, ("batch_id", batch.event_id), lambda: normalized)
+        return normalized
+
     def _remember_derived(self, kind: str, batch: EventLike, members: Mapping[str, EventLike] | None = None) -> None:
         """Remember the review ``kind`` derived from an already projected ``batch``, computed if something reads it."""
         name = DERIVED[kind]
@@ -578,7 +589,7 @@ class GoalProjector:
         self._step = step
         summary, error = step
         key = step_key(position)
-        if error is not None:
+        if summary is None:  # the lifecycle reducer raised: the step is its error
             self.rows[(STEP, key)] = ProjectionRow(STEP, key, STEP_VERSION, position, error=error)
             return
         self.rows[(STEP, key)] = ProjectionRow(STEP, key, STEP_VERSION, position, payload={**summary, **changes(self._step_baseline, summary)})
