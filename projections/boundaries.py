@@ -8,6 +8,7 @@ so a caller may embed it without sharing state; key order is the payload's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 
 def compact_read_boundary() -> dict[str, bool]:
@@ -62,12 +63,12 @@ def refused_input_payload(
     schema_version: str,
     message: str,
     read_boundary: Callable[[], dict[str, bool]] = compact_read_boundary,
-) -> dict:
+) -> dict[str, Any]:
     """The usual payload of a refused input: ``ok``, ``schema_version``, ``error``, ``read_boundary``."""
     return {"ok": False, "schema_version": schema_version, "error": message, "read_boundary": read_boundary()}
 
 
-def require_gate(payload: dict, flag: str, required: bool, passed: bool, reason: str) -> dict:
+def require_gate(payload: dict[str, Any], flag: str, required: bool, passed: bool, reason: str) -> dict[str, Any]:
     """Apply a ``--require-*`` gate: when required and not passed, the payload becomes
     ``ok: false`` with ``reason`` as its ``error``; the flag is echoed last either way."""
     if required and not passed:

@@ -17,7 +17,7 @@ other, so replay rebuilds it and audit checks it (docs/linking.md,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 from benchledger.projections.catalog import LIFECYCLE_KINDS, projection_versions
 
@@ -75,5 +75,5 @@ def checkpoint_references(checkpoint: Any) -> list[str]:
     return [ref_id for _, (_, ref_id) in latest.values()]
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0

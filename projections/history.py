@@ -62,8 +62,9 @@ def artifact_time(payload: Any) -> str | None:
     """The time the artifact itself states (first of :data:`ARTIFACT_TIME_FIELDS` with a UTC offset), as written."""
     if isinstance(payload, dict):
         for name in ARTIFACT_TIME_FIELDS:
-            if runs.utc_instant(payload.get(name)) is not None:
-                return payload[name]
+            value = payload.get(name)
+            if isinstance(value, str) and runs.utc_instant(value) is not None:
+                return value
     return None
 
 

@@ -386,7 +386,8 @@ def first_blocker(facts: Facts) -> str:
     if facts.result_ingested and not facts.environment_setup_repeat_cleared:
         return lc.ENVIRONMENT_SETUP_READINESS_PREFLIGHT_REQUIRED
     if facts.result_ingested and facts.environment_setup_probe_completed:
-        return facts.probe["repeat_blocked_by"]
+        blocker: str = facts.probe["repeat_blocked_by"]  # (one of the two blockers probe_result names)
+        return blocker
     if facts.result_ingested and not facts.paired_compared:
         return lc.PAIRED_COMPARISON_MISSING
     if facts.paired_compared and not facts.claim_reviewed:

@@ -102,19 +102,19 @@ AGENT_SETUP_LABELS = frozenset(
     {AGENT_SETUP_FAILED_LABEL, ENVIRONMENT_SETUP_FAILED_LABEL, PRE_WORKER_STARTUP_BLOCKER_RECORDED}
 )
 
-# Labels a single compact trial contributes, by exception kind and by worker-start kind.
-EXCEPTION_KIND_LABELS = {
+# Labels a single compact trial contributes, by exception kind and by worker-start kind (a trial of no kind: None).
+EXCEPTION_KIND_LABELS: dict[str | None, str] = {
     AGENT_SETUP_TIMEOUT: AGENT_SETUP_TIMEOUT_LABEL,
     AGENT_SETUP_FAILURE: AGENT_SETUP_FAILED_LABEL,
     AGENT_TIMEOUT: AGENT_TIMEOUT_LABEL,
     AGENT_EXCEPTION: AGENT_EXCEPTION_LABEL,
 }
-WORKER_START_KIND_LABELS = {
+WORKER_START_KIND_LABELS: dict[str | None, str] = {
     AGENT_SETUP_FAILURE: AGENT_SETUP_FAILED_LABEL,
     ENVIRONMENT_SETUP_FAILURE: ENVIRONMENT_SETUP_FAILED_LABEL,
 }
 # The summary counter each exception kind increments.
-EXCEPTION_KIND_COUNTERS = {
+EXCEPTION_KIND_COUNTERS: dict[str | None, str] = {
     AGENT_TIMEOUT: "agent_timeout_count",
     AGENT_SETUP_TIMEOUT: "agent_setup_timeout_count",
     AGENT_SETUP_FAILURE: "agent_setup_failure_count",
@@ -301,7 +301,8 @@ class RunEvidence:
         return False
 
     def counted(self, counter: str) -> bool:
-        return self.summary[counter] > 0
+        value: int = self.summary[counter]  # (exception_summary's counters are counts)
+        return value > 0
 
     def has_explicit_cause(self) -> bool:
         return (

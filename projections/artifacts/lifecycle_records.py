@@ -12,7 +12,12 @@ raw input, the kept part gives the same verdict.
 
 from __future__ import annotations
 
-PREFLIGHT_READS: dict = {
+from typing import TypeAlias
+
+# A field's name -> None (the field is kept whole) or the fields kept inside it.
+Reads: TypeAlias = dict[str, "Reads | None"]
+
+PREFLIGHT_READS: Reads = {
     "schema_version": None,
     "ok": None,
     "ready": None,
@@ -22,8 +27,8 @@ PREFLIGHT_READS: dict = {
 # A preflight may nest another preflight-shaped object, read the same way.
 PREFLIGHT_READS["benchmark_run"] = PREFLIGHT_READS
 PREFLIGHT_READS["preflight_guard"] = PREFLIGHT_READS
-LAUNCH_READS = {"schema_version": None, "process_started": None, "launched": None, "started": None, "pid": None}
-POST_LAUNCH_READS = {
+LAUNCH_READS: Reads = {"schema_version": None, "process_started": None, "launched": None, "started": None, "pid": None}
+POST_LAUNCH_READS: Reads = {
     "schema_version": None,
     "first_blocker": None,
     "ready_for_launch_state": None,
@@ -31,4 +36,4 @@ POST_LAUNCH_READS = {
     "ready_for_compact_failure_marker": None,
     "compact_failure_marker": {"terminal_closeout": None, "case_attempt_countable": None, "benchmark_budget_countable": None},
 }
-KEPT_FIELDS = {"preflight": PREFLIGHT_READS, "launch": LAUNCH_READS, "post-launch": POST_LAUNCH_READS}
+KEPT_FIELDS: dict[str, Reads] = {"preflight": PREFLIGHT_READS, "launch": LAUNCH_READS, "post-launch": POST_LAUNCH_READS}

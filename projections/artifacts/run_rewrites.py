@@ -74,7 +74,8 @@ def mark_validation(run: dict[str, Any], marks: Mapping[str, Any]) -> None:
 # ---------------------------------------------------------------------------
 
 SKILLSBENCH_APP_SERVER_GOAL_BASELINE = "skillsbench_codex_app_server_goal_baseline"
-PRE_AGENT_SETUP_LABELS = {
+# Looked up with the diagnostic's status as written (any JSON value).
+PRE_AGENT_SETUP_LABELS: dict[object, str] = {
     "compose_setup_blocked_before_agent_rounds": "skillsbench_compose_setup_blocked_before_agent_rounds",
     "runner_setup_blocked_before_agent_rounds": "skillsbench_runner_setup_blocked_before_agent_rounds",
 }
@@ -504,7 +505,9 @@ class BootstrapDiagnosis:
 def score_kind_already_classified(run: Mapping[str, Any], diagnosis: BootstrapDiagnosis) -> bool:
     """A score kind that does not say ``missing`` stands, unless the final verifier timed out."""
     kind = as_object(run.get("official_task_score")).get("kind")
-    return bool(kind) and "missing" not in kind and not diagnosis.final_timeout
+    if not kind:
+        return False
+    return "missing" not in kind and not diagnosis.final_timeout
 
 
 def verifier_bootstrap_diagnosis(run: Mapping[str, Any]) -> BootstrapDiagnosis | None:
@@ -551,8 +554,8 @@ UNSET_ATTRIBUTIONS = frozenset({"none", "score_missing"})
 UNSET_BLOCKERS = UNSET_ATTRIBUTIONS | {"skillsbench_runner_error"}
 
 
-def runner_failure_blocker(run: Mapping[str, Any]) -> str | None:
-    """The root blocker of a runner failure without an official score, when rewrite E applies."""
+def runner_failure_blocker(run: Mapping[str, Any]) -> object:
+    """The root blocker of a runner failure without an official score, as the run states it; ``None`` unless rewrite E applies."""
     if "runner_failure" not in run or not official_score_missing(run):
         return None
     attribution = run.get(ATTRIBUTION)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from benchledger.projections.artifacts import NotCompactable
 
@@ -63,12 +63,12 @@ _AK_SK_UNDERSCORE_PATTERN = re.compile(r"_(?<=(?<![a-z0-9_])(?:ak|sk)_)", re.IGN
 _AK_SK_DASH_PATTERN = re.compile(r"-(?<=(?<![a-z0-9_])(?:ak|sk)-)", re.IGNORECASE)
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     """A JSON integer: Python ``int`` but not ``bool``."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """A JSON number (integer or float), never a boolean."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
