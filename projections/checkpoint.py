@@ -60,7 +60,7 @@ def checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, EvidenceRef], set
     refs: dict[str, EvidenceRef] = {}
     for kind, entry in latest.items():
         fields = sorted(set(entry) - {"stream_version"}) if isinstance(entry, dict) else []
-        if fields not in (["event_id"], ["batch_id"]) or not _is_count(entry["stream_version"]) or not isinstance(entry[fields[0]], str):
+        if fields not in (["event_id"], ["batch_id"]) or not _is_count(entry.get("stream_version")) or not isinstance(entry[fields[0]], str):
             raise CheckpointUnusable(f"malformed evidence of {kind}")
         refs[kind] = (entry["stream_version"], (fields[0], entry[fields[0]]))
     return stream_version, refs, set(retracted)
