@@ -20,6 +20,7 @@ from sqlalchemy import event as sa_event
 
 from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.store import Store
+from tests.loopx import loopx_executable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -201,10 +202,8 @@ def find_benchledger() -> list[str]:
 
 
 def find_loopx(option: str | None) -> str | None:
-    for candidate in (option, os.environ.get("BENCHLEDGER_BENCH_LOOPX"), shutil.which("loopx"), "/opt/loopx-venv/bin/loopx"):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
+    """``--loopx PATH``, else LoopX 0.4.8 found as the tests find it ($BENCHLEDGER_LOOPX, then PATH), else None."""
+    return option or loopx_executable()
 
 
 def timed_process(argv: list[str], env: dict[str, str]) -> float:

@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small workload and 10^4/10^5-event ledgers: about a minute")
     parser.add_argument("--backends", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql (default both)")
     parser.add_argument("--postgres-url", default=DEFAULT_PG, help="server to create scratch databases on (default %(default)s; env BENCHLEDGER_BENCH_POSTGRES_URL)")
-    parser.add_argument("--loopx", default=None, help="path to the loopx executable (default: env BENCHLEDGER_BENCH_LOOPX, PATH, /opt/loopx-venv/bin/loopx)")
+    parser.add_argument("--loopx", default=None, help="path to the loopx executable (default: env BENCHLEDGER_LOOPX, then loopx on PATH)")
     parser.add_argument("--seed", type=int, default=20260101)
     parser.add_argument("--goals", type=int, default=None, help="goals in the bulk workload (default 30 quick, 250 full)")
     parser.add_argument("--sizes", default=None, help="ledger sizes for history/show (default 1e4,1e5 quick; 1e4,1e5,1e6 full)")
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         proc = subprocess.run([loopx, "--version"], capture_output=True, text=True)
         loopx_version = (proc.stdout or proc.stderr).strip().split()[-1] if proc.returncode == 0 else "unknown"
     else:
-        log("note: LoopX not found (--loopx / BENCHLEDGER_BENCH_LOOPX / PATH): skipping that baseline")
+        log("note: LoopX not found (--loopx / BENCHLEDGER_LOOPX / PATH): skipping that baseline")
     if not HAVE_EVENTSOURCING:
         log("note: the eventsourcing library is not installed: skipping that baseline (pip install eventsourcing)")
     es_version = None

@@ -3,6 +3,10 @@
 PostgreSQL tests use ``BENCHLEDGER_TEST_POSTGRES_URL`` (CI sets it). When it is
 unset they are skipped; when it is set and the server cannot be reached they
 fail. Every test gets its own PostgreSQL schema, dropped afterwards.
+
+The ``loopx`` fixture is LoopX 0.4.8's executable (``tests/loopx.py``), for
+the tests that compare with it live: they skip, saying how to provide it,
+when there is none.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from sqlalchemy import create_engine, text
 
 from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.store import Store
+from tests.loopx import MISSING, loopx_executable
 
 POSTGRES_URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
 # A bug must fail its test with its traceback, not become the CLI's one-line "internal error" (exit 70).
@@ -67,3 +72,12 @@ def ledger(migrated_url):
     opened = Store.open(migrated_url)
     yield opened
     opened.close()
+
+
+@pytest.fixture(scope="session")
+def loopx() -> str:
+    """LoopX 0.4.8's executable; the test skips, naming BENCHLEDGER_LOOPX, when there is none."""
+    found = loopx_executable()
+    if found is None:
+        pytest.skip(MISSING)
+    return found

@@ -15,13 +15,12 @@ case beside its answers:
 
 ``tests/conformance/test_payloads_match_loopx.py`` holds benchledger to them like any corpus case.
 
-    python -m tests.conformance.record_aliases      # LOOPX=/path/to/loopx to choose the binary
+    python -m tests.conformance.record_aliases      # LoopX 0.4.8: $BENCHLEDGER_LOOPX, else loopx on PATH
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -30,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conformance.cases import ALIASES, CORPUS, MARKDOWN
-
-LOOPX = os.environ.get("LOOPX", "/opt/loopx-venv/bin/loopx")
+from tests.loopx import require_loopx
 
 MODE_KEYS = frozenset({"mode", "job_name", "scenario_id", "baseline_scenario_id", "treatment_scenario_id", "baseline_mode", "mode_pair"})
 MODE_FLAGS = frozenset({"--baseline-mode", "--treatment-scenario-id"})
@@ -95,22 +93,22 @@ def variants(case_dir: Path) -> list[tuple[str, dict[str, Any], dict[str, Any]]]
     return found
 
 
-def _run(args: list[str], cwd: Path) -> tuple[bytes, int]:
-    process = subprocess.run([LOOPX, "benchmark", *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+def _run(loopx: str, args: list[str], cwd: Path) -> tuple[bytes, int]:
+    process = subprocess.run([loopx, "benchmark", *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
     return process.stdout, process.returncode
 
 
-def record(source: Path, name: str, spec: dict[str, Any], changed: dict[str, Any]) -> str:
+def record(loopx: str, source: Path, name: str, spec: dict[str, Any], changed: dict[str, Any]) -> str:
     target = ALIASES / spec["command"] / f"{source.parent.parent.name}-{source.name}--{name}"
     shutil.copytree(source, target)
     (target / "expected.json").unlink()
     for file, document in changed.items():
         (target / file).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    stdout, code = _run([spec["command"], *spec["args"], "--format", "json"], target)
+    stdout, code = _run(loopx, [spec["command"], *spec["args"], "--format", "json"], target)
     spec["expected_exit"] = code
     (target / "case.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (target / "expected.json").write_bytes(stdout)
-    markdown, markdown_code = _run([spec["command"], *spec["args"]], target)
+    markdown, markdown_code = _run(loopx, [spec["command"], *spec["args"]], target)
     base = MARKDOWN / spec["command"] / f"aliases--{target.name}"
     base.with_suffix(".md").write_bytes(markdown)
     base.with_suffix(".exit").write_text(f"{markdown_code}\n")
@@ -118,6 +116,7 @@ def record(source: Path, name: str, spec: dict[str, Any], changed: dict[str, Any
 
 
 def main() -> None:
+    loopx = require_loopx()
     shutil.rmtree(ALIASES, ignore_errors=True)
     for stale in MARKDOWN.glob("*/aliases--*"):
         stale.unlink()
@@ -131,7 +130,7 @@ def main() -> None:
         for case_dir in sampled + [case_dir for case_dir in named if case_dir not in sampled][:NAMED_CASES_PER_COMMAND]:
             jobs.extend((case_dir, *variant) for variant in variants(case_dir))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        names = list(pool.map(lambda job: record(*job), jobs))
+        names = list(pool.map(lambda job: record(loopx, *job), jobs))
     print(f"recorded {len(names)} alias cases in {ALIASES}")
 
 

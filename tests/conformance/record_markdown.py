@@ -5,22 +5,24 @@ This script runs LoopX 0.4.8 (as a black box, from a scratch virtualenv) on
 every case without ``--format`` (markdown is the default) and stores stdout and
 the exit code under ``tests/conformance/markdown/<command>/<case>.md``.
 
-    python tests/conformance/record_markdown.py /path/to/loopx
+    python -m tests.conformance.record_markdown     # LoopX 0.4.8: $BENCHLEDGER_LOOPX, else loopx on PATH
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.loopx import require_loopx
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
 OUT = HERE / "markdown"
 
 
-def main(loopx: str) -> None:
+def main() -> None:
+    loopx = require_loopx()
     for case_json in sorted(CORPUS.glob("*/*/*/case.json")):
         case_dir = case_json.parent
         case = json.loads(case_json.read_text())
@@ -35,4 +37,4 @@ def main(loopx: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()

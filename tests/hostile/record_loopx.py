@@ -2,7 +2,7 @@
 
     python -m tests.hostile.record_loopx [FILE ...]     # all files, or only these (merged)
 
-(LoopX is taken from $LOOPX, default /opt/loopx-venv/bin/loopx.)
+(LoopX 0.4.8 is $BENCHLEDGER_LOOPX, else ``loopx`` on PATH: ``tests/loopx.py``.)
 
 LoopX is used as a black box: its exit code, and its stdout parsed as JSON
 when it printed a payload, or ``"crash": true`` when it died with a traceback
@@ -13,19 +13,17 @@ when it printed a payload, or ``"crash": true`` when it died with a traceback
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from tests.hostile.slots import EXPECTED, FILES, SLOTS, argv, files
+from tests.loopx import require_loopx
 
-LOOPX = os.environ.get("LOOPX", "/opt/loopx-venv/bin/loopx")
 
-
-def record(slot: str, file: str) -> tuple[str, dict]:
+def record(loopx: str, slot: str, file: str) -> tuple[str, dict]:
     process = subprocess.run(
-        [LOOPX, "benchmark", *argv(slot, file)], cwd=FILES, capture_output=True, stdin=subprocess.DEVNULL, timeout=120
+        [loopx, "benchmark", *argv(slot, file)], cwd=FILES, capture_output=True, stdin=subprocess.DEVNULL, timeout=120
     )
     outcome: dict = {"exit": process.returncode}
     try:
@@ -37,11 +35,12 @@ def record(slot: str, file: str) -> tuple[str, dict]:
 
 
 def main() -> None:
+    loopx = require_loopx()
     only = sys.argv[1:]
     jobs = [(slot, file) for slot in SLOTS for file in (only or files())]
     results = json.loads(EXPECTED.read_text(encoding="utf-8")) if only and EXPECTED.exists() else {}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results.update(pool.map(lambda job: record(*job), jobs))
+        results.update(pool.map(lambda job: record(loopx, *job), jobs))
     EXPECTED.write_text(json.dumps(dict(sorted(results.items())), indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     print(f"recorded {len(results)} outcomes ({sum('crash' in r for r in results.values())} crashes) in {EXPECTED}")
 

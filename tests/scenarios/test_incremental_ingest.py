@@ -15,7 +15,6 @@ from tests.helpers import invoke
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
 LEDGER = REPO / "tests" / "conformance" / "corpus" / "cases" / "lifecycle-state" / "lifecycle-05" / "ledger.json"
-LOOPX = "/opt/loopx-venv/bin/loopx"
 
 
 def _json(result) -> dict:
@@ -32,20 +31,20 @@ def _gates(url: str) -> dict[str, dict]:
     return {row["key"]: row for row in view["projections"]["attempt-learning-gate"]}
 
 
-def _loopx_gate(run: Path, ledger: Path | None) -> dict:
+def _loopx_gate(loopx: str, run: Path, ledger: Path | None) -> dict:
     flags = ["--benchmark-learning-ledger-json", str(ledger)] if ledger else []
     done = subprocess.run(
-        [LOOPX, "benchmark", "attempt-learning-gate", "--benchmark-run-json", str(run), *flags, "--format", "json"],
+        [loopx, "benchmark", "attempt-learning-gate", "--benchmark-run-json", str(run), *flags, "--format", "json"],
         capture_output=True, text=True,
     )
     return json.loads(done.stdout)
 
 
-def test_each_attempt_is_gated_by_the_learning_ledger_written_for_it(migrated_url, tmp_path):
+def test_each_attempt_is_gated_by_the_learning_ledger_written_for_it(migrated_url, tmp_path, loopx):
     baseline, treatment, comparison = (DEMO / n for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json"))
     _ingest(migrated_url, "--goal", "w", str(baseline))
     (alone,) = _gates(migrated_url).values()
-    assert alone["payload"] == _loopx_gate(baseline, None)  # no ledger written for it yet: LoopX without the flag
+    assert alone["payload"] == _loopx_gate(loopx, baseline, None)  # no ledger written for it yet: LoopX without the flag
 
     _ingest(migrated_url, "--goal", "w", str(baseline), str(treatment), str(comparison))
     paired = _gates(migrated_url)
@@ -60,7 +59,7 @@ def test_each_attempt_is_gated_by_the_learning_ledger_written_for_it(migrated_ur
     regated = _gates(migrated_url)
     assert set(regated) == set(paired)
     for run_path in (baseline, treatment):
-        expected = _loopx_gate(run_path, late_path)
+        expected = _loopx_gate(loopx, run_path, late_path)
         assert expected["next_required_action"] == "repair_then_repeat"
         assert any(row["payload"] == expected for row in regated.values())
 

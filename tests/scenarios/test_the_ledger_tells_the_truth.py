@@ -18,7 +18,6 @@ from tests.helpers import invoke, row_counts
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
-LOOPX = "/opt/loopx-venv/bin/loopx"
 
 
 def _write(path: Path, document) -> Path:
@@ -54,13 +53,13 @@ def _preflights(tmp_path: Path) -> list[Path]:
     ]
 
 
-def test_a_preflight_that_repeats_an_older_one_is_a_new_observation(migrated_url, tmp_path):
+def test_a_preflight_that_repeats_an_older_one_is_a_new_observation(migrated_url, tmp_path, loopx):
     p1, p2, p3 = _preflights(tmp_path)
     for path in (p1, p2, p3):
         report = _json(invoke(migrated_url, "ingest", "--goal", "w", "--kind", "preflight", str(path), "--format", "json"))
         assert report["appended_count"] == 1 and report["duplicate_count"] == 0
     alone = subprocess.run(
-        [LOOPX, "benchmark", "lifecycle-state", "--preflight-json", str(p3), "--format", "json"], capture_output=True, text=True
+        [loopx, "benchmark", "lifecycle-state", "--preflight-json", str(p3), "--format", "json"], capture_output=True, text=True
     )
     expected = json.loads(alone.stdout)
     assert (expected["current_phase"], expected["first_blocker"]) == ("not_started", "preflight_not_ready")
@@ -88,10 +87,10 @@ def test_two_repeat_trials_with_equal_compact_runs_both_count(migrated_url, tmp_
 # -- a run LoopX accepts is accepted ---------------------------------------------------
 
 
-def test_a_run_with_a_top_level_task_id_is_accepted(migrated_url, tmp_path):
+def test_a_run_with_a_top_level_task_id_is_accepted(migrated_url, tmp_path, loopx):
     run = _write(tmp_path / "run.json", {**_demo("04-run-baseline.json"), "task_id": "fix-git"})
     assert subprocess.run(
-        [LOOPX, "benchmark", "review-runner-invariants", "--benchmark-run-json", str(run), "--format", "json"], capture_output=True
+        [loopx, "benchmark", "review-runner-invariants", "--benchmark-run-json", str(run), "--format", "json"], capture_output=True
     ).returncode == 0
     result = invoke(migrated_url, "ingest", "--goal", "tid", str(run))
     assert result.exit_code == 0, result.output
