@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/benchledger ]; then
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[test]'
+  .venv/bin/python -m pip install --quiet -e '.[test]' --config-settings editable_mode=strict
 fi
 
 bl=.venv/bin/benchledger
