@@ -26,6 +26,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from benchledger._layers import refuse_bare_name
+
+refuse_bare_name(__name__)
+
 _FACADE = "benchledger.ledger.api"
 _RESULTS = "benchledger.ledger.results"
 

@@ -20,6 +20,10 @@ import importlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from benchledger._layers import refuse_bare_name
+
+refuse_bare_name(__name__)
+
 # command name -> module name; modules are imported lazily so a command only
 # pays for the review it runs.
 REVIEW_MODULES = {

@@ -18,6 +18,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import benchledger
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,6 +109,16 @@ def test_no_generic_top_level_name_is_importable_outside_the_checkout(tmp_path):
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
     subprocess.run([sys.executable, "-c", "import benchledger.cli.main, benchledger.ledger, benchledger.projections"], cwd=tmp_path, check=True)
+
+
+@pytest.mark.parametrize("bare", ["cli", "ledger", "ledger.storage.canonical", "projections", "migrations"])
+def test_from_the_repository_root_a_layer_refuses_its_bare_name(bare):
+    """There ``import ledger`` finds the folder: it would load a second copy of its modules beside benchledger.ledger's."""
+    layer = bare.split(".")[0]
+    refused = subprocess.run([sys.executable, "-c", f"import {bare}"], cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1].startswith(f"ImportError: import benchledger.{layer}, not {layer}: ")
+    subprocess.run([sys.executable, "-c", f"import benchledger.{layer}"], cwd=ROOT, check=True)
 
 
 LONG_MODULE_LINES = 500
