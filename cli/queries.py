@@ -227,14 +227,19 @@ def status_command(ctx: click.Context, fmt: str) -> None:
     ctx.exit(0 if report.ok else 1)
 
 
+# More workers than this only contend for the same CPUs and database connections.
+JOBS_PER_CPU = 4
+
+
 def jobs_option(command):
-    """``--jobs N``: how many worker processes fold goals (default: one per CPU)."""
+    """``--jobs N``: how many worker processes fold goals (default: one per CPU, at most :data:`JOBS_PER_CPU` per CPU)."""
+    cpus = os.cpu_count() or 1
     return click.option(
         "--jobs",
-        type=click.IntRange(min=1),
-        default=os.cpu_count() or 1,
+        type=click.IntRange(min=1, max=JOBS_PER_CPU * cpus),
+        default=cpus,
         show_default="the CPU count",
-        help="Worker processes that fold goals, each reading its own goals from the database (1: fold here).",
+        help=f"Worker processes that fold goals, each reading its own goals from the database (1: fold here; at most {JOBS_PER_CPU}x the CPU count).",
     )(command)
 
 

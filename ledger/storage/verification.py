@@ -8,6 +8,7 @@ of ``benchledger audit`` lives in the application layer (it needs the reducers).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,15 +46,19 @@ class InvalidDigest(InvalidInput, ValueError):
     """An ``--expect-digest`` value that is not a digest ``audit`` prints."""
 
 
+# What ``format_digest`` prints: a position no ledger can exceed (a BIGINT), canonical
+# decimal (no sign, no leading zero), then the running SHA-256 in lower-case hex.
+_DIGEST = re.compile(r"(0|[1-9][0-9]{0,18}):([0-9a-f]{64})")
+_MAX_POSITION = 2**63 - 1
+
+
 def parse_digest(digest: str) -> tuple[int, str]:
-    try:
-        count, running = digest.split(":", 1)
-        position = int(count)
-    except ValueError as exc:
-        raise InvalidDigest(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')") from exc
-    if position < 0 or len(running) != 64:
-        raise InvalidDigest(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>')")
-    return position, running
+    """``(position, running hash)`` of a digest ``audit`` printed; anything else (empty, truncated,
+    upper-case, a position past any ledger's) is a usage error, never a mismatch."""
+    match = _DIGEST.fullmatch(digest)
+    if match is None or int(match.group(1)) > _MAX_POSITION:
+        raise InvalidDigest(f"not a benchledger digest: {digest!r} (expected '<position>:<sha256>' as audit prints it)")
+    return int(match.group(1)), match.group(2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,7 @@ def verify_events(
     last_position = 0
     covered = 0  # what the digest counts: the last position, or the goal's last version
     last_recorded_at = ""
-    expected_position, expected_running = parse_digest(expect_digest) if expect_digest else (None, None)
+    expected_position, expected_running = parse_digest(expect_digest) if expect_digest is not None else (None, None)
     digest_checked = expected_position == 0 and expected_running == canonical.GENESIS_HASH
     tails: dict[str, _Tail] = {}
 

@@ -154,6 +154,13 @@ def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch, tmp_path):
         (["show", "nope"], "no goal 'nope' in this ledger"),
         (["history", "g", "--as-of", "yesterday"], "--as-of 'yesterday' is neither a position nor an ISO-8601 time"),
         (["audit", "--expect-digest", "xx"], "not a benchledger digest: 'xx'"),
+        # issue 30 item 16: each of these was "no digest" (exit 0) or a digest_mismatch (exit 1)
+        (["audit", "--expect-digest", ""], "not a benchledger digest: ''"),
+        (["audit", "--expect-digest", f"{2**63}:{'a' * 64}"], f"not a benchledger digest: '{2**63}:"),
+        (["audit", "--expect-digest", f"1:{'A' * 64}"], "not a benchledger digest: '1:AAAA"),
+        (["audit", "--expect-digest", f"1:{'a' * 63}"], "not a benchledger digest: '1:aaaa"),
+        (["audit", "--expect-digest", f"01:{'a' * 64}"], "not a benchledger digest: '01:"),
+        (["audit", "--goal", "g", "--expect-digest", ""], "not a benchledger digest: ''"),
         (["replay", "--projection", "nope"], "--projection 'nope' is not a projection; known: "),
         (["export", "--goal", "nope"], "no goal 'nope' in this ledger"),
         (["runs", "--goal", "nope"], "no goal 'nope' in this ledger"),
@@ -167,3 +174,22 @@ def test_bad_input_to_a_working_ledger_is_one_line_and_exit_2(migrated_url, args
     result = invoke(migrated_url, *args)
     assert result.exit_code == USAGE and result.stdout == "", result.output
     assert result.stderr.startswith(f"benchledger: {message}") and len(result.stderr.splitlines()) == 1, result.stderr
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "99999999999999999999", "100000", "x"])
+@pytest.mark.parametrize("command", ["replay", "audit"])
+def test_nonsense_jobs_is_a_usage_error(migrated_url, command, jobs):
+    """Issue 30 item 17: ``--jobs`` of 10^20 ran (exit 0); it is capped at 4x the CPU count, as its help says."""
+    from tests.helpers import invoke
+
+    result = invoke(migrated_url, command, "--jobs", jobs)
+    assert result.exit_code == USAGE and result.stdout == "", result.output
+    assert "--jobs" in result.stderr
+
+
+def test_jobs_up_to_the_cap_is_accepted(migrated_url):
+    from tests.helpers import invoke
+
+    cap = 4 * (os.cpu_count() or 1)
+    assert invoke(migrated_url, "audit", "--jobs", str(cap)).exit_code == 0
+    assert invoke(migrated_url, "audit", "--jobs", str(cap + 1)).exit_code == USAGE
