@@ -14,6 +14,14 @@
   markdown are never cut.
 * Times in tables, CSV and markdown are UTC, ``YYYY-MM-DDTHH:MM:SSZ`` whatever
   form the ledger or an artifact wrote them in (JSON keeps each value as recorded).
+* Invisible format characters (Unicode category Cf: bidi overrides such as
+  U+202E, zero-width spaces and joiners) are shown as their ``\\uXXXX`` escape in
+  tables, markdown and the report's HTML (:func:`visible`), so ``job-<U+202E>gnp.exe``
+  cannot pass for ``job-exe.png``; JSON and CSV keep the value as recorded.
+* A CSV text cell a spreadsheet would run as a formula (starting with ``=``,
+  ``+``, ``-``, ``@``, tab or carriage return, as OWASP lists them) is written
+  with a leading ``'`` (:func:`spreadsheet_safe`). Numbers, and text that is
+  a plain number such as a delta ``-0.25``, are written as they are.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import csv
 import io
 import itertools
 import json
+import re
 import shutil
 import textwrap
 import unicodedata
@@ -100,6 +109,39 @@ def encoded(text: str, encoding: str | None = None) -> bytes:
     is written this way, so such a value never fails a command.
     """
     return text.encode(encoding or "utf-8", "backslashreplace")
+
+
+def visible(text: str) -> str:
+    """``text`` with each invisible format character (category Cf) as its ``\\uXXXX`` (or ``\\UXXXXXXXX``) escape.
+
+    Used by every human-facing renderer (tables, markdown, the report's HTML):
+    a right-to-left override or a zero-width character in an artifact's
+    string must not make it display as something else.
+    """
+    if text.isascii():  # no ASCII character is Cf: the common case costs one scan
+        return text
+    return "".join(_escape_format_character(c) if unicodedata.category(c) == "Cf" else c for c in text)
+
+
+def _escape_format_character(character: str) -> str:
+    code = ord(character)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` for a CSV cell: a text that a spreadsheet would run as a formula gets a leading ``'``.
+
+    Only text is changed, and not text that is a plain number (``-0.25``, ``+3``):
+    a spreadsheet reads those as the number they are, and they run nothing.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def printable(text: str, encoding: str | None = None) -> str:
@@ -188,7 +230,7 @@ def _pad(text: str, width: int) -> str:
 
 def _cells(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
     # One line a cell: a newline inside an artifact's text would break the row.
-    return [[("" if v is None else str(v)).replace("\r", " ").replace("\n", " ") for v in row] for row in rows]
+    return [[visible("" if v is None else str(v)).replace("\r", " ").replace("\n", " ") for v in row] for row in rows]
 
 
 def table_text(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None) -> str:
@@ -229,7 +271,7 @@ def _markdown_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> It
 def _csv_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    for row in itertools.chain([headers], (["" if v is None else v for v in row] for row in rows)):
+    for row in itertools.chain([headers], (["" if v is None else spreadsheet_safe(v) for v in row] for row in rows)):
         writer.writerow(row)
         yield buffer.getvalue()
         buffer.seek(0)

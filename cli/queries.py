@@ -11,7 +11,15 @@ from typing import Any
 import click
 
 from benchledger.cli.common import goal_filter, open_ledger, with_goal
-from benchledger.cli.output import echo_json, echo_json_listing, echo_rows, format_option, utc_text, wide_option
+from benchledger.cli.output import (
+    echo_json,
+    echo_json_listing,
+    echo_rows,
+    format_option,
+    utc_text,
+    visible,
+    wide_option,
+)
 from benchledger.errors import capped
 from benchledger.ledger.results import FaultedRow, HistoryEntry, Lifecycle
 from benchledger.projections.catalog import EVENT_KINDS
@@ -113,7 +121,7 @@ def show_command(
     from benchledger.projections import REVIEW_MODULES, review_module
 
     when = _as_of_text(as_of, view.as_of_position) or "current"
-    click.echo(f"# Goal `{goal}` ({when}; head at position {view.head_position})\n")
+    click.echo(visible(f"# Goal `{goal}` ({when}; head at position {view.head_position})\n"))
     shown = sum(len(rows) for rows in view.projections.values())
     listing = ", ".join(f"{name} {count}" for name, count in view.counts.items())
     if projection is None:
@@ -122,13 +130,13 @@ def show_command(
         click.echo(f"{projection}: rows {offset + 1 if shown else 0}-{offset + shown} of {view.counts.get(projection, 0)}.\n")
     for name, rows in view.projections.items():
         for row in rows:
-            click.echo(f"## {name} [{row.key}] @ position {row.position}\n")
+            click.echo(visible(f"## {name} [{row.key}] @ position {row.position}\n"))
             if row.faulted:
-                click.echo(f"FAULTED: {row.error}\n")
+                click.echo(visible(f"FAULTED: {row.error}\n"))
             elif name in REVIEW_MODULES:
-                click.echo(review_module(name).render_markdown(row.payload))
+                click.echo(visible(review_module(name).render_markdown(row.payload)))
             else:
-                click.echo("```json\n" + json.dumps(row.payload, indent=2, ensure_ascii=False) + "\n```\n")
+                click.echo(visible("```json\n" + json.dumps(row.payload, indent=2, ensure_ascii=False) + "\n```\n"))
 
 
 def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:

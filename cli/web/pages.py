@@ -25,8 +25,9 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+import markupsafe
 
-from benchledger.cli.output import encoded
+from benchledger.cli.output import encoded, visible
 from benchledger.cli.web import figures
 from benchledger.ledger.api import Ledger, is_goal_id
 
@@ -65,6 +66,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     env.filters["segment"] = lambda value: quote(str(value), safe="")
     env.filters["percent"] = lambda value: "—" if value is None else f"{value * 100:.0f} %"
@@ -73,6 +75,13 @@ def _environment() -> jinja2.Environment:
     env.tests["mapping"] = lambda value: isinstance(value, Mapping)
     env.tests["sequence_value"] = lambda value: isinstance(value, list)
     return env
+
+
+def _shown(value: Any) -> Any:
+    """Every value a template prints, its invisible format characters made :func:`visible` (still escaped after)."""
+    if isinstance(value, markupsafe.Markup):
+        return markupsafe.Markup(visible(str(value)))
+    return visible(value) if isinstance(value, str) else value
 
 
 class Site:
