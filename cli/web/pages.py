@@ -42,8 +42,11 @@ PLOTLY_JS = "plotly.min.js"
 HTML = "text/html; charset=utf-8"
 JSON_TYPE = "application/json"
 
-_INDEX_PAGE = re.compile(r"index(?:-(\d+))?\.html")
-_ATTEMPTS_PAGE = re.compile(r"(?:index|attempts-(\d+))\.html")
+# Page 1 is index.html; page N > 1 is spelled one way only (no 0, no leading zero, not -1), so no page has two addresses.
+_INDEX_PAGE = re.compile(r"index(?:-([2-9]|[1-9][0-9]+))?\.html")
+_ATTEMPTS_PAGE = re.compile(r"(?:index|attempts-([2-9]|[1-9][0-9]+))\.html")
+# Past this a page's first row would be past any row offset a database takes (a BIGINT): there is no such page.
+_MAX_ROW_OFFSET = 2**63 - 1
 _REVIEW_FILE = re.compile(r"([a-z][a-z-]*)\.(html|json)")
 
 
@@ -115,7 +118,8 @@ class Site:
         parts = path.split("/")
         if len(parts) == 1:
             match = _INDEX_PAGE.fullmatch(parts[0])
-            return self._index(int(match.group(1) or 1)) if match else None
+            number = _page_number(match, self.views.index_page_size)
+            return None if number is None else self._index(number)
         if parts[0] == "assets" and len(parts) == 2:
             if parts[1] == PLOTLY_JS:
                 return Page(plotly_js(), "text/javascript; charset=utf-8")
@@ -127,7 +131,8 @@ class Site:
         goal = parts[1]
         if len(parts) == 3:
             match = _ATTEMPTS_PAGE.fullmatch(parts[2])
-            return self._goal(goal, int(match.group(1) or 1)) if match else None
+            number = _page_number(match, self.views.attempts_page_size)
+            return None if number is None else self._goal(goal, number)
         if len(parts) == 4 and parts[2] == "reviews":
             match = _REVIEW_FILE.fullmatch(parts[3])
             return self._review(goal, match.group(1), match.group(2)) if match else None
@@ -214,6 +219,14 @@ class Site:
             document = {key: review[key] for key in ("goal_id", "projection", "key", "position", "status", "payload", "error")}
             return Page(encoded(json.dumps(document, indent=2, ensure_ascii=False) + "\n"), JSON_TYPE)
         return self._html("review.html", "../../../", goal_id=goal, review=review)
+
+
+def _page_number(match: re.Match[str] | None, page_size: int) -> int | None:
+    """The page a matched name addresses; ``None`` for no match, or a page whose rows no database could reach."""
+    if match is None:
+        return None
+    number = int(match.group(1) or 1)
+    return None if (number - 1) * page_size > _MAX_ROW_OFFSET else number
 
 
 def _now() -> str:

@@ -20,14 +20,18 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import selectors
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -35,6 +39,15 @@ from benchledger.cli.web.pages import CONTENT_SECURITY_POLICY, Site
 from benchledger.ledger.api import Ledger
 
 ALLOWED_METHODS = ("GET", "HEAD")
+# The names a browser may use for a loopback server besides the --host given (a Host header naming
+# anything else is a page on another site that rebound its own name to this address: answered 421).
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+# Threads that answer requests: a page is rendered per request, so more would only contend for the ledger.
+WORKER_THREADS = 8
+# Seconds a connection may take to send its request (and each later read): a silent one is closed, not waited on.
+REQUEST_TIMEOUT = 5.0
+# Connections accepted but still silent; past this the oldest is closed (each holds a file descriptor).
+MAX_WAITING_CONNECTIONS = 512
 # How much lower the background audit's priority is than the server's (os.setpriority: 0 normal .. 19 lowest).
 AUDIT_NICENESS = 10
 # Added to the page's own policy: only an HTTP header can forbid framing.
@@ -103,10 +116,18 @@ class AuditTracker:
 
 class _Handler(BaseHTTPRequestHandler):
     server_version = "benchledger"
+    timeout = REQUEST_TIMEOUT  # each read of the request: a client that stops sending is dropped
     site: Site  # set on the subclass made by :func:`make_server`
+    server: BoundedHTTPServer
+
+    def version_string(self) -> str:
+        return self.server_version  # not Python's version: nothing for a prober to match known bugs against
 
     def parse_request(self) -> bool:
         if not super().parse_request():
+            return False
+        if not self.server.accepts_host(self.headers.get("Host")):
+            self._send(HTTPStatus.MISDIRECTED_REQUEST, b"this server answers only for its own address\n", "text/plain; charset=utf-8")
             return False
         if self.command not in ALLOWED_METHODS:
             self._send(HTTPStatus.METHOD_NOT_ALLOWED, b"only GET and HEAD: this server is read-only\n", "text/plain; charset=utf-8",
@@ -151,20 +172,140 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses ``host`` names when it is an address in any form the system takes (``127.1``, ``::ffff:127.0.0.1``); none for a name."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except (socket.gaierror, UnicodeError):
+        return []
+    return [ipaddress.ip_address(str(entry[4][0]).split("%")[0]) for entry in found]
 
 
-def make_server(site: Site, host: str, port: int) -> ThreadingHTTPServer:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only: ``localhost``, or an address (any spelling) in a loopback range."""
+    if host.lower() == "localhost":
+        return True
+    addresses = _addresses(host)
+
+    def loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        mapped = getattr(address, "ipv4_mapped", None)
+        return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+    return bool(addresses) and all(map(loopback, addresses))
+
+
+class BoundedHTTPServer(HTTPServer):
+    """An HTTP server with :data:`WORKER_THREADS` threads that never waits on a silent client.
+
+    The standard threading server starts a thread per connection, and that
+    thread waits for the request: a few hundred connections that send nothing
+    hold as many threads, forever. Here an accepted connection waits in a
+    selector, watched by one thread, until it has something to read (then a
+    worker answers it) or :data:`REQUEST_TIMEOUT` passed (then it is closed).
+    """
+
+    def __init__(self, host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.address_family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        super().__init__((host, port), handler)
+        self.bound_host = host
+        self._workers = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="benchledger-serve")
+        self._selector = selectors.DefaultSelector()
+        self._deadlines: dict[socket.socket, float] = {}  # insertion order: the oldest first
+        self._lock = threading.Lock()
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        self._selector.register(self._wake_reader, selectors.EVENT_READ)
+        self._closed = False
+        threading.Thread(target=self._watch, daemon=True, name="benchledger-serve-waiting").start()
+
+    def server_bind(self) -> None:
+        if self.address_family == socket.AF_INET6:  # "::" serves IPv4 too, as "0.0.0.0" would
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+    def accepts_host(self, header: str | None) -> bool:
+        """Whether a request's ``Host`` names this server: a loopback name, the --host given, or an address, with the port.
+
+        An address (``192.168.1.4:8765``) cannot be rebound by another site, only
+        a name can; a request without a Host (HTTP/1.0 tools) comes from no browser.
+        """
+        if header is None:
+            return True
+        try:
+            where = urlsplit("//" + header)
+            port = where.port
+        except ValueError:
+            return False
+        name = where.hostname or ""
+        if port != self.server_address[1] and not (port is None and self.server_address[1] == 80):
+            return False
+        return name in (*LOOPBACK_NAMES, self.bound_host.strip("[]").lower()) or bool(_addresses(name))
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            if len(self._deadlines) >= MAX_WAITING_CONNECTIONS:
+                oldest = next(iter(self._deadlines))
+                self._forget(oldest)
+                self.shutdown_request(oldest)
+            self._deadlines[request] = time.monotonic() + REQUEST_TIMEOUT
+            self._selector.register(request, selectors.EVENT_READ, client_address)
+        self._wake_writer.send(b"\0")
+
+    def _forget(self, request: socket.socket) -> None:
+        del self._deadlines[request]
+        self._selector.unregister(request)
+
+    def _watch(self) -> None:
+        while not self._closed:
+            with self._lock:
+                now = time.monotonic()
+                for request in [r for r, deadline in self._deadlines.items() if deadline <= now]:
+                    self._forget(request)
+                    self.shutdown_request(request)
+                wait = min(self._deadlines.values(), default=now + REQUEST_TIMEOUT) - now
+            try:
+                ready = self._selector.select(max(wait, 0.05))
+            except (OSError, ValueError):  # the selector was closed: the server stops
+                return
+            for key, _ in ready:
+                if key.fileobj is self._wake_reader:
+                    self._wake_reader.recv(4096)
+                    continue
+                with self._lock:
+                    if key.fileobj not in self._deadlines:
+                        continue
+                    self._forget(key.fileobj)
+                self._workers.submit(self._answer, key.fileobj, key.data)
+
+    def _answer(self, request: socket.socket, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line, no traceback (it would print local paths); a client that went away is not an error."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (BrokenPipeError, ConnectionResetError, TimeoutError)):
+            return
+        host = client_address[0] if client_address else "?"
+        print(f"benchledger serve: {host}: {type(error).__name__}: {error}", file=sys.stderr)
+
+    def server_close(self) -> None:
+        self._closed = True
+        super().server_close()
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            for request in list(self._deadlines):
+                self._forget(request)
+                self.shutdown_request(request)
+        self._wake_writer.send(b"\0")
+
+
+def make_server(site: Site, host: str, port: int) -> BoundedHTTPServer:
     handler = type("Handler", (_Handler,), {"site": site})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return BoundedHTTPServer(host, port, handler)
 
 
 def serve(ledger: Ledger, goal_ids: list[str] | None, host: str, port: int, announce: Callable[[str], Any]) -> None:
