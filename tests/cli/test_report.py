@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import PurePosixPath
 
 import pytest
 
@@ -152,3 +153,53 @@ def test_the_index_counts_every_problem_of_an_audit_that_lists_the_first_20(migr
         index = Site(ledger, None, lambda: audit).render("index.html").body.decode()
     assert "25 problem(s)" in index
     assert index.count("<li>chain_broken") == 20
+
+
+@pytest.mark.parametrize("planted", ["assets/plotly.min.js", f"goals/{GOAL}/index.html", "index.html", f"goals/{GOAL}"])
+def test_report_refuses_a_folder_holding_a_planted_link_and_writes_through_none(migrated_url, tmp_path, planted):
+    """Issue 30 item 2: a link planted in a shared folder had the file it points at overwritten with a page."""
+    ingest_demo(migrated_url, GOAL)
+    site = tmp_path / "shared"
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "index.html").write_text("the victim's file\n")
+    link = site / planted
+    link.parent.mkdir(parents=True)
+    link.symlink_to(victim if planted == f"goals/{GOAL}" else victim / "index.html")
+    result = invoke(migrated_url, "report", "--output", str(site))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"benchledger: refusing to write the report into {site}: {link} is a symbolic link benchledger did not make "
+        "(remove it, or choose another folder)\n"
+    )
+    assert [p.name for p in victim.iterdir()] == ["index.html"] and (victim / "index.html").read_text() == "the victim's file\n"
+    nothing_written = {planted, *(folder.as_posix() for folder in PurePosixPath(planted).parents if folder.name)}
+    assert {p.relative_to(site).as_posix() for p in site.rglob("*")} == nothing_written
+
+
+def test_a_link_planted_while_the_report_is_written_is_replaced_not_written_through(migrated_url, tmp_path, monkeypatch):
+    """The folder is checked first; a link that appears after the check is replaced by the page (written to a new file, renamed)."""
+    from benchledger.cli.web import pages
+
+    ingest_demo(migrated_url, GOAL)
+    site, victim = tmp_path / "site", tmp_path / "victim.html"
+    victim.write_text("the victim's file\n")
+    checked = pages._refuse_links
+
+    def check_then_plant(output):
+        checked(output)
+        (output / "index.html").symlink_to(victim)
+
+    monkeypatch.setattr(pages, "_refuse_links", check_then_plant)
+    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
+    assert victim.read_text() == "the victim's file\n"
+    assert not (site / "index.html").is_symlink() and GOAL in (site / "index.html").read_text()
+    assert not [p for p in site.rglob("*.partial")]
+
+
+def test_report_rewrites_its_own_earlier_output(migrated_url, tmp_path):
+    ingest_demo(migrated_url, GOAL)
+    site = tmp_path / "site"
+    first = invoke(migrated_url, "report", "--output", str(site))
+    again = invoke(migrated_url, "report", "--output", str(site))
+    assert first.exit_code == again.exit_code == 0 and first.stdout.split(";")[0] == again.stdout.split(";")[0]
