@@ -13,6 +13,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from benchledger.cli.output import visible
 from benchledger.projections import lifecycle
 
 NOT_STARTED = "not_started"
@@ -26,8 +27,8 @@ LAYOUT = {
 
 
 def plain(value: Any) -> str:
-    """``value`` as text Plotly shows verbatim (its tags and entities escaped)."""
-    return html.escape("" if value is None else str(value), quote=False)
+    """``value`` as text Plotly shows verbatim (its tags and entities escaped, its invisible format characters :func:`visible`)."""
+    return html.escape(visible("" if value is None else str(value)), quote=False)
 
 
 def _figure(fig: go.Figure, title: str) -> dict[str, Any]:

@@ -53,3 +53,8 @@ def test_invisible_format_characters_are_shown_in_tables_markdown_and_the_report
     assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
     page = (site / "goals" / GOAL / "index.html").read_text()
     assert shown in page and "\u202e" not in page
+    charts = page.split('<script type="application/json" id="figures">')[1].split("</script>")[0]
+    assert "\u202e" not in json.dumps(json.loads(charts), ensure_ascii=False)  # nor in what the charts draw
+    from benchledger.cli.web.figures import plain
+
+    assert plain(SPOOFED) == shown  # every chart text (labels, legends, hovers) goes through plain
