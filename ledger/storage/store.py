@@ -404,9 +404,9 @@ class ChunkedAppend:
     def __init__(self, ledger: Store, tx: Transaction) -> None:
         self.ledger, self.tx = ledger, tx
 
-    def append(self, appends: Sequence[StreamAppend], *, source: str) -> list[list[Appended]]:
+    def append(self, appends: Sequence[StreamAppend], *, source: str, receipts: Collection[bytes] = ()) -> list[list[Appended]]:
         """Append as :meth:`Store.append_streams` does, inside the open transaction (later chunks see earlier ones)."""
-        return append_locked(self.tx, prepared_appends(appends, source, guard=self.ledger.persistent), source)
+        return append_locked(self.tx, prepared_appends(appends, source, guard=self.ledger.persistent, receipts=receipts), source)
 
 
 def one_snapshot(read: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
