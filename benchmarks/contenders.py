@@ -1,5 +1,5 @@
 """What is measured, benchledger and each baseline on the same prepared workload: bulk ingest
-(benchledger through ``ingest_many`` and through ``ingest-batches``, the store alone, plain INSERTs, the
+(benchledger through one ``Ingest`` a transaction and through ``ingest-batches``, the store alone, plain INSERTs, the
 eventsourcing library), replay and read/decode, one artifact as a whole process (benchledger vs LoopX
 review-claim vs imports), and history/show latency."""
 
@@ -24,7 +24,7 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, Text, create_en
 from benchledger.ledger.read.views import history, show
 from benchledger.ledger.service.bulk import ingest_batch_file
 from benchledger.ledger.service.folding import row_record
-from benchledger.ledger.service.ingest import BatchRequest, ingest_many
+from benchledger.ledger.service.ingest import Ingest
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
 from benchledger.ledger.service.maintenance import replay
@@ -127,7 +127,7 @@ def prepare(goals: list[wl.Goal]) -> Prepared:
 def bench_benchledger_ingest(ledger: Store, prep: Prepared, *, bulk: bool, profile_dir: Path | None = None) -> dict[str, Any]:
     """The real path a user pays: parse + normalize (intake) + ingest (append, chain, inline projections).
 
-    ``bulk``: each transaction holds the batches of :meth:`Prepared.transactions` (``ingest_many``);
+    ``bulk``: each transaction holds the batches of :meth:`Prepared.transactions` (one ``Ingest``);
     otherwise every batch is its own ``ingest`` call, as one ``benchledger ingest`` per run does.
     """
     normalize_s = 0.0
@@ -136,13 +136,12 @@ def bench_benchledger_ingest(ledger: Store, prep: Prepared, *, bulk: bool, profi
         start = time.perf_counter()
         for group in prep.transactions(bulk):
             t0 = time.perf_counter()
-            requests = []
+            unit = Ingest(ledger, SOURCE)
             for i in group:
                 goal, batch = prep.order[i]
-                artifacts = [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents]
-                requests.append(BatchRequest(goal.goal_id, artifacts))
+                unit.add(goal.goal_id, [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents])
             normalize_s += time.perf_counter() - t0
-            ingest_many(ledger, requests, source=SOURCE)
+            unit.commit()
         elapsed = time.perf_counter() - start
     return {
         "seconds": elapsed,
@@ -159,11 +158,14 @@ def bench_store_only(ledger: Store, prep: Prepared) -> dict[str, Any]:
     What remains is the at-rest guard, the idempotency check, the hash chain and
     the batch manifests, in the bulk transactions the baselines use.
     """
-    transactions = [[BatchRequest(prep.order[i][0].goal_id, prep.artifacts[i]) for i in group] for group in prep.transactions(True)]
+    transactions = [[(prep.order[i][0].goal_id, prep.artifacts[i]) for i in group] for group in prep.transactions(True)]
     gc.collect()
     start = time.perf_counter()
-    for requests in transactions:
-        ingest_many(ledger, requests, source=SOURCE, materialize=False)
+    for batches in transactions:
+        unit = Ingest(ledger, SOURCE, materialize=False)
+        for goal_id, artifacts in batches:
+            unit.add(goal_id, artifacts)
+        unit.commit()
     elapsed = time.perf_counter() - start
     return {"seconds": elapsed, "events_per_s": prep.artifact_count / elapsed}
 

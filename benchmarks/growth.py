@@ -6,7 +6,7 @@
 Everything is measured in one run, on one SQLite ledger per section (``--workdir``):
 
 1. **Goal growth**, in process. Goals of 10^3 and 10^4 attempts (full: 5x10^4)
-   are built through the real path (``ingest_many``, whole batches in
+   are built through the real path (an ``Ingest`` of whole batches in
    transactions of about 500 artifacts, each transaction resuming each goal's
    fold from its checkpoint). Then one sequence of ordinary batches (a
    preflight, a launch, attempts of baseline run + treatment run + comparison,
@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchledger.ledger.service.ingest import BatchRequest, ingest, ingest_many
+from benchledger.ledger.service.ingest import Ingest, ingest
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
 from benchledger.ledger.service.maintenance import replay
@@ -60,14 +60,16 @@ def artifacts_of(batch: wl.Batch) -> list:
 def grow(ledger: Store, goal_id: str, attempts: int, seed: int) -> int:
     """A goal of ``attempts`` attempts, ingested in transactions of whole batches (about 500 artifacts each)."""
     goal = wl.make_goal(wl.load_templates(), goal_id, random.Random(seed), attempts=attempts)
-    group: list[BatchRequest] = []
+    unit, held = Ingest(ledger, "benchmark"), 0
     for batch in goal.batches:
-        group.append(BatchRequest(goal_id, artifacts_of(batch)))
-        if sum(len(r.artifacts) for r in group) >= BULK_ARTIFACTS:
-            ingest_many(ledger, group, source="benchmark")
-            group = []
-    if group:
-        ingest_many(ledger, group, source="benchmark")
+        artifacts = artifacts_of(batch)
+        unit.add(goal_id, artifacts)
+        held += len(artifacts)
+        if held >= BULK_ARTIFACTS:
+            unit.commit()
+            unit, held = Ingest(ledger, "benchmark"), 0
+    if held:
+        unit.commit()
     return ledger.require_goal(goal_id)["last_version"]
 
 

@@ -6,7 +6,7 @@
     .venv/bin/python -m benchmarks.reads --postgres-url postgresql://postgres@127.0.0.1:5432/test   # on PostgreSQL
 
 One ledger holds both goals, built from the seeded workload (benchmarks/workload.py)
-through the real path: every batch of a goal goes through ``ingest_many`` (all the
+through the real path: every batch of a goal goes through one ``Ingest`` (all the
 big goal's batches in one transaction, one fold), so its events, projections and
 lifecycle steps are what ordinary ingests store. Then, in the same run:
 
@@ -40,7 +40,7 @@ from urllib.parse import quote
 from sqlalchemy import create_engine, text
 
 from benchledger.ledger.read import views
-from benchledger.ledger.service.ingest import BatchRequest, ingest_many
+from benchledger.ledger.service.ingest import Ingest
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
 from benchledger.ledger.storage.engine import create_ledger_engine, normalize_url
@@ -61,11 +61,10 @@ def build_goal(ledger: Store, goal_id: str, events: int, seed: int) -> int:
     templates = wl.load_templates()
     # A workload attempt is about 5.7 events (two runs, a comparison, its batch, most often a post-launch check ...).
     goal = wl.make_goal(templates, goal_id, random.Random(seed), attempts=max(1, round(events / 5.7)))
-    batches = [
-        BatchRequest(goal_id, [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents])
-        for batch in goal.batches
-    ]
-    ingest_many(ledger, batches, source="benchmark")
+    unit = Ingest(ledger, "benchmark")
+    for batch in goal.batches:
+        unit.add(goal_id, [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents])
+    unit.commit()
     return ledger.require_goal(goal_id)["last_version"]
 
 

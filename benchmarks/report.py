@@ -71,7 +71,7 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {label} | {fmt_num(store)} | plain Core insert, same transactions {fmt_num(r['bulk_plain']['events_per_s'])} | "
                      f"{fmt_ratio(ratio(store, r['bulk_plain']['events_per_s']))} |")
         for mode, label in (
-            ("bulk", f"2. bulk ingest (`ingest_many`: normalize + chain + projections; ~{BULK_ARTIFACTS}-artifact transactions), events/s"),
+            ("bulk", f"2. bulk ingest (`Ingest`: normalize + chain + projections; ~{BULK_ARTIFACTS}-artifact transactions), events/s"),
             ("per_batch", "2. per-run ingest (one transaction per `ingest` batch), events/s"),
         ):
             b = r[f"{mode}_benchledger"]["events_per_s"]

@@ -6,7 +6,7 @@
 The ledger: ordinary goals cloned from real ingests by the store's own record
 builder (``synthetic_ledger.build_big_ledger``) up to ``--events``, then one
 goal of ``--goal-events`` events ingested through the real path
-(``benchmarks.reads.build_goal``: its batches through ``ingest_many``). The server
+(``benchmarks.reads.build_goal``: its batches through one ``Ingest``). The server
 is the console script, as a user starts it, on a free loopback port; each page
 is fetched over HTTP with ``urllib``. The first fetch of each page is reported on
 its own (cold: the server's first queries, and the index starts the background

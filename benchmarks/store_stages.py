@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.store_stages                               # SQLite, the full workload (250 goals)
     .venv/bin/python -m benchmarks.store_stages --backend postgresql --goals 30
 
-The store-only append is the one of ``benchmarks.run`` (normalized artifacts, ``ingest_many(...,
+The store-only append is the one of ``benchmarks.run`` (normalized artifacts, ``Ingest(...,
 materialize=False)``, ~500-artifact transactions). It runs ``--runs`` times, each into a fresh ledger
 and followed by eventsourcing on the same transactions (interleaved: a machine whose load moves
 moves both). Every stage is timed with ``perf_counter`` around the function that does it; a stage
@@ -24,7 +24,6 @@ from typing import Any
 
 import sqlalchemy.engine
 
-from benchledger.ledger.service import ingest
 from benchledger.ledger.storage import append, canonical, event_records, store, transaction
 from benchmarks import workload as wl
 from benchmarks.contenders import HAVE_EVENTSOURCING, bench_eventsourcing, bench_store_only, prepare
@@ -37,7 +36,6 @@ STAGES = (
     (canonical, "canonical_json", "canonical JSON, payload hash and event ids"),
     (append, "_copy_events", "insert (COPY)"),
     (store._TransactionContext, "__exit__", "commit"),
-    (ingest, "members_as_stored", "member ids stored under content-only ids (members_as_stored)"),
     (transaction.Transaction, "events_by_id", "duplicate and regrouping look-ups by id"),
     (append, "chained_record", "hash chain and records"),
     (append, "event_from_record", "StoredEvent objects"),

@@ -237,10 +237,3 @@ def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
         click.echo(f"benchledger: note: created a new, empty ledger at {ledger.created} (`benchledger info` names the ledger in use)", err=True)
     with ledger:
         yield ledger
-
-
-@contextmanager
-def open_store(ctx: click.Context) -> Iterator[Any]:
-    """:func:`open_ledger`'s storage, for cli/ingest.py until it calls the facade (the write path's conversion, issue 25)."""
-    with open_ledger(ctx) as ledger:
-        yield ledger._store

@@ -5,18 +5,18 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_store
+from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, echo_pieces, format_option, json_document, json_listing
 from benchledger.errors import SHOWN_PROBLEMS, capped
-from benchledger.ledger.service.bulk import DocumentBatch, directory_batches, ingest_batch_file, ingest_files
-from benchledger.ledger.service.intake.files import expand_paths
-from benchledger.ledger.service.retract import retract
+from benchledger.ledger.api import plan_ingest, plan_ingest_tree
 from benchledger.projections.artifacts import KINDS
-from benchledger.projections.batch_manifest import claim_review_without_runs
+
+if TYPE_CHECKING:
+    from benchledger.ledger import IngestOutcome
 
 
 def _progress(total: int):
@@ -37,85 +37,39 @@ def _progress(total: int):
 _WOULD = {"appended": "would append", "duplicate": "duplicate"}
 
 
-def _markdown(report: dict[str, Any]) -> Iterator[str]:
-    """The markdown report, a line at a time (``events`` may be an iterator: an ingest may report 10^5 of them)."""
-    if not report["ok"]:
-        lines = [f"# Ingest refused: nothing written to `{report['goal_id']}`", ""]
-        lines += [f"- {line}" for line in capped([f"{e['source']}: {e['error']}" for e in report["errors"]])]
-        yield from (line + "\n" for line in lines)
-        return
-    dry_run = report["dry_run"]
+def _markdown(outcome: IngestOutcome) -> Iterator[str]:
+    """The markdown report, a line at a time (an ingest may report 10^5 events)."""
+    dry_run = outcome.dry_run
     status = (lambda s: _WOULD[s]) if dry_run else (lambda s: s)  # noqa: E731
     lines = [
-        f"# Ingest into `{report['goal_id']}`" + (" (dry run: nothing was written)" if dry_run else ""),
+        f"# Ingest into `{outcome.goal_id}`" + (" (dry run: nothing was written)" if dry_run else ""),
         "",
-        f"- {'would append' if dry_run else 'appended'}: {report['appended_count']} event(s); "
-        f"{'already in the goal' if dry_run else 'duplicates'}: {report['duplicate_count']}",
+        f"- {'would append' if dry_run else 'appended'}: {outcome.appended_count} event(s); "
+        f"{'already in the goal' if dry_run else 'duplicates'}: {outcome.duplicate_count}",
     ]
-    if "batch_event_id" in report:
-        lines.append(f"- batch: `{report['batch_event_id']}` ({status(report['batch_status'])})")
-        if report["batch_status"] == "duplicate":
+    single = outcome.single
+    if single is not None:
+        lines.append(f"- batch: `{single.batch.event_id}` ({status(single.batch.status)})")
+        if single.batch.status == "duplicate":
             lines.append("- nothing new: every artifact is stored and this batch already groups them")
-    lines += [f"- note: {note}" for note in report.get("notes", [])]
-    for batch in report.get("batches", []):
-        lines.append(
-            f"- batch `{batch['batch_event_id']}` ({status(batch['batch_status'])}): {batch['directory']} "
-            f"({batch['appended_count']} {'to append' if dry_run else 'appended'}, {batch['duplicate_count']} duplicate)"
-        )
+        lines += [f"- note: {note}" for note in single.notes]
+    else:
+        lines += [
+            f"- batch `{b.batch.event_id}` ({status(b.batch.status)}): {b.label} "
+            f"({b.appended_count} {'to append' if dry_run else 'appended'}, {b.duplicate_count} duplicate)"
+            for b in outcome.batches
+        ]
     lines.append("")
     yield from (line + "\n" for line in lines)
-    for e in report["events"]:
-        where = f"#{e['position']} v{e['stream_version']}"
-        yield f"- {status(e['status']):12} {e['kind']:20} {where:12} {e['source']}\n"
+    for e in outcome.members():
+        where = f"#{e.position} v{e.stream_version}"
+        yield f"- {status(e.status):12} {e.kind:20} {where:12} {e.source}\n"
 
 
-def _event(member: Any) -> dict[str, Any]:
-    return {
-        "event_id": member.event_id,
-        "position": member.position,
-        "stream_version": member.stream_version,
-        "kind": member.kind,
-        "schema_version": member.schema_version,
-        "status": member.status,
-        "source": member.source,
-    }
-
-
-def _ingest_report(goal: str, outcome: Any, per_directory: bool) -> dict[str, Any]:
-    if not outcome.ok:
-        errors = outcome.errors
-        echo_errors([f"{source}: {error}" for source, error in errors])
-        return {
-            "ok": False,
-            "goal_id": goal,
-            "error_count": len(errors),
-            "errors": [{"source": s, "error": e} for s, e in errors[:SHOWN_PROBLEMS]],
-        }
-    batches = outcome.batches
-    report: dict[str, Any] = {"ok": True, "dry_run": outcome.dry_run, "goal_id": goal}
-    if per_directory:
-        report["batches"] = [
-            {
-                "directory": b.label,
-                "batch_event_id": b.batch.event_id,
-                "batch_status": b.batch.status,
-                "appended_count": b.appended_count,
-                "duplicate_count": b.duplicate_count,
-            }
-            for b in batches
-        ]
-    else:
-        (batch,) = batches
-        report.update(batch_event_id=batch.batch.event_id, batch_status=batch.batch.status)
-        if batch.batch.status == "appended" and claim_review_without_runs(m.kind for m in batch.members):
-            report["notes"] = [
-                "this batch holds a comparison and no run: its claim review, now the goal's latest, reads no run "
-                "(review-claim reads the runs ingested with the comparison: list them in the same ingest)"
-            ]
-    report["appended_count"] = sum(b.appended_count for b in batches)
-    report["duplicate_count"] = sum(b.duplicate_count for b in batches)
-    report["events"] = (_event(m) for b in batches for m in b.members)  # (streamed to the output)
-    return report
+def _refused_markdown(outcome: IngestOutcome) -> str:
+    lines = [f"# Ingest refused: nothing written to `{outcome.goal_id}`", ""]
+    lines += [f"- {line}" for line in capped([f"{source}: {error}" for source, error in outcome.errors[:SHOWN_PROBLEMS]])]
+    return "".join(line + "\n" for line in lines)
 
 
 @click.command("ingest")
@@ -150,21 +104,19 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     """
     if bool(root) == bool(paths):
         raise click.UsageError("give PATH... or --batch-per-directory ROOT (one of them)")
-    if root:
-        # (a tree without input files is an empty batch of the goal: refused as "no artifact", naming the goal)
-        batches, inputs = directory_batches(goal, root) or [DocumentBatch(goal, [], root)], root
-    else:
-        batches, inputs = [DocumentBatch(goal, expand_paths(list(paths)))], ", ".join(paths)
-    bar, progress = _progress(sum(len(b.files) for b in batches))
-    with open_store(ctx) as ledger, bar:
-        outcome = ingest_files(ledger, batches, kind=kind, source="cli ingest", dry_run=dry_run, progress=progress, inputs=inputs)
-    report = _ingest_report(goal, outcome, per_directory=bool(root))
+    plan = plan_ingest_tree(goal, root) if root else plan_ingest(goal, paths)
+    bar, progress = _progress(plan.file_count)
+    with open_ledger(ctx) as ledger, bar:
+        outcome = ledger.ingest_files(plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress)
+    if not outcome.ok:
+        echo_errors([f"{source}: {error}" for source, error in outcome.errors])
+        click.echo(json_document(outcome.as_dict()) if fmt == "json" else _refused_markdown(outcome), nl=fmt == "json")
+        ctx.exit(1)
     if fmt == "json":
-        pieces = json_listing(report, "events", report.pop("events")) if report["ok"] else iter([json_document(report) + "\n"])
+        echo_pieces(json_listing(outcome.head(), "events", (m.as_dict() for m in outcome.members())))
     else:
-        pieces = _markdown(report)
-    echo_pieces(pieces)
-    ctx.exit(0 if report["ok"] else 1)
+        echo_pieces(_markdown(outcome))
+    ctx.exit(0)
 
 
 ingest_command.params.insert(0, goal_option(required=True, help="The goal (stream) the batch is appended to."))
@@ -198,13 +150,11 @@ def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
     """
     with contextlib.ExitStack() as stack:
         path, name = stack.enter_context(input_path(file))
-        ledger = stack.enter_context(open_store(ctx))
+        ledger = stack.enter_context(open_ledger(ctx))
         bar = None
         if sys.stderr.isatty():
             bar = stack.enter_context(click.progressbar(length=1, label="appending artifacts", file=sys.stderr))
-        outcome = ingest_batch_file(
-            ledger, path, name=name, started=_sized(bar), progress=bar.update if bar else None
-        )
+        outcome = ledger.ingest_batch_file(path, name=name, started=_sized(bar), progress=bar.update if bar else None)
     report = outcome.as_dict()
     if not outcome.ok:
         echo_errors(
@@ -249,15 +199,10 @@ def retract_command(ctx: click.Context, event_ids: tuple[str, ...], reason: str,
     retraction, and `--as-of` a position before it shows the old view.
     Event ids are in `history --format json` (or `--wide`).
     """
-    with open_store(ctx) as ledger:
-        appended = retract(ledger, list(event_ids), reason, goal_id=goal)
-    event = appended.event
-    report = {
-        "goal_id": event.goal_id, "event_id": event.event_id, "position": event.position,
-        "retracts": event.payload["retracts"], "reason": event.payload["reason"],
-    }
+    with open_ledger(ctx) as ledger:
+        retraction = ledger.retract(list(event_ids), reason, goal_id=goal, source="cli retract")
     if fmt == "json":
-        echo_json(report)
+        echo_json(retraction.as_dict())
     else:
-        click.echo(f"# retracted {len(report['retracts'])} event(s) of goal `{report['goal_id']}` at position {report['position']}\n")
-        click.echo("\n".join(f"- {event_id}" for event_id in report["retracts"]))
+        click.echo(f"# retracted {len(retraction.retracts)} event(s) of goal `{retraction.goal_id}` at position {retraction.position}\n")
+        click.echo("\n".join(f"- {event_id}" for event_id in retraction.retracts))

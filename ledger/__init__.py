@@ -37,9 +37,10 @@ _RESULTS = "benchledger.ledger.results"
 _API = {
     **dict.fromkeys(
         (
-            "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review", "execute_baseline_failure_gate",
-            "is_goal_id", "load_artifacts", "open", "open_existing", "plan_loopx_import", "read_json", "schema_head",
-            "schema_revision", "upgrade_schema", "upgrade_schema_sql", "writes_committed",
+            "FilesPlan", "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review",
+            "execute_baseline_failure_gate", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
+            "plan_ingest_tree", "plan_loopx_import", "read_json", "schema_head", "schema_revision", "upgrade_schema",
+            "upgrade_schema_sql", "writes_committed",
         ),
         _FACADE,
     ),
@@ -52,10 +53,10 @@ _API = {
         ),
         _RESULTS,
     ),
-    # What an ingest and an import-ndjson return, and the refusal import-ndjson raises with its problems listed.
-    "FilesIngest": "benchledger.ledger.service.bulk",
+    # What an ingest (its batches, their members), ingest-batches and import-ndjson return, and the refusal
+    # import-ndjson raises with its problems listed.
+    **dict.fromkeys(("IngestOutcome", "BatchOutcome", "MemberOutcome"), "benchledger.ledger.service.ingest_outcome"),
     "BatchFileIngest": "benchledger.ledger.service.bulk",
-    "IngestOutcome": "benchledger.ledger.service.ingest",
     "ImportedExport": "benchledger.ledger.service.exchange",
     "ExportRefused": "benchledger.ledger.service.exchange",
 }

@@ -57,18 +57,19 @@ from benchledger.ledger.results import (
 from benchledger.ledger.storage.canonical import escape_lone_surrogates
 
 if TYPE_CHECKING:
-    from benchledger.ledger.service.bulk import BatchFileIngest, FilesIngest
+    from benchledger.ledger.service.bulk import BatchFileIngest
     from benchledger.ledger.service.exchange import ImportedExport
-    from benchledger.ledger.service.ingest import IngestOutcome
+    from benchledger.ledger.service.ingest_outcome import BatchOutcome, IngestOutcome
     from benchledger.ledger.service.intake.reading import Document
     from benchledger.ledger.service.loopx_import import ImportPlan
     from benchledger.ledger.storage.store import Store
     from benchledger.projections.artifacts import Artifact
 
 __all__ = [
-    "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review", "execute_baseline_failure_gate",
-    "is_goal_id", "load_artifacts", "open", "open_existing", "plan_loopx_import", "read_json", "schema_head",
-    "schema_revision", "upgrade_schema", "upgrade_schema_sql", "writes_committed",
+    "FilesPlan", "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review",
+    "execute_baseline_failure_gate", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
+    "plan_ingest_tree", "plan_loopx_import", "read_json", "schema_head", "schema_revision", "upgrade_schema",
+    "upgrade_schema_sql", "writes_committed",
 ]
 
 LIBRARY_SOURCE = "library"
@@ -326,22 +327,39 @@ class Ledger:
 
     def ingest(
         self, goal_id: str, paths: Sequence[str], *, kind: str | None = None, dry_run: bool = False, source: str = LIBRARY_SOURCE
-    ) -> FilesIngest:
+    ) -> IngestOutcome:
         """Read the documents of ``paths`` (files, folders, NDJSON) and append them to ``goal_id`` as one batch: all or none.
 
         ``kind`` names every document's kind (lifecycle inputs carry none). A
         refused document writes nothing: the outcome lists every refusal.
         """
-        from benchledger.ledger.service.bulk import DocumentBatch, ingest_files
-        from benchledger.ledger.service.intake.files import expand_paths
+        return self.ingest_files(plan_ingest(goal_id, paths), kind=kind, dry_run=dry_run, source=source)
 
-        batch = DocumentBatch(goal_id, expand_paths([str(path) for path in paths]))
-        return ingest_files(self._store, [batch], kind=kind, source=source, dry_run=dry_run, inputs=", ".join(map(str, paths)))
+    def ingest_files(
+        self,
+        plan: FilesPlan,
+        *,
+        kind: str | None = None,
+        dry_run: bool = False,
+        source: str = LIBRARY_SOURCE,
+        progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
+    ) -> IngestOutcome:
+        """Read and append the batches of ``plan`` (:func:`plan_ingest`, :func:`plan_ingest_tree`) in one transaction: all or none.
+
+        The files are read as the transaction goes; ``progress`` wraps each batch's list of files as it is read.
+        """
+        from benchledger.ledger.service.ingest import Ingest
+
+        unit = Ingest(self._store, source, dry_run=dry_run, inputs=plan.inputs)
+        for label, files in plan.batches:
+            unit.add_files(plan.goal_id, files, kind=kind, label=label, progress=progress)
+        return unit.commit()
 
     def ingest_artifacts(
         self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE
-    ) -> IngestOutcome:
-        """Append normalized ``artifacts`` (:func:`load_artifacts`) to ``goal_id`` as one batch, in one transaction."""
+    ) -> BatchOutcome:
+        """Append normalized ``artifacts`` (:func:`load_artifacts`) to ``goal_id`` as one batch, in one transaction
+        (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written)."""
         from benchledger.ledger.service.ingest import ingest
 
         return ingest(self._store, goal_id, artifacts, source=source, dry_run=dry_run)
@@ -458,6 +476,39 @@ def load_artifacts(paths: Iterable[str], *, kind: str | None = None) -> list[Art
     if refused:
         raise InvalidInput("; ".join(capped([f"{source}: {reason}" for source, reason in refused])))
     return artifacts
+
+
+# -- ingest -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FilesPlan:
+    """The files an ingest reads into ``goal_id``, batch by batch (``(label, files)``: a job tree's directory, or
+    ``None`` for the one batch of PATHs), and what its messages call them (``inputs``)."""
+
+    goal_id: str
+    batches: tuple[tuple[str | None, tuple[str, ...]], ...]
+    inputs: str
+
+    @property
+    def file_count(self) -> int:
+        return sum(len(files) for _, files in self.batches)
+
+
+def plan_ingest(goal_id: str, paths: Sequence[str]) -> FilesPlan:
+    """``ingest PATH...``: the files ``paths`` name (folders read for ``*.json``, ``*.ndjson``, ``*.jsonl``, sorted), one batch; no ledger involved."""
+    from benchledger.ledger.service.intake.files import expand_paths
+
+    return FilesPlan(goal_id, ((None, tuple(expand_paths([str(path) for path in paths]))),), ", ".join(map(str, paths)))
+
+
+def plan_ingest_tree(goal_id: str, root: str) -> FilesPlan:
+    """``ingest --batch-per-directory ROOT``: a batch per directory below ``root`` that directly holds input files, sorted; no ledger involved."""
+    from benchledger.ledger.service.intake.files import directory_batches
+
+    # (a tree without input files is one empty batch: its ingest is refused as holding no artifact, naming the goal)
+    batches = tuple((directory, tuple(files)) for directory, files in directory_batches(root)) or ((root, ()),)
+    return FilesPlan(goal_id, batches, root)
 
 
 # -- import-loopx --------------------------------------------------------------------------------

@@ -1,50 +1,53 @@
-"""The ingest: artifacts become one transaction holding their events, the batch manifest and the projections they change.
+"""The one write path: a unit of work (:class:`Ingest`) puts events, batch manifests and projections in one transaction.
+
+Every command that appends evidence is one (or, ``ingest-batches``, one a
+transaction): ``ingest`` and ``ingest --batch-per-directory`` (files read
+inside the transaction), ``import-loopx`` (a run ledger's rows as they are, a
+history's records as batches), a review's ``--goal``, ``retract`` and the
+library's :func:`ingest`. What it promises, once for all: all or nothing; an
+event already stored is not stored again (its identity:
+:meth:`NewEvent.event_id`); a batch whose members an earlier batch already
+groups is not recorded (:func:`grouped_before`); a dry run computes the outcome
+and rolls back; the goals' projections are brought up to date in the same
+transaction (``service.materialize``). What it reports: ``service.ingest_outcome``.
 
 The store (``ledger.storage``) knows nothing of reviews and the reducers
 (``projections``) nothing of storage; an ingest is where they meet.
+
+Longer than 500 lines: the unit of work and the chunk writer it drives (:class:`_Writer`) share their state
+(the events pending, each batch's manifest decided a chunk at a time); apart, each would reach into the other.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
 
-from benchledger.errors import InvalidInput
+from benchledger.errors import InvalidInput, LedgerError
+from benchledger.ledger.service.ingest_outcome import NO_RUN_NOTE, BatchOutcome, IngestOutcome, MemberOutcome
+from benchledger.ledger.service.intake.artifacts import Refused, read_artifacts, refuse_contradicted
 from benchledger.ledger.service.materialize import KeptProjectors, materialize_goals
+from benchledger.ledger.storage.append import guard_receipt, unstorable_problems
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StoredEvent, StreamAppend
-from benchledger.ledger.storage.store import Store
+from benchledger.ledger.storage.guard import UnstorableContent
+from benchledger.ledger.storage.store import ChunkedAppend, Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections.artifacts import Artifact
-from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, batch_manifest
+from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, batch_manifest, claim_review_without_runs
+
+# Events a statement appends: many rows a statement, and a chunk of 4 MiB documents read from files
+# stays well under the memory bound (README "Memory"). A batch given as artifacts is held already and
+# appended whole (its guard receipt covers it whole): a chunk ends after the batch that fills it.
+CHUNK_ARTIFACTS = 500
 
 
 class NothingToIngest(InvalidInput):
     """A batch without artifacts: a persistent ledger keeps no empty batch (and so creates no goal for one)."""
 
 
-@dataclass(frozen=True)
-class IngestOutcome:
-    goal_id: str
-    batch: Appended
-    members: list[Appended]
-    dry_run: bool = False
-
-    @property
-    def appended_count(self) -> int:
-        return sum(1 for m in self.members if m.status == "appended")
-
-    @property
-    def duplicate_count(self) -> int:
-        return sum(1 for m in self.members if m.status == "duplicate")
-
-
-class _DryRun(Exception):
-    """Raised inside the append transaction to roll it back after computing the outcome."""
-
-    def __init__(self, outcome: list[Appended]) -> None:
-        self.outcome = outcome
+# -- the events a batch appends --------------------------------------------------------------
 
 
 def member_event(artifact: Artifact) -> NewEvent:
@@ -53,13 +56,6 @@ def member_event(artifact: Artifact) -> NewEvent:
     return NewEvent(
         artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256, keyed_on_source=True, origin=artifact.origin
     )
-
-
-def batch_events(goal_id: str, artifacts: Sequence[Artifact], review: Mapping[str, Any] | None = None) -> list[NewEvent]:
-    """The events one batch appends: its members, then its ``ingest_batch`` manifest."""
-    members = [member_event(a) for a in artifacts]
-    manifest = [manifest_member(new.event_id(goal_id), new.kind, a.role) for a, new in zip(artifacts, members)]
-    return [*members, manifest_event(manifest, review)]
 
 
 def manifest_member(event_id: str, kind: str, role: str | None) -> dict[str, Any]:
@@ -73,8 +69,33 @@ def manifest_event(members: list[dict[str, Any]], review: Mapping[str, Any] | No
     return NewEvent(BATCH_KIND, batch_manifest(members, review), BATCH_SCHEMA, origin=origin)
 
 
-def grouped_before(tx: Transaction, goal_id: str, member_ids: Sequence[str]) -> StoredEvent | None:
-    """The earliest batch of ``goal_id`` that already lists every one of ``member_ids`` (all stored already), if any.
+def batch_events(goal_id: str, artifacts: Sequence[Artifact]) -> list[NewEvent]:
+    """The events a batch of new artifacts appends: its members, then its ``ingest_batch`` manifest."""
+    members = [member_event(a) for a in artifacts]
+    manifest = [manifest_member(new.event_id(goal_id), new.kind, a.role) for a, new in zip(artifacts, members)]
+    return [*members, manifest_event(manifest)]
+
+
+@dataclass(frozen=True)
+class CheckedBatch:
+    """A batch judged ahead of its append (``ingest-batches`` validates a whole file first): its member events, what the
+    store's guard refuses in it, and when nothing, the receipt that spares :class:`Ingest` judging it again."""
+
+    members: list[NewEvent]
+    problems: list[tuple[str, str]]
+    receipt: bytes | None
+
+
+def check_batch(goal_id: str, artifacts: Sequence[Artifact], *, source: str) -> CheckedBatch:
+    """What the store's guard says of the batch :meth:`Ingest.add` would append (:func:`guard_receipt`)."""
+    events = batch_events(goal_id, artifacts)
+    problems, receipt = guard_receipt(StreamAppend(goal_id, events), source=source)
+    return CheckedBatch(events[:-1], problems, receipt)
+
+
+def grouped_before(tx: Transaction, goal_id: str, member_ids: Collection[str], newest_version: int) -> StoredEvent | None:
+    """The earliest batch of ``goal_id`` that already lists every one of ``member_ids`` (all stored, the newest at stream
+    version ``newest_version``), if any.
 
     Such a batch adds nothing, so it is not recorded: a file ingested again
     alone (a repeated comparison) would otherwise be a batch of its own, whose
@@ -83,175 +104,424 @@ def grouped_before(tx: Transaction, goal_id: str, member_ids: Sequence[str]) -> 
     review command is always recorded (its flags are the new observation).
     """
     wanted = set(member_ids)
-    stored = tx.events_by_id(wanted)
-    if stored:
-        # The batch appended right after the newest member (its own manifest) is the earliest that can
-        # list it: when it lists them all (a file or a group ingested again), no other batch is read.
-        newest = max(stored.values(), key=lambda event: event.stream_version)
-        home = tx.read_goal(goal_id, kinds=(BATCH_KIND,), after_version=newest.stream_version, limit=1)
-        if home and wanted <= {member["event_id"] for member in home[0].payload["members"]}:
-            return home[0]
+    # The batch appended right after the newest member (its own manifest) is the earliest that can
+    # list it: when it lists them all (a file or a group ingested again), no other batch is read.
+    home = tx.read_goal(goal_id, kinds=(BATCH_KIND,), after_version=newest_version, limit=1)
+    if home and wanted <= {member["event_id"] for member in home[0].payload["members"]}:
+        return home[0]
     for batch in tx.read_goal(goal_id, kinds=(BATCH_KIND,)):
         if wanted <= {member["event_id"] for member in batch.payload["members"]}:
             return batch
     return None
 
 
-def _without_regroupings(ledger: Store, appends: Sequence[StreamAppend]) -> tuple[list[StreamAppend], dict[int, tuple[list[str], str]]]:
-    """``appends`` less the batches that add nothing, and for each of those its member ids and the batch that holds them.
-
-    A batch adds nothing when an earlier batch groups all its members: one
-    stored before (:func:`grouped_before`) or one earlier in ``appends``.
-    """
-    kept: list[StreamAppend] = []
-    covered: dict[int, tuple[list[str], str]] = {}
-    kept_groups: dict[str, list[tuple[set[str], str]]] = {}  # goal -> (member ids, batch id) of the batches kept so far
-    with ledger.reading() as connection:
-        tx = Transaction(connection)
-        # (one read for every batch: which of their members the ledger holds already)
-        stored_ids = set(tx.events_by_id(m["event_id"] for request in appends for m in request.events[-1].payload["members"]))
-        for index, request in enumerate(appends):
-            manifest = request.events[-1]
-            ids = [member["event_id"] for member in manifest.payload["members"]]
-            wanted, earlier = set(ids), None
-            if ids and "review" not in manifest.payload:
-                earlier = next((batch for members, batch in kept_groups.get(request.goal_id, ()) if wanted <= members), None)
-                if earlier is None and wanted <= stored_ids:
-                    stored = grouped_before(tx, request.goal_id, ids)
-                    earlier = stored.event_id if stored else None
-            if earlier is None:
-                kept.append(request)
-                kept_groups.setdefault(request.goal_id, []).append((wanted, manifest.event_id(request.goal_id)))
-            else:
-                covered[index] = (ids, earlier)
-    return kept, covered
-
-
-def append_projected(
-    ledger: Store,
-    appends: Sequence[StreamAppend],
-    *,
-    source: str,
-    dry_run: bool = False,
-    materialize: bool = True,
-    receipts: Collection[bytes] = (),
-    projectors: KeptProjectors | None = None,
-) -> list[list[Appended]]:
-    """Append to one or more goals in one transaction, with the projections the new events change.
-
-    A batch manifest among ``appends`` names its members as stored
-    (:func:`members_as_stored`). With ``materialize`` (every persistent ledger)
-    each goal's projections are brought up to date in the same transaction; a
-    reducer that raises aborts the append. ``dry_run`` computes the outcome and
-    rolls everything back; ``receipts`` are the guard's (:meth:`Store.append_streams`);
-    ``projectors``: the folds of this writer's earlier transactions (:class:`KeptProjectors`).
-    """
-
-    def finish(tx: Transaction, outcomes: list[list[Appended]]) -> None:
-        if dry_run:
-            raise _DryRun(outcomes)
-        first_new: dict[str, int] = {}
-        new_events = [appended.event for outcome in outcomes for appended in outcome if appended.status == "appended"]
-        for event in new_events:
-            first_new[event.goal_id] = min(first_new.get(event.goal_id, event.position), event.position)
-        if materialize and first_new:
-            materialize_goals(tx, first_new, new_events, projectors)
-
-    if projectors is not None:
-        projectors.begin()
-    try:
-        written = ledger.append_streams(appends, source=source, within=finish, receipts=receipts)
-    except _DryRun as stop:
-        return stop.outcome
-    if projectors is not None:
-        projectors.committed()
-    return written
-
-
-def members_as_stored(ledger: Store, appends: Sequence[StreamAppend]) -> Sequence[StreamAppend]:
-    """The appends with each batch manifest naming its members by the ids they are stored under.
-
-    A member already stored under its content-only id (ingested before source
-    hashes were part of identity, :meth:`NewEvent.earlier_id`) is a duplicate
-    the store finds under that id, so the manifest must name it so. Such events
-    are never written any more, so reading them before the append's
-    transaction cannot miss one.
-    """
-    earlier: dict[str, tuple[str, NewEvent]] = {}
-    for request in appends:
-        for new in request.events:
-            earlier_id = new.earlier_id(request.goal_id)
-            if earlier_id:
-                earlier[earlier_id] = (new.event_id(request.goal_id), new)
-    if not earlier or not ledger.persistent:
-        return appends
-    renamed = {
-        earlier[stored_id][0]: stored_id
-        for stored_id, stored in ledger.events_by_id(earlier).items()
-        if earlier[stored_id][1].same_observation(stored)
-    }
-    if not renamed:
-        return appends
-    return [
-        StreamAppend(request.goal_id, [_renamed_members(new, renamed) for new in request.events], request.expected_version)
-        for request in appends
-    ]
-
-
-def _renamed_members(new: NewEvent, renamed: Mapping[str, str]) -> NewEvent:
-    if new.kind != BATCH_KIND:
-        return new
-    members = [{**m, "event_id": renamed.get(m["event_id"], m["event_id"])} for m in new.payload["members"]]
-    return dataclasses.replace(new, payload={**new.payload, "members": members})
+# -- the unit of work ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class BatchRequest:
-    """One batch to ingest: the goal, its artifacts (in argument order) and the review command that sent it, if any."""
-
+class _HeldBatch:
     goal_id: str
     artifacts: Sequence[Artifact]
-    review: Mapping[str, Any] | None = None
+    review: Mapping[str, Any] | None
+    label: str | None
 
 
-def ingest_many(
-    ledger: Store,
-    batches: Sequence[BatchRequest],
-    *,
-    source: str,
-    dry_run: bool = False,
-    materialize: bool = True,
-    receipts: Collection[bytes] = (),
-    projectors: KeptProjectors | None = None,
-) -> list[IngestOutcome]:
-    """Append every batch (members, then its manifest) in one transaction (see :func:`append_projected`).
+@dataclass(frozen=True)
+class _FilesBatch:
+    goal_id: str
+    files: Sequence[str]
+    kind: str | None
+    label: str | None
+    progress: Callable[[Iterable[str]], Iterable[str]] | None
 
-    Each batch is what one :func:`ingest` would append; together they cost one
-    transaction, a few statements and one fold per goal (a bulk ingest).
-    ``receipts``: the guard's, for batches it passed already (:func:`store.guard_receipt`);
-    ``projectors``: see :class:`KeptProjectors`.
+
+@dataclass(frozen=True)
+class _GivenEvents:
+    goal_id: str
+    events: Sequence[NewEvent]
+    expected_version: int | None
+
+
+class Ingest:
+    """One write: batches (of artifacts, or of files to read) and events as they are, in one transaction.
+
+    ``Ingest(ledger, source)`` registers what to write (:meth:`add`,
+    :meth:`add_files`, :meth:`add_events`: nothing is read or written yet);
+    :meth:`commit` opens the write transaction, appends everything in order
+    :data:`CHUNK_ARTIFACTS` events at a time (files are read as it goes, so an
+    input is never held whole), each batch's manifest after its members, brings
+    the projections of the goals it changed up to date (``materialize``: every
+    persistent ledger; a reducer that raises aborts the write) and commits.
+    Anything refused (a document that does not read, what the store's guard
+    refuses) writes nothing: the outcome names every refusal once all is read
+    (:meth:`IngestOutcome.raise_if_refused` raises them). ``dry_run`` computes
+    the outcome and rolls back.
+    ``receipts``: the guard's, for batches it judged already
+    (:func:`check_batch`); ``projectors``: the folds of this writer's earlier
+    units (:class:`KeptProjectors`); ``inputs``: what the refusal of files
+    holding no artifact calls them (default: the files).
+
+    As a context manager it commits when the block ends without an exception (the outcome is then
+    :attr:`outcome`), raising :class:`UnstorableContent` if the write was refused.
     """
-    if ledger.persistent:
-        empty = sorted({b.goal_id for b in batches if not b.artifacts})
-        if empty:
-            raise NothingToIngest(f"no artifact to ingest into {', '.join(map(repr, empty))}; nothing was written")
-    appends = [StreamAppend(b.goal_id, batch_events(b.goal_id, b.artifacts, b.review)) for b in batches]
-    # (events are immutable: what is stored before the transaction is stored in it)
-    kept, covered = _without_regroupings(ledger, members_as_stored(ledger, appends))
-    written = []
-    if kept:
-        written = append_projected(
-            ledger, kept, source=source, dry_run=dry_run, materialize=materialize, receipts=receipts, projectors=projectors
-        )
-    events = {a.event.event_id: a.event for outcome in written for a in outcome}
-    missing = {i for ids, batch in covered.values() for i in (*ids, batch)} - events.keys()
-    events.update(ledger.events_by_id(missing) if missing else {})
-    unread = iter(written)
-    outcomes = [
-        [Appended(events[i], "duplicate") for i in (*covered[index][0], covered[index][1])] if index in covered else next(unread)
-        for index in range(len(appends))
-    ]
-    return [IngestOutcome(b.goal_id, outcome[-1], outcome[:-1], dry_run) for b, outcome in zip(batches, outcomes)]
+
+    def __init__(
+        self,
+        ledger: Store,
+        source: str,
+        *,
+        dry_run: bool = False,
+        materialize: bool = True,
+        receipts: Collection[bytes] = (),
+        projectors: KeptProjectors | None = None,
+        inputs: str | None = None,
+    ) -> None:
+        self.ledger, self.source, self.dry_run, self.materialize = ledger, source, dry_run, materialize
+        self.receipts, self.projectors, self.inputs = receipts, projectors, inputs
+        self.outcome: IngestOutcome | None = None
+        self._items: list[_HeldBatch | _FilesBatch | _GivenEvents] = []
+
+    def add(self, goal_id: str, artifacts: Sequence[Artifact], *, review: Mapping[str, Any] | None = None, label: str | None = None) -> None:
+        """A batch of ``artifacts`` (in argument order) for ``goal_id``; ``review``: the review command that sent it, with its flags."""
+        self._register(_HeldBatch(goal_id, artifacts, review, label))
+
+    def add_files(
+        self,
+        goal_id: str,
+        files: Sequence[str],
+        *,
+        kind: str | None = None,
+        label: str | None = None,
+        progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
+    ) -> None:
+        """A batch of the documents of ``files``, read and normalized (as ``kind`` when they declare none) in the transaction.
+
+        A document whose schema contradicts ``kind`` raises :class:`KindContradicted` once all are read; files
+        holding no document make no batch. ``progress`` wraps the list of files each time it is read.
+        """
+        self._register(_FilesBatch(goal_id, files, kind, label, progress))
+
+    def add_events(self, goal_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None) -> None:
+        """``events`` appended to ``goal_id`` as they are, no manifest (an import's rows, a retraction); ``expected_version``:
+        the version the goal must be at (else :class:`VersionConflict`)."""
+        self._register(_GivenEvents(goal_id, events, expected_version))
+
+    def _register(self, item: _HeldBatch | _FilesBatch | _GivenEvents) -> None:
+        if self.outcome is not None:
+            raise LedgerError("this ingest is committed: what to write next needs an Ingest of its own")
+        self._items.append(item)
+
+    def commit(self) -> IngestOutcome:
+        """Write everything added, in one transaction (see the class); the outcome says what was written."""
+        if self.outcome is not None:
+            raise LedgerError("this ingest is committed already")
+        if self.ledger.persistent:
+            empty = sorted({item.goal_id for item in self._items if isinstance(item, _HeldBatch) and not item.artifacts})
+            if empty:
+                raise NothingToIngest(f"no artifact to ingest into {', '.join(map(repr, empty))}; nothing was written")
+        try:
+            self.outcome = self.ledger.writing(self._write)
+        except _RolledBack as stop:
+            self.outcome = stop.outcome
+        else:
+            if self.projectors is not None:
+                self.projectors.committed()
+        return self.outcome
+
+    def __enter__(self) -> Ingest:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None and self.outcome is None:
+            self.commit().raise_if_refused()
+
+    def _write(self, session: ChunkedAppend) -> IngestOutcome:
+        """One attempt at the transaction (:meth:`Store.writing` starts over while another SQLite writer holds the lock)."""
+        if self.projectors is not None:
+            self.projectors.begin()
+        writer = _Writer(self, session)
+        contradicted: list[str] = []
+        for item in self._items:
+            if isinstance(item, _GivenEvents):
+                given = writer.own(_Given(item.goal_id, item.expected_version))
+                for new in item.events:
+                    writer.event(given, new)
+            elif isinstance(item, _HeldBatch):
+                batch = writer.own(_Batch(item.goal_id, item.label, item.review))
+                for artifact in item.artifacts:
+                    writer.member(batch, artifact, streamed=False)
+                writer.close(batch, keep_empty=True)
+            else:
+                batch = writer.own(_Batch(item.goal_id, item.label, None))
+                for read in read_artifacts(item.progress(item.files) if item.progress else item.files, item.kind, contradicted):
+                    if isinstance(read, Refused):
+                        writer.refuse(read.source, read.reason)
+                    else:
+                        writer.member(batch, read, streamed=True)
+                writer.close(batch, keep_empty=False)
+        writer.flush()
+        refuse_contradicted(contradicted)
+        goal_ids = {item.goal_id for item in self._items}
+        goal_id = next(iter(goal_ids)) if len(goal_ids) == 1 else None
+        if writer.refusals:
+            raise _RolledBack(IngestOutcome((), dry_run=self.dry_run, goal_id=goal_id, errors=tuple(writer.refusals)))
+        outcome = writer.outcome(self.dry_run, goal_id)
+        files = [item for item in self._items if isinstance(item, _FilesBatch)]
+        if files and not outcome.batches and not outcome.events:  # (so is a dry run: it would write nothing either)
+            named = self.inputs or ", ".join(file for item in files for file in item.files) or "the inputs"
+            goals = ", ".join(sorted({repr(item.goal_id) for item in files})) or "no goal"
+            raise NothingToIngest(
+                f"{named}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl); "
+                f"nothing was written, goal {goals} was not created"
+            )
+        if self.dry_run:
+            raise _RolledBack(outcome)
+        if self.materialize and writer.first_new:
+            materialize_goals(session.tx, writer.first_new, writer.new_events, self.projectors)
+        return outcome
+
+
+class _RolledBack(Exception):
+    """Raised inside the write transaction to roll it back (a dry run, a refusal) with the outcome it computed."""
+
+    def __init__(self, outcome: IngestOutcome) -> None:
+        self.outcome = outcome
+
+
+@dataclass(eq=False)
+class _Batch:
+    """A batch being written: its members' outcomes as their chunks are appended, then its manifest's (``batch``)."""
+
+    goal_id: str
+    label: str | None
+    review: Mapping[str, Any] | None
+    members: list[MemberOutcome] = field(default_factory=list)
+    read: int = 0  # members added (appended or pending)
+    batch: MemberOutcome | None = None
+    manifest: NewEvent | None = None
+    covered: bool = False  # an earlier batch groups all its members: it has no manifest (:func:`grouped_before`) ...
+    covered_by: _Batch | None = None  # ... one given its manifest in the same chunk, whose outcome it takes
+    dropped: bool = False  # files that held no document: no batch
+
+
+@dataclass(eq=False)
+class _Given:
+    """Events given as they are: their outcomes, and the version the goal must be at before the first of them."""
+
+    goal_id: str
+    expected_version: int | None
+    events: list[MemberOutcome] = field(default_factory=list)
+
+
+# What waits to be appended, in order: a batch's member (with its artifact), an event given as it is (no
+# artifact), or a batch's manifest slot (no event yet: it names the members by the ids they are stored under).
+_Pending = tuple[_Batch | _Given, NewEvent | None, Artifact | None]
+_Owner = TypeVar("_Owner", _Batch, _Given)
+
+
+class _Listed(NamedTuple):
+    """A member as its batch's manifest names it, and whether it is stored already (at which stream version)."""
+
+    event_id: str
+    duplicate: bool
+    stream_version: int | None
+    kind: str
+    role: str | None
+
+
+class _Writer:
+    """The appends of one attempt at an :class:`Ingest` transaction, a chunk at a time.
+
+    A batch's manifest is appended in the same statement as its last members:
+    one read first says which of them are stored, and under which id
+    (:meth:`_stored`). After the first refusal nothing more is appended (the
+    transaction will roll back), but every later chunk is still checked by the
+    store's guard, so the refusal names every problem, as if all were held.
+    """
+
+    def __init__(self, unit: Ingest, session: ChunkedAppend) -> None:
+        self.unit, self.session = unit, session
+        self.refusals: list[tuple[str, str]] = []
+        self.first_new: dict[str, int] = {}
+        # The events appended, handed to the folds (not read back) while they are one chunk: a larger write holds none.
+        self.new_events: list[StoredEvent] | None = []
+        self._owners: list[_Batch | _Given] = []
+        self._pending: list[_Pending] = []
+        self._pending_events = 0
+        self._chunks = 0
+
+    def own(self, owner: _Owner) -> _Owner:
+        self._owners.append(owner)
+        return owner
+
+    def member(self, batch: _Batch, artifact: Artifact, *, streamed: bool) -> None:
+        """A member of ``batch``; a chunk may end after it only if it was read from a file (a held batch is appended whole)."""
+        batch.read += 1
+        self._add((batch, member_event(artifact), artifact), may_end_chunk=streamed)
+
+    def event(self, given: _Given, new: NewEvent) -> None:
+        self._add((given, new, None), may_end_chunk=True)
+
+    def close(self, batch: _Batch, *, keep_empty: bool) -> None:
+        """Every member of ``batch`` is added: its manifest is next (files that held no document are no batch)."""
+        if batch.read or keep_empty:
+            self._add((batch, None, None), may_end_chunk=True)
+        else:
+            batch.dropped = True
+
+    def refuse(self, source: str, reason: str) -> None:
+        self.flush()  # (what was read before it is checked before it)
+        self.refusals.append((source, reason))
+
+    def _add(self, entry: _Pending, *, may_end_chunk: bool) -> None:
+        self._pending.append(entry)
+        self._pending_events += entry[1] is not None
+        if may_end_chunk and self._pending_events >= CHUNK_ARTIFACTS:
+            self.flush()
+
+    def flush(self) -> None:
+        pending, self._pending, self._pending_events = self._pending, [], 0
+        if not pending:
+            return
+        if self.refusals:  # (the transaction will roll back: only checked)
+            self.refusals += unstorable_problems(_runs([(owner, new) for owner, new, _ in pending if new is not None]), source=self.unit.source)
+            return
+        stored_as = self._manifests(pending)
+        appending: list[tuple[_Batch | _Given, NewEvent]] = []
+        for owner, new, _ in pending:
+            if isinstance(owner, _Batch) and owner.covered:
+                continue  # (every member is stored and an earlier batch groups them: nothing to append)
+            if new is None:  # (a manifest's slot: the manifest is decided)
+                assert isinstance(owner, _Batch) and owner.manifest is not None
+                new = owner.manifest
+            appending.append((owner, new))
+        try:
+            outcomes = self.session.append(_runs(appending), source=self.unit.source, receipts=self.unit.receipts) if appending else []
+        except UnstorableContent as refused:
+            self.refusals += refused.problems
+            return
+        self._chunks += bool(appending)
+        if self._chunks > 1:
+            self.new_events = None
+        appended = (a for outcome in outcomes for a in outcome)
+        stored_now: dict[str, StoredEvent] = {}
+        for index, (owner, new, artifact) in enumerate(pending):
+            if isinstance(owner, _Batch) and owner.covered:
+                if artifact is not None:  # (stored already, or by an event ahead of it here: not appended again)
+                    name, stored = stored_as[index]
+                    owner.members.append(MemberOutcome.of(Appended(stored or stored_now[name], "duplicate"), artifact.origin, artifact.role))
+                elif owner.covered_by is not None and owner.covered_by.batch is not None:
+                    owner.batch = dataclasses.replace(owner.covered_by.batch, status="duplicate")
+                continue
+            outcome = next(appended)
+            stored_now[outcome.event.event_id] = outcome.event
+            if outcome.status == "appended":
+                self.first_new.setdefault(outcome.event.goal_id, outcome.event.position)
+                if self.new_events is not None:
+                    self.new_events.append(outcome.event)
+            if isinstance(owner, _Given):
+                owner.events.append(MemberOutcome.of(outcome, new.origin if new is not None else None))
+            elif artifact is None:
+                owner.batch = MemberOutcome.of(outcome, None)
+            else:
+                owner.members.append(MemberOutcome.of(outcome, artifact.origin, artifact.role))
+
+    def _manifests(self, pending: list[_Pending]) -> dict[int, tuple[str, StoredEvent | None]]:
+        """The manifest of each batch whose slot is in ``pending`` (``manifest``), unless an earlier batch groups its members (``covered``).
+
+        Returns, for each pending member of those batches (by index), the id
+        it is stored under (an older ledger's content-only id when it holds
+        the observation so: :meth:`NewEvent.earlier_id`) and the stored event, if any.
+        """
+        closing = {id(owner) for owner, new, _ in pending if new is None}
+        if not closing:
+            return {}
+        found = self._stored([(owner, new) for owner, new, _ in pending if new is not None and id(owner) in closing])
+        stored_as: dict[int, tuple[str, StoredEvent | None]] = {}
+        ahead: set[str] = set()  # ids of the events before this one here: stored by the time it is appended
+        listed: dict[int, list[_Listed]] = {}  # a closing batch's members pending here
+        kept: dict[str, list[tuple[set[str], _Batch]]] = {}  # goal -> batches given a manifest here, with their members' ids
+        for index, (owner, new, artifact) in enumerate(pending):
+            if new is None:
+                assert isinstance(owner, _Batch)
+                earlier = [_Listed(m.event_id, m.status == "duplicate", m.stream_version, m.kind, m.role) for m in owner.members]
+                self._decide(owner, earlier + listed.get(id(owner), []), kept)
+                continue
+            own = new.event_id(owner.goal_id)
+            if id(owner) in closing and artifact is not None:
+                name, stored = stored_as[index] = self._stored_as(new, owner.goal_id, found)
+                version = stored.stream_version if stored is not None else None
+                listed.setdefault(id(owner), []).append(_Listed(name, stored is not None or own in ahead, version, new.kind, artifact.role))
+            ahead.add(own)
+        return stored_as
+
+    def _decide(self, batch: _Batch, members: list[_Listed], kept: dict[str, list[tuple[set[str], _Batch]]]) -> None:
+        """``batch``'s manifest naming ``members``, unless a batch given one earlier here, or one stored, lists them all."""
+        ids = [m.event_id for m in members]
+        if ids and batch.review is None and all(m.duplicate for m in members):
+            batch.covered_by = next((other for group, other in kept.get(batch.goal_id, ()) if set(ids) <= group), None)
+            versions = [m.stream_version for m in members]
+            if batch.covered_by is None and None not in versions:
+                earlier = grouped_before(self.session.tx, batch.goal_id, ids, max(v for v in versions if v is not None))
+                if earlier is not None:
+                    batch.batch = MemberOutcome.of(Appended(earlier, "duplicate"), None)
+            batch.covered = batch.covered_by is not None or batch.batch is not None
+        if not batch.covered:
+            batch.manifest = manifest_event([manifest_member(m.event_id, m.kind, m.role) for m in members], batch.review)
+            kept.setdefault(batch.goal_id, []).append((set(ids), batch))
+
+    def _stored(self, members: list[tuple[_Batch | _Given, NewEvent]]) -> dict[str, StoredEvent]:
+        """One read: which members are stored (of a batch that may regroup stored ones), and under which id (an older
+        ledger's content-only id); made before the members' append, so that their manifest joins them in it."""
+        persistent = self.unit.ledger.persistent
+        wanted = []
+        for batch, new in members:
+            if isinstance(batch, _Batch) and batch.review is None:
+                wanted.append(new.event_id(batch.goal_id))
+            earlier = new.earlier_id(batch.goal_id) if persistent else None  # (a fresh in-memory ledger holds none)
+            if earlier:
+                wanted.append(earlier)
+        return self.session.tx.events_by_id(wanted) if wanted else {}
+
+    @staticmethod
+    def _stored_as(new: NewEvent, goal_id: str, found: Mapping[str, StoredEvent]) -> tuple[str, StoredEvent | None]:
+        """The id ``new`` is stored under in ``goal_id`` (as the store's duplicate check finds it) and that event, if stored."""
+        own = new.event_id(goal_id)
+        if own in found:
+            return own, found[own]
+        earlier = new.earlier_id(goal_id)
+        stored = found.get(earlier) if earlier is not None else None
+        if earlier is not None and stored is not None and new.same_observation(stored):
+            return earlier, stored
+        return own, None
+
+    def outcome(self, dry_run: bool, goal_id: str | None) -> IngestOutcome:
+        batches, events = [], []
+        for owner in self._owners:
+            if isinstance(owner, _Given):
+                events += owner.events
+            elif not owner.dropped:
+                assert owner.batch is not None
+                kinds = [m.kind for m in owner.members]
+                notes = (NO_RUN_NOTE,) if owner.batch.status == "appended" and claim_review_without_runs(kinds) else ()
+                batches.append(BatchOutcome(owner.goal_id, tuple(owner.members), owner.batch, owner.label, notes))
+        return IngestOutcome(tuple(batches), tuple(events), dry_run, goal_id)
+
+
+def _runs(events: Sequence[tuple[_Batch | _Given, NewEvent]]) -> list[StreamAppend]:
+    """``events`` as appends, one per run of consecutive events of the same owner (stream order kept); a goal's expected
+    version goes with the first of its events given as they are."""
+    appends: list[StreamAppend] = []
+    run: list[NewEvent] = []
+    for index, (owner, new) in enumerate(events):
+        run.append(new)
+        if index + 1 == len(events) or events[index + 1][0] is not owner:
+            expected = None
+            if isinstance(owner, _Given):
+                expected, owner.expected_version = owner.expected_version, None
+            appends.append(StreamAppend(owner.goal_id, run, expected))
+            run = []
+    return appends
 
 
 def ingest(
@@ -263,9 +533,10 @@ def ingest(
     review: Mapping[str, Any] | None = None,
     dry_run: bool = False,
     materialize: bool = True,
-) -> IngestOutcome:
-    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction (see :func:`ingest_many`)."""
-    (outcome,) = ingest_many(
-        ledger, [BatchRequest(goal_id, artifacts, review)], source=source, dry_run=dry_run, materialize=materialize
-    )
-    return outcome
+) -> BatchOutcome:
+    """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction (one :class:`Ingest`); what the
+    store's guard refuses raises :class:`UnstorableContent`, nothing written."""
+    unit = Ingest(ledger, source, dry_run=dry_run, materialize=materialize)
+    unit.add(goal_id, artifacts, review=review)
+    (batch,) = unit.commit().raise_if_refused().batches
+    return batch

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.service.bulk import append_in_chunks
-from benchledger.ledger.service.ingest import batch_events
+from benchledger.ledger.service.ingest import Ingest, batch_events
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import (
     MAX_DOCUMENT_BYTES,
@@ -49,10 +48,10 @@ from benchledger.ledger.service.intake.files import (
 )
 from benchledger.ledger.storage.canonical import canonical_json, sha256_hex
 from benchledger.ledger.storage.event_records import NewEvent
-from benchledger.ledger.storage.guard import Storable, UnstorableContent, storage_problems
+from benchledger.ledger.storage.guard import Storable, storage_problems
 from benchledger.ledger.storage.store import Store
 from benchledger.projections import runs
-from benchledger.projections.artifacts import IntakeError
+from benchledger.projections.artifacts import Artifact, IntakeError
 from benchledger.projections.artifacts.kinds import KIND_SPECS, detect_kind
 
 RUN_LEDGER_SCHEMA = "benchmark_run_ledger_v0"
@@ -66,7 +65,8 @@ class ImportPlan:
     """What an import would append, and what it found on the way (no ledger involved)."""
 
     source_format: str
-    events: list[NewEvent] = field(default_factory=list)
+    events: list[NewEvent] = field(default_factory=list)  # a run ledger's rows, appended as they are
+    batches: list[list[Artifact]] = field(default_factory=list)  # a history's records, a batch each
     rows_read: int = 0
     duplicate_rows: int = 0
     rows_without_artifacts: int = 0
@@ -116,13 +116,20 @@ def import_plan(ledger: Store, goal_id: str, plan: ImportPlan, *, dry_run: bool 
     if plan.refused:
         return ImportReport(goal_id, plan, 0, 0, dry_run)
     new_events = _older_versions_restated(ledger, goal_id, plan.events) if plan.source_format == RUN_LEDGER_SCHEMA else plan.events
-    try:
-        counts = append_in_chunks(ledger, goal_id, new_events, source=IMPORT_SOURCE, dry_run=dry_run)
-    except UnstorableContent as refused:
-        for where, problem in refused.problems:
+    unit = Ingest(ledger, IMPORT_SOURCE, dry_run=dry_run)
+    unit.add_events(goal_id, new_events)
+    for artifacts in plan.batches:
+        unit.add(goal_id, artifacts)
+    outcome = unit.commit()
+    if not outcome.ok:
+        for where, problem in outcome.errors:
             plan.refuse(where, problem)
         return ImportReport(goal_id, plan, 0, 0, dry_run)
-    return ImportReport(goal_id, plan, counts["appended"], counts["duplicate"], dry_run)
+    # (the counts are of events: a batch's manifest is one, or the earlier batch that groups its members already)
+    manifests = [b.batch.status for b in outcome.batches]
+    return ImportReport(
+        goal_id, plan, outcome.appended_count + manifests.count("appended"), outcome.duplicate_count + manifests.count("duplicate"), dry_run
+    )
 
 
 def _older_versions_restated(ledger: Store, goal_id: str, new_events: list[NewEvent]) -> list[NewEvent]:
@@ -157,7 +164,8 @@ def plan_import(path: str, goal_id: str) -> ImportPlan:
     """
     plan = _plan(path, goal_id)
     if plan.refused:
-        storables = (Storable(goal_id, e.kind, e.schema_version, IMPORT_SOURCE, e.payload, e.canonical[0], e.origin) for e in plan.events)
+        events = [*plan.events, *(e for artifacts in plan.batches for e in batch_events(goal_id, artifacts))]
+        storables = (Storable(goal_id, e.kind, e.schema_version, IMPORT_SOURCE, e.payload, e.canonical[0], e.origin) for e in events)
         for where, problem in storage_problems(storables):
             plan.refuse(where, problem)
     return plan
@@ -166,7 +174,7 @@ def plan_import(path: str, goal_id: str) -> ImportPlan:
 def _plan(path: str, goal_id: str) -> ImportPlan:
     location = Path(path).expanduser()
     if location.is_dir() or location.name == INDEX_NAME:
-        return _plan_history(_find_index(location, goal_id), goal_id)
+        return _plan_history(_find_index(location, goal_id))
     document = next(read_documents(path), None)
     if document is None:
         raise InputFileError(path, "holds no JSON document")
@@ -301,7 +309,7 @@ def _artifacts(record: SourceDocument) -> list[Any]:
     return [to_artifact(record, None)] if detect_kind(record.value) else []
 
 
-def _plan_history(index: Path, goal_id: str) -> ImportPlan:
+def _plan_history(index: Path) -> ImportPlan:
     plan = ImportPlan(HISTORY_FORMAT)
     seen: set[str] = set()
     for row in _index_rows(index):
@@ -324,5 +332,5 @@ def _plan_history(index: Path, goal_id: str) -> ImportPlan:
             # Operator gates, quota spends and other non-benchmark history: nothing to keep here.
             plan.rows_without_artifacts += 1
             continue
-        plan.events.extend(batch_events(goal_id, artifacts))
+        plan.batches.append(artifacts)
     return plan

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchledger.errors import VersionConflict, capped
-from benchledger.ledger.service.ingest import append_projected
+from benchledger.ledger.service.ingest import Ingest
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
 from benchledger.ledger.storage.store import Store, one_snapshot
@@ -53,9 +53,11 @@ def retract(ledger: Store, event_ids: Sequence[str], reason: str, *, goal_id: st
     attempt = 1
     while True:
         plan = _retraction_plan(ledger, ids, reason, goal_id)
+        unit = Ingest(ledger, source)
+        unit.add_events(plan.goal_id, plan.events, expected_version=plan.expected_version)
         try:
-            ((appended,),) = append_projected(ledger, [plan], source=source)
-            return appended
+            (written,) = unit.commit().raise_if_refused().events
+            return Appended(ledger.events_by_id([written.event_id])[written.event_id], written.status)
         except UnstorableContent as exc:
             raise retraction.InvalidRetraction(f"cannot retract: {exc}") from exc
         except VersionConflict:

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchledger.errors import CheckFailed
-from benchledger.ledger.service.ingest import IngestOutcome, ingest
+from benchledger.ledger.service.ingest import ingest
+from benchledger.ledger.service.ingest_outcome import BatchOutcome
 from benchledger.ledger.storage.store import (
     Store,
 )
@@ -34,7 +35,7 @@ def evaluate_review(
     *,
     ledger: Store | None = None,
     goal_id: str | None = None,
-) -> tuple[dict[str, Any], IngestOutcome]:
+) -> tuple[dict[str, Any], BatchOutcome]:
     """Ingest a review command's inputs as one batch and reduce them from the stored events.
 
     Without ``ledger`` the batch goes into a fresh in-memory ledger that only
@@ -53,8 +54,8 @@ def evaluate_review(
         review={"command": name, "options": recorded_options(name, options)},
         materialize=persistent,
     )
-    stored = ledger.events_by_id(m.event.event_id for m in outcome.members)
-    inputs = batch_inputs(outcome.batch.event.payload, stored)
+    stored = ledger.events_by_id([outcome.batch.event_id, *(m.event_id for m in outcome.members)])
+    inputs = batch_inputs(stored[outcome.batch.event_id].payload, stored)
     try:
         payload = module.reduce(inputs, options)
     except Exception as exc:  # LoopX reports any reducer failure as the error payload
@@ -64,7 +65,7 @@ def evaluate_review(
 
 def evaluate_and_keep(
     ledger: Store, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]
-) -> tuple[dict[str, Any], IngestOutcome]:
+) -> tuple[dict[str, Any], BatchOutcome]:
     """:func:`evaluate_review` into ``goal_id`` of ``ledger``: the inputs are kept, with the review's flags.
 
     What is kept must be storable (the store's guard, ``ledger.storage_guard``:
@@ -112,11 +113,11 @@ def execute_baseline_failure_gate(
     try:
         payload, outcome = evaluate_review(gate.NAME, artifacts, options, ledger=ledger, goal_id=goal_id)
         registry = ledger.engine.url.render_as_string(hide_password=True)
+        batch = ledger.events_by_id([outcome.batch.event_id])[outcome.batch.event_id]
     finally:
         ledger.close()
     if payload.get("ok") is not True:
         return payload
-    batch = outcome.batch.event
     recorded = datetime.fromisoformat(batch.recorded_at.replace("Z", "+00:00")).astimezone()
     receipt = {
         "generated_at": recorded.isoformat(timespec="seconds"),

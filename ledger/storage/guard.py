@@ -1,9 +1,10 @@
 """What a persistent ledger agrees to store: the one guard on every way in.
 
-:meth:`Store.append_streams` (ingest, ``ingest_many``, ``import-loopx``, a review
-with ``--goal``) and :meth:`Store.insert_verbatim` (``import-ndjson``) call
-:func:`refuse_unstorable` before they take the write lock, so a new way into the
-store cannot skip it. It refuses the whole call — nothing is written — when any
+:meth:`Store.append_streams`, :meth:`ChunkedAppend.append` (every ingest,
+``import-loopx``, a review with ``--goal``, ``retract``: ``service.ingest.Ingest``)
+and :meth:`Store.insert_verbatim` (``import-ndjson``) call
+:func:`refuse_unstorable` before they write, so a new way into the store
+cannot skip it. It refuses the whole call — nothing is written — when any
 event, or the metadata stored beside it, breaks a rule:
 
 * **storable text**: no NUL character and no unpaired UTF-16 surrogate (which has

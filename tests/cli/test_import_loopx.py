@@ -236,11 +236,29 @@ def test_history_folder_artifacts_become_ordinary_events_once(ledger, ledger_url
     assert invoke(ledger_url, "audit").exit_code == 0
 
 
+def test_a_history_record_whose_artifacts_an_earlier_batch_groups_records_no_batch(ledger, ledger_url, tmp_path):
+    """As for `ingest`: the treatment's own record, after the comparison's record that holds it, would be a batch whose
+    reviews, without the comparison, became the goal's latest."""
+    comparison = history_record(
+        "2026-11-24T13:05:00+08:00", "benchmark_comparison_v0",
+        benchmark_comparison=pair_document("comparison.json"), benchmark_run=pair_document("run-2.json"),
+    )
+    treatment = history_record("2026-11-24T13:06:00+08:00", "benchmark_run_v0", benchmark_run=pair_document("run-2.json"))
+    write_history(tmp_path / "runtime", [("20261124T130500-comparison", comparison), ("20261124T130600-treatment", treatment)])
+
+    report = json.loads(invoke(ledger_url, "import-loopx", "--goal", "tb2-db-wal", "--format", "json", str(tmp_path / "runtime")).stdout)
+
+    stored = ledger.read_goal("tb2-db-wal")
+    assert [e.kind for e in stored] == ["run", "comparison", "ingest_batch"]
+    assert (report["events_appended"], report["events_already_present"]) == (3, 2)  # the run again, and the batch holding it
+
+
 @pytest.mark.parametrize("where", ["runtime", "runtime/goals/tb2-db-wal", "runtime/goals/tb2-db-wal/runs", "runtime/goals/tb2-db-wal/runs/index.jsonl"])
 def test_history_path_may_name_the_root_the_goal_the_runs_folder_or_the_index(tmp_path, where):
     realistic_history(tmp_path / "runtime")
     plan = plan_import(str(tmp_path / where), "any-goal")
-    assert (plan.rows_read, plan.duplicate_rows, len(plan.events)) == (5, 1, 7)
+    assert (plan.rows_read, plan.duplicate_rows) == (5, 1)
+    assert [[a.kind for a in batch] for batch in plan.batches] == [["run"], ["run"], ["run", "comparison"]]  # a batch a record
 
 
 def test_a_runtime_root_with_several_goals_needs_one_named(tmp_path):
@@ -292,7 +310,7 @@ def test_history_rows_without_json_path_records_are_the_records(tmp_path):
     record = history_record("2026-11-24T10:15:00+08:00", "benchmark_run_v0", benchmark_run=pair_document("run-1.json"))
     index = write_history(tmp_path / "runtime", [("", record), ("", record)])
     plan = plan_import(str(index), "g")
-    assert (plan.rows_read, plan.duplicate_rows, [e.kind for e in plan.events]) == (2, 1, ["run", "ingest_batch"])
+    assert (plan.rows_read, plan.duplicate_rows, [[a.kind for a in batch] for batch in plan.batches]) == (2, 1, [["run"]])
 
 
 # -- regular files only, read a line at a time ----------------------------------------------

@@ -17,6 +17,7 @@ from sqlalchemy import update
 from benchledger.cli.main import cli
 from benchledger.ledger.read import views
 from benchledger.ledger.service import folding, ingest, maintenance, materialize, retract
+from benchledger.ledger.service.ingest_outcome import IngestOutcome
 from benchledger.ledger.storage.schema import projection_rows
 from benchledger.ledger.storage.store import Store
 from benchledger.projections import lifecycle, projector
@@ -325,11 +326,11 @@ def test_a_run_is_gated_against_the_learning_ledger_of_its_own_batch(ledger):
     assert json.loads(gate["payload"])["learning_row_present"] is False  # no ledger written for it yet
     paired = ingest.ingest(ledger, "demo", [baseline, treatment, comparison], source="test")
     rows = gates(ledger, "demo")
-    assert set(rows) == {alone.members[0].event.event_id, paired.members[1].event.event_id}
+    assert set(rows) == {alone.members[0].event_id, paired.members[1].event_id}
     derived = json.loads(ledger.projection_rows(goal_id="demo", projection="learning-ledger")[0]["payload"])
     for row in rows.values():
         payload = json.loads(row["payload"])
-        assert row["position"] == paired.batch.event.position
+        assert row["position"] == paired.batch.position
         assert payload["learning_row_present"] is True
         assert payload["next_required_action"] == derived["routing"]["next_allowed_action"]
 
@@ -342,10 +343,10 @@ def test_a_new_comparison_changes_only_the_gates_of_its_own_runs(ledger):
     second = ingest.ingest(ledger, "demo", [other_run, artifact("comparison", LIFECYCLE_CASE / "comparison.json")], source="test")
     after = gates(ledger, "demo")
     assert {k: v for k, v in after.items() if k in before} == before  # the earlier attempts keep their rows
-    assert set(after) - set(before) == {second.members[0].event.event_id}
+    assert set(after) - set(before) == {second.members[0].event_id}
     # the goal's lifecycle reads the newest ledger all the same
     assert views.goals(ledger)[0]["learning_status"] == json.loads(
-        ledger.projection_rows(goal_id="demo", projection="learning-ledger", key=second.batch.event.event_id)[0]["payload"]
+        ledger.projection_rows(goal_id="demo", projection="learning-ledger", key=second.batch.event_id)[0]["payload"]
     )["learning_status"]
 
 
@@ -358,12 +359,12 @@ def test_a_late_learning_ledger_gates_the_runs_of_the_comparison_it_names(ledger
     before = gates(ledger, "demo")
     late = ingest.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
     after = gates(ledger, "demo")
-    fixture_runs = {m.event.event_id for m in first.members[:2]}
+    fixture_runs = {m.event_id for m in first.members[:2]}
     assert {k for k in after if after[k] != before[k]} == fixture_runs
     for key in fixture_runs:
-        assert after[key]["position"] == late.batch.event.position
+        assert after[key]["position"] == late.batch.position
         assert json.loads(after[key]["payload"])["next_required_action"] == "late_action"
-    assert after[other.members[0].event.event_id] == before[other.members[0].event.event_id]
+    assert after[other.members[0].event_id] == before[other.members[0].event_id]
     # a ledger naming no comparison of the goal gates nothing
     ingest.ingest(ledger, "demo", [late_ledger("no-such-pair", "unused")], source="test")
     assert gates(ledger, "demo") == after
@@ -376,7 +377,7 @@ def test_a_run_ingested_with_a_learning_ledger_is_gated_against_it(ledger):
     run = artifact("run", LIFECYCLE_CASE / "run.json")
     outcome = ingest.ingest(ledger, "demo", [run, late_ledger("elsewhere", "ledger_given_with_the_run")], source="test")
     (gate,) = gates(ledger, "demo").values()
-    assert gate["key"] == outcome.members[0].event.event_id
+    assert gate["key"] == outcome.members[0].event_id
     assert json.loads(gate["payload"])["next_required_action"] == "ledger_given_with_the_run"
 
 
@@ -417,18 +418,26 @@ def test_an_ingest_reads_only_the_events_after_the_checkpoint(ledger, monkeypatc
     assert {json.loads(g["payload"])["next_required_action"] for g in gates(ledger, "demo").values()} >= {"late_action"}
 
 
+def ingest_batches(ledger: Store, batches: list[tuple[str, list[Artifact]]]) -> IngestOutcome:
+    """Every batch in one :class:`ingest.Ingest` (one transaction): a bulk ingest."""
+    unit = ingest.Ingest(ledger, "test")
+    for goal, artifacts in batches:
+        unit.add(goal, artifacts)
+    return unit.commit()
+
+
 def test_a_bulk_ingest_reads_what_its_goals_checkpoints_name_once_for_all_goals(ledger, monkeypatch):
     """The earlier events the goals' checkpoints name (and the members of those that are batches) are read together."""
     from benchledger.ledger.storage.transaction import Transaction
 
     goals = [f"goal-{i}" for i in range(8)]
     for step in demo_steps():
-        ingest.ingest_many(ledger, [ingest.BatchRequest(goal, step) for goal in goals], source="test")
+        ingest_batches(ledger, [(goal, step) for goal in goals])
     reads: list[int] = []
     by_id = Transaction.events_by_id
     monkeypatch.setattr(Transaction, "events_by_id", lambda self, ids: reads.append(1) or by_id(self, ids))
 
-    ingest.ingest_many(ledger, [ingest.BatchRequest(goal, [late_ledger("fixture-pair", "late_action")]) for goal in goals], source="test")
+    ingest_batches(ledger, [(goal, [late_ledger("fixture-pair", "late_action")]) for goal in goals])
 
     assert len(reads) <= 6  # the regrouping and duplicate checks, the content-only ids, the checkpoints' events, their members
     for goal in goals:
@@ -443,7 +452,7 @@ def test_a_tampered_comparison_index_is_never_followed_and_audit_names_it(ledger
         connection.execute(
             update(projection_rows)
             .where(projection_rows.c.projection == "comparison-batch")
-            .values(payload=json.dumps({"batch_id": launch.batch.event.event_id, "comparison_id": "fixture-pair"}))
+            .values(payload=json.dumps({"batch_id": launch.batch.event_id, "comparison_id": "fixture-pair"}))
         )
     assert [p["detail"] for p in maintenance.audit(ledger)["problems"]] == ["comparison-batch [id:fixture-pair] differs from a replay in payload"]
     ingest.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
@@ -554,16 +563,13 @@ def test_a_bulk_ingest_of_interleaved_batches_equals_the_batches_ingested_one_by
     rng = random.Random(seed)
     pool = artifact_pool()
     goals = [f"g{uuid.uuid4().hex[:8]}-{i}" for i in range(3)]
-    batches = [
-        ingest.BatchRequest(rng.choice(goals), [rng.choice(pool) for _ in range(rng.randint(1, 3))])
-        for _ in range(rng.randint(1, 8))
-    ]
-    outcomes = ingest.ingest_many(ledger, batches, source="test")
+    batches = [(rng.choice(goals), [rng.choice(pool) for _ in range(rng.randint(1, 3))]) for _ in range(rng.randint(1, 8))]
+    outcomes = ingest_batches(ledger, batches).batches
     one_by_one = Store.in_memory()
     try:
-        singles = [ingest.ingest(one_by_one, b.goal_id, b.artifacts, source="test") for b in batches]
-        assert [(m.status, m.event.event_id) for o in outcomes for m in [*o.members, o.batch]] == [
-            (m.status, m.event.event_id) for o in singles for m in [*o.members, o.batch]
+        singles = [ingest.ingest(one_by_one, goal, artifacts, source="test") for goal, artifacts in batches]
+        assert [(m.status, m.event_id) for o in outcomes for m in [*o.members, o.batch]] == [
+            (m.status, m.event_id) for o in singles for m in [*o.members, o.batch]
         ]
         # Positions differ (the ledger holds other goals' events), and so the keys of lifecycle steps
         # (their event's position; in the same order); nothing else may.
@@ -583,13 +589,11 @@ def test_a_bulk_ingest_is_all_or_nothing(ledger, monkeypatch):
     from benchledger.projections import runner_invariants
 
     first, *_ = demo_steps()
-    ingest.ingest_many(ledger, [ingest.BatchRequest("a", first)], source="test")
+    ingest_batches(ledger, [("a", first)])
     before = (ledger.event_count(), ledger.projection_rows(), ledger.heads())
     monkeypatch.setattr(runner_invariants, "reduce", lambda inputs, options: 1 / 0)  # the first run's review fails
     with pytest.raises(ProjectionFault):
-        ingest.ingest_many(
-            ledger, [ingest.BatchRequest("a", step) for step in demo_steps()[1:]] + [ingest.BatchRequest("b", first)], source="test"
-        )
+        ingest_batches(ledger, [("a", step) for step in demo_steps()[1:]] + [("b", first)])
     assert (ledger.event_count(), ledger.projection_rows(), ledger.heads()) == before
 
 

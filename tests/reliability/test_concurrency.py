@@ -131,7 +131,7 @@ def expected_ids(workdir: Path, tag: str, goal: str) -> list[str]:
     artifacts, _, errors = collect_artifacts(expand_paths([str(workdir / tag)]), None)
     assert not errors
     outcome = ingest(Store.in_memory(), goal, artifacts, source="cli ingest", dry_run=True)
-    return [*(m.event.event_id for m in outcome.members), outcome.batch.event.event_id]
+    return [*(m.event_id for m in outcome.members), outcome.batch.event_id]
 
 
 def test_eight_processes_ingest_at_once(ledger_url, tmp_path):

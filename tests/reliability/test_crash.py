@@ -268,7 +268,7 @@ class ExpectedBatches:
             artifacts, _sources, errors = collect_artifacts(expand_paths([str(self.workdir / tag)]), None)
             assert not errors
             outcome = ingest(self._scratch, goal, artifacts, source="cli ingest", dry_run=True)
-            self.cache[tag] = ([m.event.event_id for m in outcome.members], outcome.batch.event.event_id)
+            self.cache[tag] = ([m.event_id for m in outcome.members], outcome.batch.event_id)
         return self.cache[tag]
 
 

@@ -194,10 +194,10 @@ def test_a_revision_0001_ledger_upgrades_without_changing_an_event(ledger_url):
         comparison = json.loads((FIXTURE / "comparison.json").read_text())
         comparison["comparison_id"] = "cmp-after-upgrade"
         outcome = ingest(ledger, "goal-a", [Artifact("comparison", normalize("comparison", comparison))], source="cli ingest")
-        (member,) = outcome.members
-        assert member.event.stream_version == heads["goal-a"]["last_version"] + 1
-        assert member.event.prev_hash == heads["goal-a"]["last_chain_hash"]
-        assert member.event.position == len(rows) + 1
+        (member,) = ledger.events_by_id([m.event_id for m in outcome.members]).values()
+        assert member.stream_version == heads["goal-a"]["last_version"] + 1
+        assert member.prev_hash == heads["goal-a"]["last_chain_hash"]
+        assert member.position == len(rows) + 1
         final = audit(ledger, expect_digest=saved_digest)
         assert final["ok"], final["problems"]
         assert _snapshot(ledger.engine, first_columns)[: len(rows)] == before

@@ -114,18 +114,18 @@ def test_a_rerun_after_an_interruption_appends_only_the_rest(migrated_url, tmp_p
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # two batches (of three artifacts) per transaction
     path = _batch_file(tmp_path / "batches.ndjson", _batches(10))
     committed = []
-    real_ingest_many = bulk.ingest_many
+    real_commit = bulk.Ingest.commit
 
-    def interrupted(*args, **kwargs):
+    def interrupted(unit):
         if len(committed) == 2:
             raise KeyboardInterrupt  # the user's Ctrl-C (or a kill) after two transactions committed
-        committed.append(real_ingest_many(*args, **kwargs))
+        committed.append(real_commit(unit))
         return committed[-1]
 
-    monkeypatch.setattr(bulk, "ingest_many", interrupted)
+    monkeypatch.setattr(bulk.Ingest, "commit", interrupted)
     assert invoke(migrated_url, "ingest-batches", str(path)).exit_code == 130  # interrupted, what committed is kept
     assert row_counts(migrated_url)["events"] == 4 * 4  # four whole batches: three members and a manifest each
-    monkeypatch.setattr(bulk, "ingest_many", real_ingest_many)
+    monkeypatch.setattr(bulk.Ingest, "commit", real_commit)
 
     rest = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
 
@@ -200,20 +200,21 @@ def test_batch_per_directory_is_all_or_nothing_across_the_tree(migrated_url, tmp
 
 def test_an_ingest_larger_than_a_chunk_is_one_transaction(migrated_url, tmp_path, monkeypatch):
     """The streamed ingest appends chunk by chunk but commits once: a refusal after the first chunks writes nothing."""
-    from benchledger.ledger.service import bulk
+    from benchledger.ledger.service import ingest
+    from benchledger.ledger.storage.store import ChunkedAppend
 
-    monkeypatch.setattr(bulk, "CHUNK_ARTIFACTS", 4)
+    monkeypatch.setattr(ingest, "CHUNK_ARTIFACTS", 4)
     ndjson = tmp_path / "runs.ndjson"
     documents = [document for i in range(5) for document in _attempt(f"task-{i}")]
     ndjson.write_text("".join(json.dumps(d) + "\n" for d in documents))
     chunks = []
-    real_append = bulk.ChunkedAppend.append
-    monkeypatch.setattr(bulk.ChunkedAppend, "append", lambda self, appends, **kw: chunks.append(appends) or real_append(self, appends, **kw))
+    real_append = ChunkedAppend.append
+    monkeypatch.setattr(ChunkedAppend, "append", lambda self, appends, **kw: chunks.append(appends) or real_append(self, appends, **kw))
 
     report = _json(invoke(migrated_url, "ingest", "--goal", "big", str(ndjson), "--format", "json"))
 
     assert report["appended_count"] == 15 and report["batch_status"] == "appended"
-    assert [sum(len(a.events) for a in chunk) for chunk in chunks] == [4, 4, 4, 3, 1]  # members, then the manifest
+    assert [sum(len(a.events) for a in chunk) for chunk in chunks] == [4, 4, 4, 4]  # members; the last three with the manifest
     assert [e["source"] for e in report["events"]] == [f"{ndjson}:{n}" for n in range(1, 16)]
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
 
@@ -228,9 +229,9 @@ def test_an_ingest_larger_than_a_chunk_is_one_transaction(migrated_url, tmp_path
 
 
 def test_after_a_refusal_later_chunks_are_still_checked_not_appended(migrated_url, tmp_path, monkeypatch):
-    from benchledger.ledger.service import bulk
+    from benchledger.ledger.service import ingest
 
-    monkeypatch.setattr(bulk, "CHUNK_ARTIFACTS", 2)
+    monkeypatch.setattr(ingest, "CHUNK_ARTIFACTS", 2)
     folder = tmp_path / "in"
     folder.mkdir()
     for number in range(6):
@@ -438,18 +439,18 @@ def test_a_goal_another_writer_appended_to_meanwhile_is_resumed_from_its_checkpo
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)
     resumed = _resumes_counted(monkeypatch)
     other = _batch_file(tmp_path / "other.ndjson", [{"goal_id": "goal-1", "kind": None, "artifacts": [_demo("02-launch.json")]}])
-    real_ingest_many = bulk.ingest_many
+    real_commit = bulk.Ingest.commit
     transactions = []
 
-    def another_writer_between(*args, **kwargs):
-        transactions.append(real_ingest_many(*args, **kwargs))
+    def another_writer_between(unit):
+        transactions.append(real_commit(unit))
         if len(transactions) == 1:  # (its own run: it holds no projector of this one)
             with monkeypatch.context() as patch:
-                patch.setattr(bulk, "ingest_many", real_ingest_many)
+                patch.setattr(bulk.Ingest, "commit", real_commit)
                 _json(invoke(migrated_url, "ingest-batches", str(other), "--format", "json"))
         return transactions[-1]
 
-    monkeypatch.setattr(bulk, "ingest_many", another_writer_between)
+    monkeypatch.setattr(bulk.Ingest, "commit", another_writer_between)
     path = _batch_file(tmp_path / "batches.ndjson", _interleaved(9))
 
     _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))

@@ -59,12 +59,13 @@ def _big_ndjson(path: Path, runs: int) -> Path:
 
 
 def test_ctrl_c_during_an_ingest_says_nothing_was_written_and_exits_130(migrated_url, tmp_path, monkeypatch):
-    from benchledger.ledger.service import bulk
+    from benchledger.ledger.service import ingest
+    from benchledger.ledger.storage.store import ChunkedAppend
 
     invoke(migrated_url, "ingest", "--goal", "kept", str(DEMO / "04-run-baseline.json"))
     counts = row_counts(migrated_url)
     chunks = []
-    real_append = bulk._append_or_check
+    real_append = ChunkedAppend.append
 
     def interrupted(*args, **kwargs):
         if chunks:
@@ -72,9 +73,9 @@ def test_ctrl_c_during_an_ingest_says_nothing_was_written_and_exits_130(migrated
         chunks.append(real_append(*args, **kwargs))
         return chunks[-1]
 
-    monkeypatch.setattr(bulk, "_append_or_check", interrupted)
+    monkeypatch.setattr(ChunkedAppend, "append", interrupted)
     result = invoke(
-        migrated_url, "ingest", "--goal", "big", str(_big_ndjson(tmp_path / "big.ndjson", bulk.CHUNK_ARTIFACTS + 20))
+        migrated_url, "ingest", "--goal", "big", str(_big_ndjson(tmp_path / "big.ndjson", ingest.CHUNK_ARTIFACTS + 20))
     )
 
     assert chunks, "the interruption came after a chunk was appended inside the transaction"
@@ -96,15 +97,15 @@ def test_ctrl_c_during_ingest_batches_says_what_was_kept_and_a_rerun_appends_the
     lines = [{"goal_id": "g", "kind": None, "artifacts": [{**run, "job_name": f"job-{i}"}]} for i in range(4)]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     committed = []
-    real_ingest_many = bulk.ingest_many
+    real_commit = bulk.Ingest.commit
 
-    def interrupted(*args, **kwargs):
+    def interrupted(unit):
         if len(committed) == 2:
             raise KeyboardInterrupt  # Ctrl-C after two transactions committed
-        committed.append(real_ingest_many(*args, **kwargs))
+        committed.append(real_commit(unit))
         return committed[-1]
 
-    monkeypatch.setattr(bulk, "ingest_many", interrupted)
+    monkeypatch.setattr(bulk.Ingest, "commit", interrupted)
     result = invoke(migrated_url, "ingest-batches", str(path))
 
     assert result.exit_code == 130, result.output
@@ -113,7 +114,7 @@ def test_ctrl_c_during_ingest_batches_says_what_was_kept_and_a_rerun_appends_the
         "(the same `benchledger ingest-batches` again appends only the rest)\n"
     )
     assert row_counts(migrated_url)["events"] == 2 * 2  # two batches: a run and its manifest each
-    monkeypatch.setattr(bulk, "ingest_many", real_ingest_many)
+    monkeypatch.setattr(bulk.Ingest, "commit", real_commit)
     rest = json.loads(invoke(migrated_url, "ingest-batches", str(path), "--format", "json").stdout)
     assert (rest["appended"], rest["duplicates"]) == (2, 2)
 
@@ -290,7 +291,7 @@ def test_ctrl_c_after_an_ingest_committed_says_it_is_kept(migrated_url, monkeypa
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt  # Ctrl-C while the committed ingest's report is printed
 
-    monkeypatch.setattr(ingest_cli, "_event", interrupted)
+    monkeypatch.setattr(ingest_cli, "echo_pieces", interrupted)
     result = invoke(migrated_url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json"))
 
     assert result.exit_code == 130, result.output

@@ -168,11 +168,11 @@ def test_every_command_refuses_an_unknown_goal_alike(migrated_url, command):
 
 def test_a_ledger_written_before_source_identity_stays_valid_and_idempotent(migrated_url, tmp_path, monkeypatch):
     """Events stored under content-only ids (as builds before source identity stored them) audit clean; the same files again append nothing."""
-    from benchledger.ledger.service import bulk
+    from benchledger.ledger.service import ingest
     from benchledger.ledger.storage.event_records import NewEvent
 
-    keyed = bulk.member_event
-    monkeypatch.setattr(bulk, "member_event", lambda artifact: NewEvent(**{**keyed(artifact).__dict__, "keyed_on_source": False}))
+    keyed = ingest.member_event
+    monkeypatch.setattr(ingest, "member_event", lambda artifact: NewEvent(**{**keyed(artifact).__dict__, "keyed_on_source": False}))
     p1, _, p3 = _preflights(tmp_path)
     old = _json(invoke(migrated_url, "ingest", "--goal", "old", str(p1), str(DEMO / "04-run-baseline.json"), "--format", "json"))
     monkeypatch.undo()

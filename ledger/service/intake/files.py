@@ -229,6 +229,17 @@ def expand_paths(paths: list[str]) -> list[str]:
     return files
 
 
+def directory_batches(root: str) -> list[tuple[str, list[str]]]:
+    """``ingest --batch-per-directory ROOT``: each directory below ROOT that directly holds input files, with those files, sorted."""
+    base = Path(root).expanduser()
+    if not base.is_dir():
+        raise InputFileError(root, "not a directory (--batch-per-directory takes the root of a job tree)")
+    by_directory: dict[Path, list[str]] = {}
+    for file in directory_files(base):
+        by_directory.setdefault(file.parent, []).append(str(file))
+    return [(str(directory), files) for directory, files in sorted(by_directory.items())]
+
+
 def read_documents(file: str) -> Iterator[SourceDocument]:
     """The documents of one file from :func:`expand_paths` (``-`` is standard input), read as they are needed.
 
