@@ -78,6 +78,29 @@ def test_dry_run_validates_and_writes_nothing(migrated_url, artifacts):
     assert row_counts(migrated_url) == before
 
 
+def test_the_unit_of_work_is_what_the_command_runs_and_writes_only_on_commit(migrated_url, artifacts):
+    """`Ingest` reports what `ingest --format json` prints (``as_dict``); as a context manager it commits when the block ends."""
+    from benchledger.ledger.service.ingest import Ingest
+    from benchledger.ledger.service.intake.files import expand_paths
+    from benchledger.ledger.storage.store import LedgerError
+
+    printed = json.loads(invoke(migrated_url, "ingest", "--goal", "g", "--dry-run", "--format", "json", str(artifacts)).stdout)
+    ledger = Store.open(migrated_url)
+    try:
+        with Ingest(ledger, "cli ingest", dry_run=True) as dry:
+            dry.add_files("g", expand_paths([str(artifacts)]))
+        assert dry.outcome is not None and dry.outcome.as_dict() == printed
+        with Ingest(ledger, "cli ingest") as unit:
+            unit.add_files("g", expand_paths([str(artifacts)]))
+            assert ledger.head("g") is None  # nothing is read or written before the commit
+        assert unit.outcome is not None and unit.outcome.as_dict() == {**printed, "dry_run": False}
+        assert [e.event_id for e in ledger.read_goal("g")] == [*(e["event_id"] for e in printed["events"]), printed["batch_event_id"]]
+        with pytest.raises(LedgerError, match="committed"):
+            unit.add("g", [])
+    finally:
+        ledger.close()
+
+
 def test_public_safe_filter_drops_paths_and_tokens_from_free_text(migrated_url, tmp_path):
     comparison = json.loads((FIXTURE / "comparison.json").read_text())
     comparison["next_action"] = "rerun from /Users/alice/private/jobs/run-7 please"
