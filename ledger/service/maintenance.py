@@ -44,12 +44,15 @@ def replay(
         with ledger.transaction(write=True) as tx:
             # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
+            # Rows of a goal without events nor head are folded too: its fold makes none, so they go (not a goal of the ledger: not counted).
+            unheaded = set(tx.goals_without_head()) if goal_id is None else set()
+            heads = sorted(heads + [{"goal_id": g, "last_version": 0} for g in unheaded], key=lambda h: h["goal_id"])
             steps = fold_jobs.steps_of(heads, jobs=jobs)
             for step in fold_jobs.folded_steps(ledger, tx, steps, jobs=jobs, upto_position=tx.last_position(), projection=projection):
                 report["counts_repaired"] += tx.write_projection_rows_diff([goal.goal_id for goal in step.folded], step.changed, step.unwanted)
                 report["rows_changed"] += step.rows_changed
                 for goal in step.folded:
-                    report["goals"] += 1
+                    report["goals"] += goal.goal_id not in unheaded
                     report["events"] += goal.events
                     report["rows"] += goal.row_count
                     report["faulted"] += goal.faulted
@@ -116,9 +119,12 @@ def audit(
     problems = list(report.problems)
     projections_checked = 0
     versions = {h["goal_id"]: h["last_version"] for h in heads}
-    goals = sorted(report.goals | {goal for goal in versions if goal_id in (None, goal)})
     with ledger.reading() as connection:
         read = Transaction(connection)
+        # (a goal holding rows without events nor head is folded too: every row it holds is one no replay makes)
+        unheaded = read.goals_without_head() if goal_id is None else []
+        ledger_goals = report.goals | {goal for goal in versions if goal_id in (None, goal)}
+        goals = sorted(ledger_goals | set(unheaded))
         steps = fold_jobs.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
         folded_steps = fold_jobs.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), audit=True)
         for step in folded_steps:
@@ -129,7 +135,7 @@ def audit(
     return {
         "ok": not problems,
         "events_checked": report.events_checked,
-        "goals_checked": len(goals),
+        "goals_checked": len(ledger_goals),
         "projections_checked": projections_checked,
         "digest": report.digest,
         "problems": [p.as_dict() for p in problems],

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, Connection, String, any_, bindparam, func, select
+from sqlalchemy import ARRAY, Connection, String, any_, bindparam, exists, func, select, union
 
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
 from benchledger.ledger.storage.schema import events, projection_counts, projection_rows, stream_heads
@@ -72,6 +72,11 @@ class Transaction:
         if after is not None:
             query = query.where(stream_heads.c.goal_id > after)
         return [dict(r._mapping) for r in self.connection.execute(query)]
+
+    def goals_without_head(self) -> list[str]:
+        """The goals (ascending ids) that hold projection rows or row counts but no stream head: a ledger's goal
+        always has a head, so these rows were stored outside benchledger (``audit`` names them, ``replay`` deletes them)."""
+        return list(self.connection.execute(_GOALS_WITHOUT_HEAD).scalars())
 
     def last_position(self) -> int:
         """The highest event position (0 for an empty ledger)."""
@@ -221,6 +226,13 @@ _COUNT_PROJECTION_ROWS = (
     select(projection_rows.c.goal_id, projection_rows.c.projection, func.count())
     .where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
     .group_by(projection_rows.c.goal_id, projection_rows.c.projection)
+)
+# (the distinct goals of the rows' and of the counts' goal indexes, each looked up once among the heads)
+_HELD_GOALS = union(select(projection_rows.c.goal_id).distinct(), select(projection_counts.c.goal_id).distinct()).subquery()
+_GOALS_WITHOUT_HEAD = (
+    select(_HELD_GOALS.c.goal_id)
+    .where(~exists().where(stream_heads.c.goal_id == _HELD_GOALS.c.goal_id))
+    .order_by(_HELD_GOALS.c.goal_id)
 )
 _PROJECTION_COUNTS_OF_GOALS = select(projection_counts).where(projection_counts.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
 _PROJECTION_COUNTS_OF_GOAL = (

@@ -429,3 +429,46 @@ def test_a_payload_tampered_into_invalid_json_is_a_clear_error_not_a_traceback(f
         assert "event 2 of goal 'a' does not hold JSON" in result.output and "benchledger audit" in result.output
     assert filled.projection_rows() == before  # the refused replay wrote nothing
     assert ("replay_failed", None) in _problems(filled)
+
+
+def _insert_rows_and_counts(ledger, rows) -> None:
+    """Rows inserted beside their counts, as a tamperer who knows the schema would (the counts agree with the rows)."""
+    _execute(ledger, insert(projection_rows), rows)
+    for projection, goal in {(r["projection"], r["goal_id"]) for r in rows}:
+        held = len(ledger.projection_rows(goal_id=goal, projection=projection))
+        _execute(ledger, "DELETE FROM projection_counts WHERE goal_id = :g AND projection = :p", {"g": goal, "p": projection})
+        _execute(ledger, "INSERT INTO projection_counts (goal_id, projection, row_count) VALUES (:g, :p, :n)", {"g": goal, "p": projection, "n": held})
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_rows_of_a_goal_without_events_are_named_by_audit_and_deleted_by_replay(filled, jobs):
+    """Every stored row is compared with a replay's, not only those of the goals the heads name (issue 30, item 4)."""
+    before = filled.projection_rows()
+    stored = filled.projection_rows(goal_id="b", projection="review-claim")
+    ghosts = [dict(row, goal_id="ghost") for row in stored]
+    _insert_rows_and_counts(filled, ghosts)
+    _execute(filled, "INSERT INTO projection_counts (goal_id, projection, row_count) VALUES ('counted-ghost', 'review-claim', 3)")
+    code, report = _cli_audit(filled, "--jobs", str(jobs))
+    assert code == 1
+    assert sorted((p["kind"], p["goal_id"], p["position"]) for p in report["problems"]) == sorted(
+        [("projection_extra", "ghost", row["position"]) for row in ghosts]
+        + [("projection_count_mismatch", "counted-ghost", None)]
+    )
+    assert report["goals_checked"] == 2  # (the ledger's goals: the rows' goal is none)
+    rebuilt = replay(filled, jobs=jobs)
+    assert (rebuilt["goals"], rebuilt["rows_changed"], rebuilt["counts_repaired"]) == (2, len(ghosts), 2)
+    assert filled.projection_rows() == before
+    assert filled.projection_counts("ghost") == {} and filled.projection_counts("counted-ghost") == {}
+    assert _problems(filled) == set()
+
+
+def test_a_row_no_fold_makes_is_deleted_by_replay_with_its_count(filled):
+    before = filled.projection_rows()
+    row = dict(filled.projection_rows(goal_id="a", projection="review-claim")[0], projection="forged-projection", key="forged")
+    _insert_rows_and_counts(filled, [row])
+    code, report = _cli_audit(filled)
+    assert code == 1
+    assert [(p["kind"], p["goal_id"], p["position"]) for p in report["problems"]] == [("projection_extra", "a", row["position"])]
+    assert replay(filled)["rows_changed"] == 1
+    assert filled.projection_rows() == before and "forged-projection" not in filled.projection_counts("a")
+    assert _problems(filled) == set()
