@@ -425,6 +425,7 @@ class ReplayReport:
     rows: int
     rows_changed: int
     counts_repaired: int  # stored row counts that were wrong
+    heads_repaired: int  # stream heads that were not their goal's last event (or missing, or without events)
     faulted: list[FaultedRow]
     seconds: float
     events_per_second: float | None
@@ -436,6 +437,7 @@ class ReplayReport:
             "rows": self.rows,
             "rows_changed": self.rows_changed,
             "counts_repaired": self.counts_repaired,
+            "heads_repaired": self.heads_repaired,
             "faulted": _capped(self.faulted),
             "seconds": self.seconds,
             "events_per_second": self.events_per_second,

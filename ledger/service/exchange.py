@@ -268,7 +268,7 @@ def verify_export(path: str, *, unverifiable_tail: bool = False, name: str | Non
         for event in _scan(path, scan, byte_hash, name):
             tails[event.goal_id] = {
                 "goal_id": event.goal_id, "last_version": event.stream_version,
-                "last_chain_hash": event.chain_hash, "last_position": event.position,
+                "last_chain_hash": event.chain_hash, "last_position": event.position, "last_recorded_at": event.recorded_at,
             }
             yield event
 

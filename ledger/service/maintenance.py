@@ -26,7 +26,8 @@ def replay(
 
     Every row is recomputed; only those that differ from the stored ones are
     written or deleted (``rows_changed``), and each goal's stored row counts
-    recounted (``counts_repaired``: those that were wrong). A reducer that raises marks its row faulted instead of aborting
+    recounted (``counts_repaired``: those that were wrong); the stream heads are rebuilt from the
+    goals' last events first (``heads_repaired``: those edited, deleted or invented outside benchledger). A reducer that raises marks its row faulted instead of aborting
     the replay. ``jobs`` worker processes fold the goals and compare their rows
     (``ledger.service.fold_jobs``); this process writes what differs, all in one
     transaction. ``progress`` is called with the number of events folded for
@@ -40,8 +41,10 @@ def replay(
     report: dict[str, Any] = {}
 
     def rebuild() -> None:
-        report.update(goals=0, events=0, rows=0, rows_changed=0, counts_repaired=0, faulted=[])
+        report.update(goals=0, events=0, rows=0, rows_changed=0, counts_repaired=0, heads_repaired=0, faulted=[])
         with ledger.transaction(write=True) as tx:
+            # (first: the goals folded are those the events hold; an append refuses a goal whose head is not its last event)
+            report["heads_repaired"] = tx.rebuild_heads(goal_id)
             # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
             # Rows of a goal without events nor head are folded too: its fold makes none, so they go (not a goal of the ledger: not counted).

@@ -19,10 +19,10 @@ import secrets
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select
+from sqlalchemy import Connection, and_, bindparam, exists, insert, select
 from sqlalchemy.exc import DBAPIError
 
-from benchledger.errors import VersionConflict
+from benchledger.errors import InconsistentHead, VersionConflict
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.event_records import (
     EVENT_COLUMNS,
@@ -111,7 +111,29 @@ def _storables(prepared: list[tuple[StreamAppend, list[Prepared]]], source: str)
 # Statements built once: constructing and cache-keying a Core statement costs
 # more than running it on SQLite, and every append runs them.
 _LAST_EVENT = select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)
-_HEADS_OF = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+# Each goal's head with what it is checked against: the event at the head's version (one lookup of the
+# (goal_id, stream_version) index) and whether any event follows it (another).
+_HEAD_EVENT = events.alias("head_event")
+_LATER_EVENT = events.alias("later_event")
+_HEADS_OF = (
+    select(
+        stream_heads,
+        _HEAD_EVENT.c.chain_hash.label("event_chain_hash"),
+        _HEAD_EVENT.c.position.label("event_position"),
+        _HEAD_EVENT.c.recorded_at.label("event_recorded_at"),
+        exists()
+        .where(_LATER_EVENT.c.goal_id == stream_heads.c.goal_id, _LATER_EVENT.c.stream_version > stream_heads.c.last_version)
+        .label("events_after"),
+    )
+    .select_from(
+        stream_heads.outerjoin(
+            _HEAD_EVENT, and_(_HEAD_EVENT.c.goal_id == stream_heads.c.goal_id, _HEAD_EVENT.c.stream_version == stream_heads.c.last_version)
+        )
+    )
+    .where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+)
+# The goals among those without a head that hold events anyway (an index lookup each).
+_GOALS_WITH_EVENTS = select(events.c.goal_id).where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True))).distinct()
 _INSERT_EVENTS = insert(events)
 _INSERT_HEADS = insert(stream_heads)
 _UPDATE_HEAD = (
@@ -126,6 +148,7 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
     connection = tx.connection
     goal_ids = list(dict.fromkeys(request.goal_id for request, _ in prepared))
     heads = {row.goal_id: row for row in chunked_rows(connection, _HEADS_OF, "goal_ids", goal_ids)}
+    _refuse_inconsistent_heads(connection, goal_ids, heads)
     # goal -> [version, chain hash] as the appends advance it
     tips = {
         goal: [heads[goal].last_version, heads[goal].last_chain_hash] if goal in heads else [0, canonical.GENESIS_HASH]
@@ -193,6 +216,28 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
         if created:
             connection.execute(_INSERT_HEADS, created)
     return outcomes
+
+
+def _refuse_inconsistent_heads(connection: Connection, goal_ids: Sequence[str], heads: Mapping[str, Any]) -> None:
+    """Refuse to append to a goal whose head is not its last event, or that holds events but no head.
+
+    The head gives the next version and chain link: built on a head edited
+    outside benchledger, the append would commit events whose link or version is
+    wrong, a tamper of a mutable table made permanent in the immutable events.
+    """
+    for goal in goal_ids:
+        head = heads.get(goal)
+        if head is None:
+            continue
+        if head.events_after or (head.event_chain_hash, head.event_position, head.event_recorded_at) != (
+            head.last_chain_hash,
+            head.last_position,
+            head.last_recorded_at,
+        ):
+            raise InconsistentHead(goal, f"its stream head (version {head.last_version}) is not its last event")
+    unheaded = [goal for goal in goal_ids if goal not in heads]
+    for goal in chunked_rows(connection, _GOALS_WITH_EVENTS, "goal_ids", unheaded):
+        raise InconsistentHead(goal.goal_id, "it holds events but no stream head")
 
 
 def _copy_events(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -15,9 +15,9 @@ import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, Connection, String, any_, bindparam, exists, func, select, union
+from sqlalchemy import ARRAY, Connection, String, and_, any_, bindparam, exists, func, select, union
 
-from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
+from benchledger.ledger.storage.event_records import StoredEvent, head_record, row_to_event
 from benchledger.ledger.storage.schema import events, projection_counts, projection_rows, stream_heads
 
 
@@ -72,6 +72,28 @@ class Transaction:
         if after is not None:
             query = query.where(stream_heads.c.goal_id > after)
         return [dict(r._mapping) for r in self.connection.execute(query)]
+
+    def rebuild_heads(self, goal_id: str | None = None) -> int:
+        """Make the stream heads (of ``goal_id``, or all) what the events say: each goal's last event, no head for a goal
+        without events; returns how many heads that inserted, corrected or deleted (none in a healthy ledger).
+
+        A head edited or deleted outside benchledger makes appends to its goal refuse
+        (:class:`~benchledger.errors.InconsistentHead`); ``replay`` rebuilds it with this.
+        """
+        tails = _TAILS if goal_id is None else _TAILS.where(events.c.goal_id == goal_id)
+        wanted = {row.goal_id: head_record(row._mapping) for row in self.connection.execute(tails)}
+        heads = select(stream_heads) if goal_id is None else select(stream_heads).where(stream_heads.c.goal_id == goal_id)
+        stale = []
+        for row in self.connection.execute(heads):
+            if wanted.get(row.goal_id) == dict(row._mapping):
+                del wanted[row.goal_id]
+            elif row.goal_id not in wanted:
+                stale.append({"stale_goal_id": row.goal_id})
+        if wanted:
+            self.connection.execute(_set_heads(self.connection.dialect.name), list(wanted.values()))
+        if stale:
+            self.connection.execute(_DELETE_HEAD, stale)
+        return len(wanted) + len(stale)
 
     def goals_without_head(self) -> list[str]:
         """The goals (ascending ids) that hold projection rows or row counts but no stream head: a ledger's goal
@@ -227,6 +249,12 @@ _COUNT_PROJECTION_ROWS = (
     .where(projection_rows.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
     .group_by(projection_rows.c.goal_id, projection_rows.c.projection)
 )
+# Each goal's last event (by version: one pass over the (goal_id, stream_version) index, then a lookup of it).
+_LAST_VERSIONS = select(events.c.goal_id, func.max(events.c.stream_version).label("last_version")).group_by(events.c.goal_id).subquery()
+_TAILS = select(events.c.goal_id, events.c.stream_version, events.c.chain_hash, events.c.position, events.c.recorded_at).join_from(
+    events, _LAST_VERSIONS, and_(events.c.goal_id == _LAST_VERSIONS.c.goal_id, events.c.stream_version == _LAST_VERSIONS.c.last_version)
+)
+_DELETE_HEAD = stream_heads.delete().where(stream_heads.c.goal_id == bindparam("stale_goal_id"))
 # (the distinct goals of the rows' and of the counts' goal indexes, each looked up once among the heads)
 _HELD_GOALS = union(select(projection_rows.c.goal_id).distinct(), select(projection_counts.c.goal_id).distinct()).subquery()
 _GOALS_WITHOUT_HEAD = (
@@ -289,6 +317,14 @@ def _add_to_projection_counts(dialect: str) -> Any:
     statement = _dialect_insert(dialect, projection_counts)
     return statement.on_conflict_do_update(
         index_elements=_COUNT_KEY_NAMES, set_={"row_count": projection_counts.c.row_count + statement.excluded.row_count}
+    )
+
+
+@functools.cache
+def _set_heads(dialect: str) -> Any:
+    statement = _dialect_insert(dialect, stream_heads)
+    return statement.on_conflict_do_update(
+        index_elements=[stream_heads.c.goal_id], set_={column.name: statement.excluded[column.name] for column in stream_heads.c if not column.primary_key}
     )
 
 

@@ -69,6 +69,7 @@ class _Tail:
     position: int
     stream_version: int
     chain_hash: str
+    recorded_at: str
 
 
 def verify_events(
@@ -139,7 +140,7 @@ def verify_events(
         )
         if recomputed != event.chain_hash:
             problem("chain_hash", event, "chain_hash does not match the event's fields")
-        tails[event.goal_id] = _Tail(event.goal_id, event.position, event.stream_version, event.chain_hash)
+        tails[event.goal_id] = _Tail(event.goal_id, event.position, event.stream_version, event.chain_hash, event.recorded_at)
 
         running = canonical.digest_step(running, event.chain_hash)
         covered = event.position if scope_goal is None else event.stream_version
@@ -160,16 +161,17 @@ def verify_events(
         tail = tails.pop(goal_id, None)
         if tail is None:
             problem("missing_events", None, f"stream head at version {head['last_version']} but no events", goal_id)
-        elif (tail.stream_version, tail.chain_hash, tail.position) != (
+        elif (tail.stream_version, tail.chain_hash, tail.position, tail.recorded_at) != (
             head["last_version"],
             head["last_chain_hash"],
             head["last_position"],
+            head["last_recorded_at"],  # (`goals` and the report show it as the goal's last activity)
         ):
             problem(
                 "head_mismatch",
                 tail,
-                f"stream head says version {head['last_version']} at position {head['last_position']}, "
-                f"last event is version {tail.stream_version} at position {tail.position}",
+                f"stream head says version {head['last_version']} at position {head['last_position']} recorded {head['last_recorded_at']}, "
+                f"last event is version {tail.stream_version} at position {tail.position} recorded {tail.recorded_at}",
             )
     for goal_id, tail in tails.items():
         problem("head_missing", tail, "events without a stream head", goal_id)

@@ -81,6 +81,21 @@ class CorruptEvent(LedgerError):
     """A stored event no longer decodes: the database was changed outside benchledger."""
 
 
+class InconsistentHead(LedgerError):
+    """A goal's stream head disagrees with its last event, or is missing: it was changed outside benchledger.
+
+    An append builds on the head (the next version and chain link): it refuses
+    rather than write events that would carry the tamper into the immutable chain.
+    """
+
+    def __init__(self, goal_id: str, problem: str) -> None:
+        super().__init__(
+            f"goal {goal_id!r}: {problem} (changed outside benchledger); nothing was written: "
+            "`benchledger audit` names the problem, `benchledger replay` rebuilds the heads from the events"
+        )
+        self.goal_id = goal_id
+
+
 class InvalidEvent(LedgerError, ValueError):
     """An event's stored columns would not fit the schema (checked alike on every backend).
 

@@ -15,12 +15,11 @@ import uuid
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlalchemy import insert, text
+from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.event_records import NewEvent
-from benchledger.ledger.storage.schema import events
 from benchledger.ledger.storage.verification import verify_events
 from tests import helpers
 
@@ -91,13 +90,13 @@ def test_events_are_stored_exactly_as_appended_whatever_their_characters(ledger)
 def test_an_insert_the_database_refuses_is_rolled_back_as_a_database_error(ledger):
     """A refused COPY surfaces as SQLAlchemy's error (as any other statement's does), and nothing is written."""
     ledger.append("goal-x", [NewEvent("run", {"n": 1})], source="test")
-    # An event stored behind the store's back, its head left as it was: the next version is taken.
+    # A constraint added behind the store's back (an append checks its goal's head against the events, so a
+    # version taken behind its back is refused before the insert): the same payload in another goal breaks it.
     with ledger.engine.begin() as connection:
-        record = connection.execute(text("SELECT * FROM events")).mappings().one()
-        connection.execute(insert(events), {**record, "position": 2, "event_id": "taken", "stream_version": 2})
+        connection.execute(text("CREATE UNIQUE INDEX one_event_per_payload ON events (payload_sha256)"))
     with pytest.raises(IntegrityError):
-        ledger.append("goal-x", [NewEvent("run", {"n": 2})], source="test")
-    assert ledger.event_count() == 2
+        ledger.append("goal-y", [NewEvent("run", {"n": 1})], source="test")
+    assert ledger.event_count() == 1
 
 
 def test_events_are_found_by_id_among_more_ids_than_one_query_holds(ledger):

@@ -472,3 +472,70 @@ def test_a_row_no_fold_makes_is_deleted_by_replay_with_its_count(filled):
     assert replay(filled)["rows_changed"] == 1
     assert filled.projection_rows() == before and "forged-projection" not in filled.projection_counts("a")
     assert _problems(filled) == set()
+
+
+def _batch_files(folder, tag: str):
+    """_batch(tag) as the files a user ingests."""
+    folder.mkdir()
+    comparison = json.loads((FIXTURE / "comparison.json").read_text())
+    comparison["comparison_id"] = f"cmp-{tag}"
+    (folder / "comparison.json").write_text(json.dumps(comparison))
+    for i, name in enumerate(("run-1.json", "run-2.json")):
+        run = json.loads((FIXTURE / name).read_text())
+        run["job_name"] = f"job-{tag}-{i}"
+        (folder / name).write_text(json.dumps(run))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"last_chain_hash": "f" * 64},
+        {"last_version": 3},
+        {"last_version": 5},
+        {"last_position": 11},
+        {"last_recorded_at": "2001-01-01T00:00:00.000000Z"},
+        None,  # the head deleted
+    ],
+    ids=["chain-hash", "version-back", "version-ahead", "position", "recorded-at", "deleted"],
+)
+def test_an_ingest_refuses_a_goal_whose_head_is_not_its_last_event_and_replay_rebuilds_it(filled, tmp_path, edit):
+    """The next append would build its version and chain link on the tampered head: refused, nothing written
+    (issue 30, items 5 and 9); replay rebuilds the head from the events, and the ingest then goes through."""
+    head = filled.head("a")
+    where = stream_heads.c.goal_id == "a"
+    _execute(filled, stream_heads.delete().where(where) if edit is None else update(stream_heads).where(where).values(edit))
+    assert _problems(filled) == {("head_missing" if edit is None else "head_mismatch", 12)}  # (audit names what the ingest refuses)
+    before = _rows(filled)
+    url = filled.engine.url.render_as_string(hide_password=False)
+    result = CliRunner().invoke(cli, ["--database-url", url, "ingest", "--goal", "a", str(_batch_files(tmp_path / "five", "five"))])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    [line] = result.stderr.splitlines()
+    assert "goal 'a'" in line and "benchledger replay" in line and "nothing was written" in line
+    assert _rows(filled) == before
+    assert replay(filled)["heads_repaired"] == 1
+    assert filled.head("a") == head and _problems(filled) == set()
+    result = CliRunner().invoke(cli, ["--database-url", url, "ingest", "--goal", "a", str(tmp_path / "five")])
+    assert result.exit_code == 0, result.output
+    assert filled.event_count() == 20 and _problems(filled) == set()
+
+
+def test_replay_deletes_a_head_without_events_and_builds_a_missing_one(filled):
+    _execute(filled, insert(stream_heads).values(dict(filled.head("b"), goal_id="invented")))
+    _execute(filled, stream_heads.delete().where(stream_heads.c.goal_id == "b"))
+    assert _problems(filled) == {("missing_events", None), ("head_missing", 16)}
+    rebuilt = replay(filled)
+    assert rebuilt["heads_repaired"] == 2 and rebuilt["goals"] == 2
+    assert [h["goal_id"] for h in filled.heads()] == ["a", "b"] and _problems(filled) == set()
+    assert replay(filled)["heads_repaired"] == 0  # a healthy ledger: nothing written
+
+
+def test_an_edited_last_activity_is_named_by_audit(filled):
+    """`goals` and the report show the head's last_recorded_at as the goal's last activity (issue 30, item 15)."""
+    _execute(filled, update(stream_heads).where(stream_heads.c.goal_id == "b").values(last_recorded_at="2099-01-01T00:00:00.000000Z"))
+    code, report = _cli_audit(filled)
+    assert code == 1
+    [problem] = report["problems"]
+    assert (problem["kind"], problem["goal_id"], problem["position"]) == ("head_mismatch", "b", 16)
+    assert "recorded 2099-01-01T00:00:00.000000Z" in problem["detail"]
