@@ -16,7 +16,7 @@ from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import catalog, retraction
 from benchledger.projections.batch_manifest import BATCH_KIND
-from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_references
+from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_fields, checkpoint_references
 from benchledger.projections.projector import (
     GoalProjector,
     project_goal,
@@ -94,10 +94,12 @@ def materialize_goals(
     resumed = [goal for goal in first_new if continued.get(goal) is None]
     checkpoints = tx.projection_row_of_goals(resumed, catalog.CHECKPOINT, catalog.CURRENT_KEY) if resumed else {}
     known.read_named(checkpoints.values())
+    # (a checkpoint's retracted ids are checked against the goal's retractions: few events, one index range each)
+    retractions = tx.goal_events_of_kind(list(checkpoints), retraction.KIND) if checkpoints else {}
     replaced = catalog.projection_versions().keys() - {catalog.STEP}  # (a stored row's key starts with its projection)
     rows = []
     for goal, emit_from in first_new.items():
-        projector = continued.get(goal) or _resumed(known, goal, checkpoints.get(goal), emit_from)
+        projector = continued.get(goal) or _resumed(known, goal, checkpoints.get(goal), emit_from, retractions.get(goal, ()))
         if projector is None:
             # A goal without a usable checkpoint that held events before this append was last written by
             # an older benchledger (or tampered with): its stored rows may lack lifecycle steps or be of
@@ -201,14 +203,23 @@ def _json_field(text: str | None, name: str) -> Any:
     return value.get(name) if isinstance(value, dict) else None
 
 
-def _resumed(events: _TransactionEvents, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int) -> GoalProjector | None:
-    """``goal``'s projector resumed from its stored checkpoint row and fed the events after it; ``None`` if it cannot be."""
+def _resumed(
+    events: _TransactionEvents, goal: str, checkpoint: Mapping[str, Any] | None, first_new: int, retractions: Iterable[StoredEvent]
+) -> GoalProjector | None:
+    """``goal``'s projector resumed from its stored checkpoint row and fed the events after it; ``None`` if it cannot be.
+
+    ``retractions`` are the goal's retraction events: the ids the checkpoint says are retracted must be
+    exactly theirs up to its version (an edited list would hide evidence, or show retracted evidence, from now on).
+    """
     if checkpoint is None or checkpoint["status"] != "ok" or checkpoint["projection_version"] != catalog.CHECKPOINT_VERSION:
         return None
     try:
-        projector = GoalProjector.resume(json.loads(checkpoint["payload"]), strict=True, earlier=StoredGoalEvents(events, goal))
+        payload = json.loads(checkpoint["payload"])
+        projector = GoalProjector.resume(payload, strict=True, earlier=StoredGoalEvents(events, goal))
     except (CheckpointUnusable, ValueError):
         return None
+    if checkpoint_fields(payload)[2] != retraction.retracted_ids(e for e in retractions if e.stream_version <= projector.last_version):
+        return None  # the checkpoint disagrees with the goal's retractions (tampered): not one to continue
     new = events.after(goal, projector.last_version)
     if not new or new[0].position > first_new or new[0].stream_version != projector.last_version + 1:
         return None  # the checkpoint claims a later state than the goal's (tampered): not one to continue

@@ -46,6 +46,15 @@ class Transaction:
             query = query.where(events.c.kind.in_(kinds))
         return [row_to_event(r) for r in self.connection.execute(query.order_by(events.c.stream_version).limit(limit))]
 
+    def goal_events_of_kind(self, goal_ids: Sequence[str], kind: str) -> dict[str, list[StoredEvent]]:
+        """The events of ``kind`` of each of ``goal_ids``, in stream order (goals without one are left out; one
+        range of the (goal_id, kind) index a goal)."""
+        query = _EVENTS_OF_GOALS.where(events.c.kind == kind)
+        found: dict[str, list[StoredEvent]] = {}
+        for row in chunked_rows(self.connection, query, "goal_ids", list(goal_ids)):
+            found.setdefault(row.goal_id, []).append(row_to_event(row))
+        return found
+
     def first_events_of_goals(self, goal_ids: Sequence[str], *, upto_position: int, limit: int) -> list[StoredEvent]:
         """The first ``limit`` events of ``goal_ids`` up to ``upto_position``: goal by goal (in the database's order
         of ids), each in stream order (a page of a fold's read: :func:`benchledger.ledger.service.folding.events_of`)."""

@@ -539,3 +539,24 @@ def test_an_edited_last_activity_is_named_by_audit(filled):
     [problem] = report["problems"]
     assert (problem["kind"], problem["goal_id"], problem["position"]) == ("head_mismatch", "b", 16)
     assert "recorded 2099-01-01T00:00:00.000000Z" in problem["detail"]
+
+
+@pytest.mark.parametrize("retracted", [[], ["00000000-0000-0000-0000-000000000000"]], ids=["emptied", "invented"])
+def test_an_ingest_does_not_resume_from_a_checkpoint_whose_retracted_ids_were_edited(filled, retracted):
+    """A checkpoint is resumed from only if its retracted ids are those of the goal's retractions (issue 30, item 5):
+    resumed, the edited list would carry on into every later checkpoint and row."""
+    from benchledger.ledger.service.retract import retract
+
+    run = next(e for e in filled.read_goal("a") if e.kind == "run")
+    retract(filled, [run.event_id], "a flaky run", goal_id="a")
+    [checkpoint] = filled.projection_rows(goal_id="a", projection="projector-checkpoint")
+    payload = json.loads(checkpoint["payload"])
+    assert payload["retracted"] == [run.event_id]
+    edited = canonical.canonical_json({**payload, "retracted": retracted})
+    _execute(filled, update(projection_rows).where(
+        projection_rows.c.goal_id == "a", projection_rows.c.projection == "projector-checkpoint"
+    ).values(payload=edited))
+    ingest(filled, "a", _batch("five"), source="cli ingest")
+    assert _problems(filled) == set()  # the goal was folded from its first event: its rows are a replay's
+    [checkpoint] = filled.projection_rows(goal_id="a", projection="projector-checkpoint")
+    assert json.loads(checkpoint["payload"])["retracted"] == [run.event_id]
