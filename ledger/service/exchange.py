@@ -47,6 +47,10 @@ from benchledger.ledger.storage.schema import events
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import format_digest, verify_events
+from benchledger.projections import catalog, retraction
+from benchledger.projections.artifacts.kinds import KIND_SCHEMAS
+from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA
+from benchledger.projections.runs import ROW_KIND
 
 INTEGER_FIELDS = ("position", "stream_version")
 NULLABLE_FIELDS = tuple(column.name for column in events.c if column.nullable)
@@ -161,11 +165,32 @@ def _record_problems(record: Any) -> list[str]:
         problems.append(f"goal_id {record['goal_id']!r} is not a valid goal id")
     try:
         # The ledger stores canonical JSON only; anything else was not written by it.
-        if canonical_json(json.loads(record["payload"])) != record["payload"]:
+        payload = json.loads(record["payload"])
+        if canonical_json(payload) != record["payload"]:
             problems.append("payload is not canonical JSON")
     except (ValueError, RecursionError):
-        problems.append("payload is not JSON (or nested too deeply)")
-    return problems
+        return [*problems, "payload is not JSON (or nested too deeply)"]
+    return problems + _kind_problems(record["kind"], record["schema_version"], payload)
+
+
+# The schema_version the ledger records for an event of each kind it writes itself (an artifact's is its kind's, or
+# for a kind without a fixed one the one its payload declares: ``ingest.member_event``).
+_RECORDED_SCHEMAS: dict[str, str | None] = {**KIND_SCHEMAS, BATCH_KIND: BATCH_SCHEMA, retraction.KIND: retraction.SCHEMA, ROW_KIND: None}
+
+
+def _kind_problems(kind: str, schema_version: str | None, payload: Any) -> list[str]:
+    """An event of a kind this benchledger does not know, or recorded under another schema_version than it records:
+    its hashes may be consistent, but no fold of this code reads it as the ledger that wrote it meant."""
+    if kind not in catalog.EVENT_KINDS:
+        return [f"kind {kind!r} is not an event kind this benchledger knows (one of: {', '.join(catalog.EVENT_KINDS)})"]
+    if kind in _RECORDED_SCHEMAS:
+        expected = _RECORDED_SCHEMAS[kind]
+    else:
+        declared = payload.get("schema_version") if isinstance(payload, dict) else None
+        expected = declared if isinstance(declared, str) else None
+    if schema_version != expected:
+        return [f"schema_version {schema_version!r} is not the one this benchledger records for kind {kind!r} ({expected!r})"]
+    return []
 
 
 def _trailer_problems(trailer: dict[str, Any]) -> list[str]:

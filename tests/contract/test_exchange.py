@@ -403,3 +403,32 @@ def test_an_over_long_line_is_refused_when_the_reading_reaches_it(ledger, ledger
     result = invoke(ledger_url, "import-ndjson", str(dump))
     assert result.exit_code == 2 and f"{dump}:1: line is larger than the 1000-byte limit" in result.stderr
     assert ledger.event_count() == 0
+
+
+@pytest.mark.parametrize(
+    "kind, schema_version, expected",
+    [
+        ("forged-kind", None, "kind 'forged-kind' is not an event kind this benchledger knows"),
+        ("run", "benchmark_run_v9", "schema_version 'benchmark_run_v9' is not the one this benchledger records for kind 'run' ('benchmark_run_v0')"),
+        ("ingest_batch", None, "schema_version None is not the one this benchledger records for kind 'ingest_batch' ('benchledger_ingest_batch_v0')"),
+        ("preflight", "benchmark_preflight_v0", "schema_version 'benchmark_preflight_v0' is not the one this benchledger records for kind 'preflight' (None)"),
+    ],
+)
+def test_an_event_of_a_kind_or_schema_this_benchledger_does_not_know_is_refused_with_its_line(ledger, ledger_url, sqlite_source, tmp_path, kind, schema_version, expected):
+    """Hashes consistent (the events were appended by the store, then exported), but no fold of this code reads them
+    as their writer meant: refused, nothing written (issue 30, item 10)."""
+    from benchledger.ledger.storage.event_records import NewEvent
+
+    source = Store.open(sqlite_source)
+    try:
+        source.append("alpha", [NewEvent(kind, {"note": "from another benchledger"}, schema_version)], source="test")
+        line = source.event_count()
+    finally:
+        source.close()
+    dump = tmp_path / "ledger.ndjson"
+    dump.write_text(export(sqlite_source), encoding="utf-8")
+    result = invoke(ledger_url, "import-ndjson", "--format", "json", str(dump))
+    assert result.exit_code == 1, result.output
+    [problem] = json.loads(result.stdout)["problems"]
+    assert problem.startswith(f"line {line}: {expected}")
+    assert row_counts(ledger_url)["events"] == 0
