@@ -17,11 +17,19 @@ same code.
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from benchledger.errors import WorkerDied
 from benchledger.ledger.service import folding
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
@@ -77,15 +85,30 @@ def folded_steps(
         for step in steps:
             yield folding.fold_step(read, step.goals, upto_position, **here)
         return
+    try:
+        yield from _folded_by_workers(ledger, read, steps, jobs=jobs, upto_position=upto_position, audit=audit, projection=projection)
+    except BrokenProcessPool as exc:  # (a worker killed: the OOM killer, a signal; what it folded is lost, nothing was written)
+        raise WorkerDied(
+            "a --jobs worker process ended abruptly (killed, or out of memory): nothing was written; "
+            "run the command again (with fewer --jobs if memory is short)"
+        ) from exc
+
+
+def _folded_by_workers(
+    ledger: Store, read: Transaction, steps: Sequence[Step], *, jobs: int, upto_position: int, audit: bool, projection: str | None
+) -> Iterator[folding.FoldedStep]:
+    """:func:`folded_steps` with ``jobs`` worker processes."""
     # Imported here: an ingest folds its goals in this process and need not load the process machinery.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    here = {"mode": folding.FoldMode.AUDIT if audit else folding.FoldMode.WRITE, "projection": projection}
     url = ledger.engine.url.render_as_string(hide_password=False)
     context = multiprocessing.get_context("spawn")  # a worker shares no connection (nor lock) with this process
     # An audit's worker sends its rows, compared here with this process's snapshot (never a mix of two moments).
     there = {"mode": folding.FoldMode.AUDIT_ROWS if audit else folding.FoldMode.COLLECT, "projection": projection}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=(url,)) as pool:
+    initargs = (url, os.getpid())
+    with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=initargs) as pool:
         pending: deque = deque()
 
         def collected() -> folding.FoldedStep:
@@ -107,9 +130,37 @@ def folded_steps(
 _worker_ledger: Store | None = None
 
 
-def _open_worker(url: str) -> None:
+def _open_worker(url: str, parent: int) -> None:
     global _worker_ledger
+    _exit_with_parent(parent)
     _worker_ledger = Store.open(url, migrate=False)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Make this worker end when ``parent`` (the process whose pool started it) does, however it ends.
+
+    A parent killed with SIGKILL never shuts its pool down: its workers would
+    go on folding, holding database connections (on PostgreSQL, server
+    processes) long after. On Linux the kernel kills the worker when its parent
+    dies (``PR_SET_PDEATHSIG``); elsewhere a thread watches for the parent to go.
+    """
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    else:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="benchledger-parent-watch").start()
+    if os.getppid() != parent:  # (the parent died before the watch began)
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _fold_in_worker(goals: list[str], upto_position: int, options: Mapping[str, Any]) -> folding.FoldedStep:

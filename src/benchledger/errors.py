@@ -65,6 +65,10 @@ class CheckFailed(BenchledgerError):
     exit_code = CHECK_FAILED
 
 
+class WorkerDied(BenchledgerError):
+    """A worker process of ``replay --jobs`` / ``audit --jobs`` ended abruptly (killed, out of memory); nothing was written."""
+
+
 class LedgerError(BenchledgerError):
     """Base class of the errors of the ledger's store (raised by ``benchledger.ledger.storage``)."""
 

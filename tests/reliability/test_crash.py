@@ -337,3 +337,126 @@ def test_sigkill_stress_with_fresh_processes(ledger_url, tmp_path):
     _prepare(ledger_url)
     history = run_kills(ledger_url, tmp_path, rounds=100, seed=SEED + 1, fork=False, max_delay=1.5)
     assert sum(len(r.committed) for r in history) >= 50
+
+
+# -- replay --jobs / audit --jobs killed -------------------------------------------------
+#
+# (issue 30, item 8) The command runs in a child process whose workers fold slowly (a step of one goal each, a fold that
+# sleeps until the test is done), so that the test kills while every worker is busy: the parent, or one of the workers.
+
+_SLOW_JOBS = '''
+import sys, time
+from benchledger.ledger.service import fold_jobs, folding
+
+folding.GOALS_PER_STEP = 1  # (a step a goal: every worker gets one)
+
+
+def slow_fold(*args):
+    time.sleep(120)
+
+
+fold_jobs._fold_in_worker = slow_fold
+
+if __name__ == "__main__":
+    from benchledger.cli.main import cli
+
+    cli(sys.argv[1:])
+'''
+
+
+def _children(pid: int) -> list[int]:
+    """The live pool workers of process ``pid`` (its children started by multiprocessing's spawn)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == pid and state != "Z" and b"spawn_main" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _start_jobs(url: str, tmp_path: Path, command: str) -> tuple[subprocess.Popen, list[int], tuple]:
+    """``command --jobs 2`` started on a ledger of three goals, one of them with a wrong stored count (which a replay
+    repairs if it commits), once its two workers fold; and the ledger's state before."""
+    from sqlalchemy import text
+
+    from benchledger.ledger.storage.store import Store
+    from tests.helpers import invoke
+
+    _prepare(url)
+    for goal in ("jobs-a", "jobs-b", "jobs-c"):
+        assert invoke(url, "ingest", "--goal", goal, str(write_batch(tmp_path / goal, goal, 2))).exit_code == 0
+    ledger = Store.open(url)
+    with ledger.engine.begin() as connection:
+        connection.execute(text("UPDATE projection_counts SET row_count = 99 WHERE goal_id = 'jobs-a' AND projection = 'review-claim'"))
+    ledger.close()
+    before = _ledger_state(url)
+    script = tmp_path / "slow_jobs.py"
+    script.write_text(_SLOW_JOBS)
+    env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DEBUG"}
+    child = subprocess.Popen(
+        [sys.executable, str(script), "--database-url", url, command, "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
+    )
+    deadline = time.monotonic() + 60
+    while len(workers := _children(child.pid)) < 2:
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "the workers did not start"
+        time.sleep(0.1)
+    time.sleep(1.5)  # (their initializer ran: each is folding its step)
+    return child, workers, before
+
+
+def _ledger_state(url: str) -> tuple:
+    from benchledger.ledger.storage.store import Store
+
+    ledger = Store.open(url)
+    try:
+        return ledger.heads(), ledger.projection_rows(), ledger.projection_counts("jobs-a"), ledger.event_count()
+    finally:
+        ledger.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("command", ["replay", "audit"])
+def test_workers_exit_when_the_parent_is_killed(ledger_url, tmp_path, command):
+    child, workers, before = _start_jobs(ledger_url, tmp_path, command)
+    child.kill()
+    child.communicate()
+    deadline = time.monotonic() + 5
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(map(_alive, workers)), f"workers {workers} outlived their killed parent"
+    assert _ledger_state(ledger_url) == before  # (replay is one transaction: nothing of it committed)
+    from tests.helpers import invoke
+
+    assert invoke(ledger_url, "audit").exit_code == 1  # (the wrong count: still there)
+    assert invoke(ledger_url, "replay", "--jobs", "2").exit_code == 0  # (no lock left behind)
+    assert invoke(ledger_url, "audit").exit_code == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("command", ["replay", "audit"])
+def test_a_killed_worker_is_one_line_naming_it_not_an_internal_error(ledger_url, tmp_path, command):
+    child, workers, before = _start_jobs(ledger_url, tmp_path, command)
+    os.kill(workers[0], signal.SIGKILL)
+    try:
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 2, stderr
+    [line] = stderr.splitlines()
+    assert "a --jobs worker process ended abruptly (killed, or out of memory): nothing was written" in line
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    assert _ledger_state(ledger_url) == before
