@@ -1,4 +1,4 @@
-"""Peak memory of the intake commands at the documented limits, against bounds stated in the README.
+"""Peak memory of the intake commands at the documented limits, against the bounds docs/performance.md states.
 
     .venv/bin/python -m benchmarks.memory                      # 64 MiB ingest and ingest-batches, 3x10^5-event import-ndjson (SQLite)
     .venv/bin/python -m benchmarks.memory --full               # ... and import-ndjson of 10^6 events too (about ten minutes more)
@@ -10,7 +10,7 @@ its peak resident set size is the kernel's ``ru_maxrss`` of that child
 (``os.wait4``). The baseline, measured in the same run, is the peak of
 ``benchledger goals`` on an empty ledger: the interpreter, the imports and an
 open engine. A bound is ``baseline + fixed budget + 10 × the largest line``,
-plus for ``ingest`` a per-document allowance (README "Memory"); the run
+plus for ``ingest`` a per-document allowance (docs/performance.md, "Memory"); the run
 prints each figure, its bound and whether it held, and exits 1 if one did not.
 
 Inputs: the ingest NDJSON holds distinct ``benchmark_result_v0`` documents
@@ -42,7 +42,7 @@ from benchmarks.harness import find_benchledger, log
 from benchmarks.synthetic_ledger import build_templates, clone_goal
 
 MIB = 1024 * 1024
-# The README's bounds (section "Memory"), over the baseline process.
+# The bounds of docs/performance.md ("Memory"), over the baseline process.
 IMPORT_FIXED_BUDGET = 256 * MIB
 INGEST_FIXED_BUDGET = 128 * MIB
 INGEST_PER_DOCUMENT = 6 * 1024

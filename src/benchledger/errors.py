@@ -7,7 +7,7 @@ line ends with. ``benchledger.cli.main`` prints ``benchledger: <message>`` on
 stderr and exits with that code, in one place; library callers catch this one
 class. Every layer may import this module (it imports nothing of benchledger).
 
-Exit codes (README "Exit codes" states them for users):
+Exit codes (docs/cli.md, "Exit codes", states them for users):
 
 * 0 – ok;
 * 1 – a check, audit or gate said no (:data:`CHECK_FAILED`): an audit found
