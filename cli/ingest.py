@@ -97,7 +97,7 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     recursively, sorted), an NDJSON file (one artifact a line) or - for
     standard input. The kind of each document is detected from its
     schema_version (run, comparison, result, learning-ledger, claim-review,
-    and the lifecycle inputs' own schemas: README "Ingest"); --kind names it
+    and the lifecycle inputs' own schemas: docs/cli.md, "Ingest"); --kind names it
     otherwise (its choices are listed below). With
     --batch-per-directory ROOT each directory of the tree is a batch of its
     own, and the whole tree is still one transaction.

@@ -2,7 +2,7 @@
 
 A :class:`~benchledger.errors.BenchledgerError` from any command prints
 ``benchledger: <message>`` on stderr and exits with its ``exit_code``
-(README "Exit codes"). Anything else is a bug: it prints one line naming the
+(docs/cli.md, "Exit codes"). Anything else is a bug: it prints one line naming the
 exception and exits 70, never a traceback; ``BENCHLEDGER_DEBUG=1`` lets it
 propagate instead (the test suite sets it, so bugs fail tests loudly).
 """
@@ -186,8 +186,8 @@ def _report_output_failure(ctx: click.Context, exc: OSError, committed: int) -> 
     """A report that cannot be printed: a warning once the command committed its change (``committed`` transactions), else an error.
 
     Standard output is then pointed at the null device, so the interpreter's
-    final flush of what is still buffered does not fail again. (The README's
-    "Exit codes" states the rule.)
+    final flush of what is still buffered does not fail again. (docs/cli.md,
+    "Exit codes", states the rule.)
     """
     from benchledger.errors import USAGE
 

@@ -7,7 +7,7 @@ transactions of about :data:`TRANSACTION_ARTIFACTS` artifacts, each one
 :class:`Ingest` committed as it goes: an interrupted run leaves whole batches,
 and running it again appends only what is missing, because an artifact's
 identity is its source hash within its goal (:func:`embedded_document`) and a
-manifest's is its members. README "Memory" states the bound.
+manifest's is its members. docs/performance.md ("Memory") states the bound.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from benchledger.projections.artifacts import Artifact
 from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, batch_manifest, claim_review_without_runs
 
 # Events a statement appends: many rows a statement, and a chunk of 4 MiB documents read from files
-# stays well under the memory bound (README "Memory"). A batch given as artifacts is held already and
+# stays well under the memory bound (docs/performance.md, "Memory"). A batch given as artifacts is held already and
 # appended whole (its guard receipt covers it whole): a chunk ends after the batch that fills it.
 CHUNK_ARTIFACTS = 500
 
