@@ -68,7 +68,7 @@ def evaluate_and_keep(
 ) -> tuple[dict[str, Any], BatchOutcome]:
     """:func:`evaluate_review` into ``goal_id`` of ``ledger``: the inputs are kept, with the review's flags.
 
-    What is kept must be storable (the store's guard, ``ledger.storage_guard``:
+    What is kept must be storable (the store's guard, ``ledger.storage.guard``:
     no input or recorded flag may hold a local path, a secret, NaN, ...), and the
     projections the batch changes must reduce; otherwise nothing is written.
     """

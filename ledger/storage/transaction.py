@@ -5,7 +5,7 @@ A :class:`Transaction` wraps the connection of a transaction the store opened
 :meth:`~benchledger.ledger.storage.store.Store.reading`): an append's look-ups
 by id, an ingest's materialization and the folds of a replay, an audit or a
 rebuild read and write through it, so that the service room
-(``benchledger.ledger.service``) holds no SQL (``tests/test_layers.py``).
+(``benchledger.ledger.service``) holds no SQL (``tests/unit/test_layers.py``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and of a goal's stored row counts against its rows.
 
 Pure over what it is given (events in position order and the stream heads), so
 the same checks run on any backend and on an export file. The projection part
-of ``benchledger audit`` lives in the application layer (it needs the reducers).
+of ``benchledger audit`` lives in the service room (``ledger.service.maintenance``: it needs the reducers).
 """
 
 from __future__ import annotations
