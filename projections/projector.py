@@ -2,7 +2,7 @@
 
 Pure functions from a goal's events (in stream order) to the rows of its
 materialized projections and to its lifecycle history. Nothing here touches a
-database: the application layer reads the events and stores what this returns.
+database: the service room (ledger/service) reads the events and stores what this returns.
 The rows are named in :mod:`~benchledger.projections.catalog`; a batch's
 members are read through :mod:`~benchledger.projections.batch_manifest`; an
 ingest resumes from the state :mod:`~benchledger.projections.checkpoint` records.
