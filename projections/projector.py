@@ -76,23 +76,11 @@ LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING, STEP})
 DERIVED = {"claim-review": CLAIM, "learning-ledger": LEARNING}
 
 
-class EventLike(Protocol):
-    """An event of the goal, as the fold reads it (the ledger's stored events, read only)."""
-
-    @property
-    def event_id(self) -> str: ...
-
-    @property
-    def kind(self) -> str: ...
-
-    @property
-    def position(self) -> int: ...
+class EventLike(retraction.EventLike, Protocol):
+    """An event of the goal, as the fold reads it (the ledger's stored events, read only): what retraction reads, and its place in the stream."""
 
     @property
     def stream_version(self) -> int: ...
-
-    @property
-    def payload(self) -> Any: ...
 
 
 @dataclass(frozen=True)
