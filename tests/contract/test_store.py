@@ -219,3 +219,21 @@ def test_dropping_projection_rows_looks_each_key_up_instead_of_scanning_the_tabl
         plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", ("review-claim", "g", "current")).fetchall()
     details = [row[-1] for row in plan]
     assert details and all(detail.startswith("SEARCH projection_rows USING") for detail in details), details
+
+
+
+@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
+def test_reading_a_goals_events_of_one_kind_is_one_range_of_the_goal_kind_index(ledger):
+    """An ingest reads the resumed goals' retractions: its cost must follow their number, not the goal's past.
+
+    Ordered by (goal_id, stream_version), SQLite walked the goal's whole range of
+    the primary-key index (every event of the goal) to find its few retractions.
+    """
+    from benchledger.ledger.storage import transaction
+    from benchledger.ledger.storage.schema import events
+
+    statement = transaction._EVENTS_OF_GOALS_UNORDERED.where(events.c.kind == "retraction")
+    sql = str(statement.compile(dialect=ledger.engine.dialect, compile_kwargs={"literal_binds": True, "render_postcompile": True}))
+    with ledger.engine.connect() as connection:
+        plan = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + sql.replace("(__[POSTCOMPILE_goal_ids])", "('g')")).fetchall()
+    assert [row[-1] for row in plan] == ["SEARCH events USING INDEX ix_events_goal_kind (goal_id=? AND kind=?)"]
