@@ -222,10 +222,15 @@ def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
     Creating the embedded default is said on stderr: a mistyped
     ``BENCHLEDGER_HOME`` would otherwise look like a ledger that lost its goals.
     """
-    from benchledger.ledger import api
+    from benchledger.cli.main import imports_frozen
 
     url = (ctx.find_root().obj or {}).get("database_url")
-    ledger = api.open(url)
+    # (opening imports the library API and the database backend: SQLAlchemy alone makes a hundred
+    # thousand objects that the collector would walk again and again while they are made)
+    with imports_frozen(ctx):
+        from benchledger.ledger import api
+
+        ledger = api.open(url)
     if not ledger.persistent:
         # `sqlite:///$LEDGER` with LEDGER unset: every command would "succeed" on a ledger that ends with the process.
         ledger.close()

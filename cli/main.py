@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -48,8 +48,13 @@ COMMANDS = {
 
 
 @contextmanager
-def _imports_frozen() -> Iterator[None]:
+def imports_frozen(ctx: click.Context) -> Iterator[None]:
     """The cyclic garbage collector off while a command's modules are imported, and what they made frozen after.
+
+    Only in the console script's own process (``main``): a program calling ``cli``
+    itself keeps its collector as it was. Used around loading a command and
+    around opening its ledger (``cli.common.open_ledger``), which imports the
+    library API and the database backend.
 
     Importing SQLAlchemy allocates a hundred thousand objects that live as long as
     the process and leaves next to no cyclic garbage, yet the allocations trigger
@@ -58,6 +63,9 @@ def _imports_frozen() -> Iterator[None]:
     generation), they are skipped by the command's collections and the
     interpreter's at exit. The collector is back on before the command runs.
     """
+    if not getattr(ctx.find_root().command, "whole_process", False):
+        yield
+        return
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -75,14 +83,14 @@ class _Root(click.Group):
         return sorted(COMMANDS)
 
     # Set by main(): the process ends with its command, so what the command's imports made is frozen
-    # (_imports_frozen). A program that calls `cli` itself keeps its collector as it was.
+    # (imports_frozen). A program that calls `cli` itself keeps its collector as it was.
     whole_process = False
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
         module, attribute = COMMANDS[name].split(":")
-        with _imports_frozen() if self.whole_process else nullcontext():
+        with imports_frozen(ctx):
             return getattr(importlib.import_module(module), attribute)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
