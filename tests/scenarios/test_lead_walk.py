@@ -55,3 +55,22 @@ def test_replay_says_it_repaired_a_stored_count_instead_of_reporting_nothing_cha
     assert json.loads(invoke(migrated_url, "replay", "--format", "json").stdout)["counts_repaired"] == 0
     assert "repaired" not in invoke(migrated_url, "replay").stdout
     assert invoke(migrated_url, "audit").exit_code == 0
+
+
+def test_replay_says_it_rebuilt_a_tampered_stream_head(migrated_url):
+    # A head edited in SQL: audit names it (an ingest would refuse the goal), and the replay that rebuilds it says so
+    # instead of "0 of them changed" (the rows were right; the head was not).
+    assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
+    from sqlalchemy import create_engine, text
+
+    from benchledger.ledger.storage.engine import normalize_url
+
+    engine = create_engine(normalize_url(migrated_url))
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE stream_heads SET last_version = 99 WHERE goal_id = 'g'"))
+    engine.dispose()
+    assert invoke(migrated_url, "audit").exit_code == 1
+    result = invoke(migrated_url, "replay")
+    assert result.exit_code == 0 and "(0 of them changed; 1 stream head(s) repaired)" in result.stdout
+    assert "repaired" not in invoke(migrated_url, "replay").stdout
+    assert invoke(migrated_url, "audit").exit_code == 0
