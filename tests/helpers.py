@@ -81,3 +81,15 @@ def as_a_reader_sees_it(text: str) -> str:
             return text
         text = decoded
     return "".join(c for c in unicodedata.normalize("NFKC", text) if not invisible(c))
+
+
+def edit_in_sql(url: str, statement: str) -> None:
+    """Change the ledger as someone with database access would, behind benchledger's back."""
+    from sqlalchemy import create_engine, text
+
+    from benchledger.ledger.storage.engine import normalize_url
+
+    engine = create_engine(normalize_url(url))
+    with engine.begin() as connection:
+        connection.execute(text(statement))
+    engine.dispose()

@@ -6,9 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.helpers import invoke, row_counts
+from tests.helpers import edit_in_sql, invoke, row_counts
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+
 
 
 def test_a_folder_copied_from_a_mac_ingests_without_its_hidden_files(migrated_url, tmp_path):
@@ -41,14 +42,7 @@ def test_replay_says_it_repaired_a_stored_count_instead_of_reporting_nothing_cha
     # A count edited in SQL: audit names it, and the replay that mends it says so (it used to print
     # "0 of them changed", as if the replay had found the ledger healthy).
     assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
-    from sqlalchemy import create_engine, text
-
-    from benchledger.ledger.storage.engine import normalize_url
-
-    engine = create_engine(normalize_url(migrated_url))
-    with engine.begin() as connection:
-        connection.execute(text("UPDATE projection_counts SET row_count = row_count + 1 WHERE goal_id = 'g' AND projection = 'review-claim'"))
-    engine.dispose()
+    edit_in_sql(migrated_url, "UPDATE projection_counts SET row_count = row_count + 1 WHERE goal_id = 'g' AND projection = 'review-claim'")
     assert invoke(migrated_url, "audit").exit_code == 1
     result = invoke(migrated_url, "replay")
     assert result.exit_code == 0 and "(0 of them changed; 1 stored row count(s) repaired)" in result.stdout
@@ -61,14 +55,7 @@ def test_replay_says_it_rebuilt_a_tampered_stream_head(migrated_url):
     # A head edited in SQL: audit names it (an ingest would refuse the goal), and the replay that rebuilds it says so
     # instead of "0 of them changed" (the rows were right; the head was not).
     assert invoke(migrated_url, "ingest", "--goal", "g", str(DEMO)).exit_code == 0
-    from sqlalchemy import create_engine, text
-
-    from benchledger.ledger.storage.engine import normalize_url
-
-    engine = create_engine(normalize_url(migrated_url))
-    with engine.begin() as connection:
-        connection.execute(text("UPDATE stream_heads SET last_version = 99 WHERE goal_id = 'g'"))
-    engine.dispose()
+    edit_in_sql(migrated_url, "UPDATE stream_heads SET last_version = 99 WHERE goal_id = 'g'")
     assert invoke(migrated_url, "audit").exit_code == 1
     result = invoke(migrated_url, "replay")
     assert result.exit_code == 0 and "(0 of them changed; 1 stream head(s) repaired)" in result.stdout
