@@ -157,3 +157,20 @@ def test_the_service_room_writes_no_sql():
             elif isinstance(node, ast.Attribute) and node.attr in STATEMENT_RUNNERS:
                 found.append(f"{name}:{node.lineno} uses .{node.attr}")
     assert found == []
+
+
+def test_every_review_module_is_held_to_the_review_protocol():
+    """The type checker holds each reducer to ReviewModule through a tuple it can follow (REVIEW_MODULES
+    names them as strings); a review added to one and not the other would go unchecked."""
+    import ast
+
+    from benchledger.projections import REVIEW_MODULES
+
+    tree = ast.parse((ROOT / "projections" / "__init__.py").read_text())
+    (checked,) = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "REVIEWS"
+    ]
+    assert isinstance(checked, ast.Tuple)
+    assert sorted(element.id for element in checked.elts if isinstance(element, ast.Name)) == sorted(REVIEW_MODULES.values())
