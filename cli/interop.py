@@ -1,16 +1,15 @@
-"""Interoperability commands: import-loopx, runs, export, import-ndjson."""
+"""Interoperability commands: import-loopx, export, import-ndjson."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import click
 
 from benchledger.cli.common import echo_errors, goal_option, input_path, open_ledger
-from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
+from benchledger.cli.output import echo_json, format_option
 from benchledger.errors import capped
-from benchledger.ledger.results import CurrentRun, LoopxImport, PassRate, Refusal, Run, RunPair
+from benchledger.ledger.results import LoopxImport, Refusal
 
 
 def _refusals(title: str, refused: Sequence[Refusal], count: int | None = None) -> str:
@@ -82,123 +81,6 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
 
 
 import_loopx_command.params.insert(0, goal_option(required=True, help="The goal (stream) the history is imported into."))
-
-
-def _score(run: Run | None) -> str:
-    from benchledger.projections.runs import score_text
-
-    return score_text(run.score_status, run.official_score) if run else ""
-
-
-def _countable(run: Run) -> str:
-    return "yes" if run.countable else f"no: {run.not_countable_reason}"
-
-
-def _rate(value: float | None) -> str:
-    return "" if value is None else f"{value:.0%}"
-
-
-@click.command("runs")
-@click.option("--benchmark", metavar="ID", help="Only runs of this benchmark id (e.g. terminal-bench@2.0).")
-@click.option("--case", metavar="ID", help="Only runs of this case (task) id.")
-@click.option("--arm", metavar="ARM", help="Only runs of this arm (a row's arm_id; for an ingested run, its mode).")
-@click.option("--mode", metavar="MODE", help="Only runs of this mode.")
-@click.option("--status", metavar="S", help="Only runs whose run status (completed, recorded, blocked, running) or score status (passed, failed, missing) is S.")
-@click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (see below).")
-@click.option("--paired", is_flag=True, help="One row per pair: a task's baseline and treatment runs side by side, with the score delta.")
-@click.option("--summary", is_flag=True, help="Pass rates per benchmark and arm (with --current: over each arm's current run).")
-@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N rows of the listing (not with --summary).")
-@format_option("table", "json", "csv")
-@wide_option
-@click.pass_context
-def runs_command(
-    ctx: click.Context,
-    goal: str | None,
-    benchmark: str | None,
-    case: str | None,
-    arm: str | None,
-    mode: str | None,
-    status: str | None,
-    current: bool,
-    paired: bool,
-    summary: bool,
-    limit: int | None,
-    fmt: str,
-    wide: bool,
-) -> None:
-    """Benchmark runs: imported LoopX run-ledger rows and ingested runs alike.
-
-    Each run is listed once, in its latest version (re-importing a LoopX ledger
-    whose row changed supersedes the older row). Ingested compact runs carry no
-    run id, arm, status or attempt accounting: their event id stands in for the
-    run id, their mode for the arm (their job name for a missing case id), and
-    status / score status are derived the way LoopX derives them for its
-    ledger rows.
-
-    A filter value no run can match (a misspelt status, a benchmark, case, arm
-    or mode no run of the goal(s) has) is refused with the valid choices.
-
-    --current: the current countable run of each goal, benchmark, case and arm
-    (archived, running and attempt-accounting-excluded runs do not count; the
-    full rule: docs/interop.md). --benchmark, --case and --goal choose the
-    cases; --arm, --mode and --status then filter the arms by their current run
-    (--status failed: the arms whose current run failed).
-
-    --paired: a comparison's baseline and treatment runs, and a LoopX run
-    group's baseline and treatment arms, on one row (the pairing rule:
-    docs/interop.md). --summary: pass rate = passed / (passed + failed) per
-    benchmark and arm.
-    """
-    if paired and (current or summary):
-        raise click.UsageError("--paired cannot be combined with --current or --summary", ctx)
-    if summary and limit is not None:
-        raise click.UsageError("--limit does not apply to --summary (one row per benchmark and arm)", ctx)
-    filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
-    with open_ledger(ctx) as ledger:
-        if paired:
-            _echo_listing(ledger.run_pairs(**filters, limit=limit), PAIR_HEADERS, _pair_row, fmt, wide)
-        elif summary:
-            _echo_listing(ledger.pass_rates(**filters, current=current), RATE_HEADERS, _rate_row, fmt, wide)
-        elif current:
-            _echo_listing(ledger.current_runs(**filters, limit=limit), CURRENT_HEADERS, _current_row, fmt, wide)
-        else:
-            _echo_listing(ledger.runs(**filters, limit=limit), RUN_HEADERS, _run_row, fmt, wide)
-
-
-def _echo_listing(listing: Any, headers: list[str], row: Callable[[Any], list[Any]], fmt: str, wide: bool) -> None:
-    """A ``runs`` listing: JSON as its ``as_dict()``, else one table/CSV row per item."""
-    if fmt == "json":
-        echo_json(listing.as_dict())
-    else:
-        echo_rows(headers, [row(item) for item in listing], fmt, wide=wide)
-
-
-def _run_row(run: Run) -> list[Any]:
-    return [run.goal_id, run.run_id, run.benchmark_id, run.case_id, run.arm, run.status, _score(run), utc_text(run.recorded_at), _countable(run)]
-
-
-def _current_row(e: CurrentRun) -> list[Any]:
-    run = e.current
-    return [e.goal_id, e.benchmark_id, e.case_id, e.arm, run.run_id if run else "(none countable)",
-            run and run.status, _score(run), utc_text(run and run.recorded_at), f"{e.countable_run_count}/{e.run_count}"]
-
-
-def _pair_row(p: RunPair) -> list[Any]:
-    return [p.goal_id, p.benchmark_id, p.case_id, p.pair_id, p.baseline and p.baseline.arm, _score(p.baseline),
-            p.treatment and p.treatment.arm, _score(p.treatment), "" if p.score_delta is None else f"{p.score_delta:+g}"]
-
-
-def _rate_row(r: PassRate) -> list[Any]:
-    return [r.benchmark_id, r.arm, r.runs, r.passed, r.failed, r.unscored, _rate(r.pass_rate)]
-
-
-RUN_HEADERS = ["goal", "run", "benchmark", "case", "arm", "status", "score", "recorded (UTC)", "countable"]
-CURRENT_HEADERS = ["goal", "benchmark", "case", "arm", "current run", "status", "score", "recorded (UTC)", "countable/runs"]
-PAIR_HEADERS = ["goal", "benchmark", "case", "pair", "baseline arm", "baseline", "treatment arm", "treatment", "delta"]
-RATE_HEADERS = ["benchmark", "arm", "runs", "passed", "failed", "unscored", "pass rate"]
-
-
-runs_command.params.insert(0, goal_option(help="Only this goal's runs (default: every goal)."))
 
 
 @click.command("export")

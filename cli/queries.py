@@ -73,7 +73,7 @@ def info_command(ctx: click.Context, fmt: str) -> None:
 
 @click.command("goals")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N goals (by id).")
-@format_option("table", "json", "csv")
+@format_option("table", "json", "markdown", "csv")
 @wide_option
 @click.pass_context
 def goals_command(ctx: click.Context, limit: int | None, fmt: str, wide: bool) -> None:

@@ -29,6 +29,8 @@ from benchledger.errors import InvalidInput, capped
 from benchledger.ledger.results import (
     AuditProblem,
     AuditReport,
+    Comparison,
+    Comparisons,
     CurrentRun,
     FaultedRow,
     GoalRow,
@@ -255,15 +257,38 @@ class Ledger:
 
     def pass_rates(
         self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
-        mode: str | None = None, status: str | None = None, current: bool = False,
+        mode: str | None = None, status: str | None = None, current: bool = False, include_archived: bool = False,
     ) -> RunListing[PassRate]:
-        """Pass rates per benchmark and arm over the runs :meth:`runs` selects (``current``: each arm's current run only)."""
+        """Pass rates per benchmark and arm over the countable runs the filters match (``current``: each arm's current run only).
+
+        Archived, superseded, retracted and otherwise not countable runs are
+        counted in their own columns; ``include_archived`` counts archived runs in the rate.
+        """
         from benchledger.ledger.read import runs
 
         found = runs.run_pass_rates(
-            self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status, current=current
+            self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status, current=current,
+            include_archived=include_archived,
         )
-        return RunListing("pass_rates", [PassRate(**rate) for rate in found])
+        return RunListing("pass_rates", [PassRate(**rate) for rate in found], counted=runs.counted_sentence(current, include_archived))
+
+    def compare(
+        self, *, goal_ids: Sequence[str] = (), as_of: str | None = None, benchmark: str | None = None, baseline: str | None = None,
+        treatment: str | None = None, include_archived: bool = False, seed: int = 0, resamples: int = 2000,
+    ) -> Comparisons:
+        """Per benchmark, ``treatment`` against ``baseline`` (both, or neither: every arm pair a pair names) over the tasks both ran.
+
+        Paired difference of per-task pass rates with a seeded cluster-bootstrap
+        interval, the exact McNemar (or sign) test, Holm-adjusted across the
+        benchmarks of this call, and a verdict (docs/statistics.md).
+        """
+        from benchledger.ledger.read import compare
+
+        found = compare.compare(
+            self._store, goal_ids=goal_ids, as_of=as_of, benchmark=benchmark, baseline=baseline, treatment=treatment,
+            include_archived=include_archived, seed=seed, resamples=resamples,
+        )
+        return Comparisons(found["scope"], [Comparison(**c) for c in found["comparisons"]])
 
     # -- maintenance -------------------------------------------------------------------------
 

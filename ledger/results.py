@@ -247,9 +247,12 @@ class Run(_Flat):
     kind: str
     run_id: str | None
     benchmark_id: str | None
-    case_id: str | None
-    arm: str | None
+    case_id: str | None  # the benchmark task, without a leading "<benchmark_id>/"
+    arm: str | None  # the mode as LoopX compares modes (lower case, "_" as "-")
+    arm_spelling: str | None  # the mode (else arm id) as recorded
+    arm_id: str | None
     mode: str | None
+    job_name: str | None
     run_group_id: str | None
     status: str | None
     score_status: str | None
@@ -260,6 +263,9 @@ class Run(_Flat):
     recorded_at: str | None
     archived: bool
     archived_at: str | None
+    case_from: str | None  # "run" (its own task id or trial's) or "comparison" (its batch's comparison's task)
+    superseded: bool
+    retracted: bool
     countable: bool
     not_countable_reason: str | None
 
@@ -300,33 +306,44 @@ class CurrentRun:
 
 @dataclass(frozen=True, slots=True)
 class RunPair:
-    """A task's baseline and treatment runs side by side, paired by a comparison or a LoopX run group."""
+    """A task's baseline and treatment runs side by side, paired by a comparison or a LoopX run group.
+
+    ``*_found_by`` says how each side was found (``scenario``, ``claim_review``,
+    ``earlier_run``, ``run_group``), ``*_missing`` why a side is missing.
+    """
 
     goal_id: str
     benchmark_id: str | None
     case_id: str | None
     paired_by: str  # "comparison" or "run_group"
     pair_id: str
+    position: int
+    baseline_arm: str | None
+    treatment_arm: str | None
     baseline: Run | None
     treatment: Run | None
+    baseline_found_by: str | None
+    treatment_found_by: str | None
+    baseline_missing: str | None
+    treatment_missing: str | None
     score_delta: float | int | None
+    delta_from: str | None  # "comparison" (its official_task_score_delta) or "runs"
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "goal_id": self.goal_id,
-            "benchmark_id": self.benchmark_id,
-            "case_id": self.case_id,
-            "paired_by": self.paired_by,
-            "pair_id": self.pair_id,
+            **{name: getattr(self, name) for name in self.__match_args__},
             "baseline": _run_dict(self.baseline),
             "treatment": _run_dict(self.treatment),
-            "score_delta": self.score_delta,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class PassRate(_Flat):
-    """Runs of one benchmark and arm: passed / (passed + failed); unscored runs stay out of the rate."""
+    """Countable runs of one benchmark and arm: passed / (passed + failed); unscored runs stay out of the rate.
+
+    ``archived``, ``superseded``, ``retracted`` and ``not_countable`` count the
+    runs left out, by why (archived ones are in ``runs`` when asked for).
+    """
 
     benchmark_id: str | None
     arm: str | None
@@ -334,7 +351,12 @@ class PassRate(_Flat):
     passed: int
     failed: int
     unscored: int
+    archived: int
+    superseded: int
+    retracted: int
+    not_countable: int
     pass_rate: float | None
+    arm_spellings: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +365,7 @@ class RunListing(Generic[Row]):
 
     name: str
     items: list[Row]
+    counted: str | None = None  # pass rates: what they count, in a sentence
 
     def __iter__(self) -> Iterator[Row]:
         return iter(self.items)
@@ -351,7 +374,53 @@ class RunListing(Generic[Row]):
         return len(self.items)
 
     def as_dict(self) -> dict[str, Any]:
-        return {self.name: [item.as_dict() for item in self.items]}  # type: ignore[attr-defined]
+        head = {} if self.counted is None else {"counted": self.counted}
+        return {**head, self.name: [item.as_dict() for item in self.items]}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison(_Flat):
+    """A treatment arm against a baseline arm on one benchmark, over the tasks both ran (docs/statistics.md).
+
+    Rates and differences are fractions ([0, 1], [-1, 1]); the statistics are
+    ``None`` (and the verdict ``no paired tasks``) when no task has evidence in both arms.
+    """
+
+    benchmark_id: str | None
+    baseline_arm: str
+    treatment_arm: str
+    tasks: int
+    baseline_trials: int
+    treatment_trials: int
+    baseline_only_tasks: list[str]
+    treatment_only_tasks: list[str]
+    baseline_pass_rate: float | None
+    treatment_pass_rate: float | None
+    difference: float | None
+    interval: list[float] | None
+    test: str | None
+    p_value: float | None
+    adjusted_p_value: float | None
+    discordant: list[int] | None
+    minimum_detectable_difference: float | None
+    verdict: str
+
+
+@dataclass(frozen=True, slots=True)
+class Comparisons:
+    """``benchledger compare``: its scope (goals, as-of position, options) and one :class:`Comparison` per benchmark and arm pair."""
+
+    scope: dict[str, Any]
+    comparisons: list[Comparison]
+
+    def __iter__(self) -> Iterator[Comparison]:
+        return iter(self.comparisons)
+
+    def __len__(self) -> int:
+        return len(self.comparisons)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"scope": self.scope, "comparisons": [c.as_dict() for c in self.comparisons]}
 
 
 # -- maintenance ---------------------------------------------------------------------------------

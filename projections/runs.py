@@ -1,4 +1,4 @@
-"""Runs as ``benchledger runs`` lists them: one record per run, whatever evidence it came from.
+"""The runs model: runs, arms, cases, pairs and pass rates, the one way every listing counts them.
 
 Two event kinds describe a benchmark run:
 
@@ -9,24 +9,38 @@ Two event kinds describe a benchmark run:
 * ``run``: a compact ``benchmark_run_v0`` ingested by benchledger. Compaction
   keeps no run id, arm, status or accounting, so those are derived here the way
   LoopX derives them when it writes a ledger row (status and score status from
-  the score, the runner's return status and the trial progress; the case from
-  the job name when the run names none), and the arm falls back to the run's
-  mode.
+  the score, the runner's return status and the trial progress).
+
+What the listings, the report, ``compare`` and the library read (docs/interop.md, "The runs model"):
+
+* **case**: the benchmark *task*: the run's own ``case_id`` (``task_id``), else its
+  first compacted trial's ``task_id``, else the ``task_id`` of the comparison its
+  batch holds. A leading ``<benchmark_id>/`` is dropped, so
+  ``terminal-bench@2.0/fix-git`` and a trial's ``fix-git`` are one case. Never
+  the job name (it names the arm too).
+* **arm**: a LoopX row's ``arm_id`` (else its mode), a compact run's mode,
+  spelt as LoopX compares modes (D-MODE: lower case, ``_`` as ``-``), so
+  ``codex_app_server_goal_baseline`` and ``codex-app-server-goal-baseline`` are
+  one arm; the spellings recorded are kept (``arm_spelling``).
+* **countable**: a run counts in a pass rate when it is the current version of
+  itself (not *superseded* by a later import of the same LoopX row), not
+  *retracted*, not *archived*, not still running, and LoopX's attempt
+  accounting does not exclude it (:func:`not_countable_reason`).
+* **pair**: :func:`pairs`.
 
 Pure functions over events (anything with ``kind``, ``payload``, ``event_id``,
 ``position``, ``goal_id`` and ``recorded_at``); no database.
-
-The current countable run per arm (``current_runs``, with ``countable`` set
-by ``run_view``) follows the rule stated once, for users and maintainers alike,
-in docs/interop.md ("The current countable run per arm").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from benchledger.projections import claim_review, retraction
+from benchledger.projections.batch_manifest import BATCH_KIND
 from benchledger.projections.run_classifiers import mode_spelling
 
 ROW_KIND = "benchmark_run_ledger_row_v0"
@@ -156,11 +170,47 @@ def score_text(score_status: str | None, score: float | int | None) -> str:
     return f"{score_status} {score:g}" if score_status else f"{score:g}"
 
 
-def _not_countable_reason(view: Mapping[str, Any], payload: Mapping[str, Any]) -> str | None:
+# Why a run stays out of a pass rate, most telling first (a run without a score is *unscored*, not excluded).
+RETRACTED, SUPERSEDED, ARCHIVED, RUNNING = "retracted", "superseded", "archived", "running"
+EXCLUSION_ORDER = (RETRACTED, SUPERSEDED, ARCHIVED, RUNNING)
+# How a pair's side was found (pairs): the comparison's named arm in its batch, the run the claim
+# review reads as that side, the latest countable run of that task and arm before it, a LoopX run group.
+BY_SCENARIO, BY_CLAIM_REVIEW, BY_EARLIER_RUN, BY_RUN_GROUP = "scenario", "claim_review", "earlier_run", "run_group"
+
+
+def case_of(benchmark_id: str | None, value: Any) -> str | None:
+    """The case (task) a ``case_id`` / ``task_id`` names, without a leading ``<benchmark_id>/``."""
+    text = _text(value)
+    if text is None:
+        return None
+    text = text.strip()
+    if benchmark_id and text.startswith(benchmark_id + "/"):
+        text = text[len(benchmark_id) + 1:]
+    return text or None
+
+
+def arm_of(spelling: Any) -> str | None:
+    """The arm a mode (or arm id) names, spelled as LoopX compares modes (D-MODE)."""
+    text = _text(spelling)
+    return mode_spelling(text.strip()) if text else None
+
+
+def _own_case(kind: str, payload: Mapping[str, Any], benchmark_id: str | None) -> str | None:
+    if kind == ROW_KIND:
+        return case_of(benchmark_id, payload.get("case_id"))
+    own = _text(payload.get("case_id")) or _text(payload.get("task_id"))
+    trials = payload.get("trials")
+    if own is None and isinstance(trials, list):
+        own = next((_text(t.get("task_id")) for t in trials if isinstance(t, Mapping) and _text(t.get("task_id"))), None)
+    return case_of(benchmark_id, own)
+
+
+def not_countable_reason(view: Mapping[str, Any], payload: Mapping[str, Any]) -> str | None:
+    """Why LoopX's accounting leaves this run out (archived, running, an attempt-accounting flag); ``None``: it counts."""
     if view["archived"]:
-        return "archived"
-    if view["status"] == "running":
-        return "running"
+        return ARCHIVED
+    if view["status"] == RUNNING:
+        return RUNNING
     for flag in NOT_COUNTABLE_FLAGS:
         if payload.get(flag) is False:
             return f"{flag}=false"
@@ -170,13 +220,18 @@ def _not_countable_reason(view: Mapping[str, Any], payload: Mapping[str, Any]) -
 def run_view(event: EventLike) -> dict[str, Any]:
     """The ``runs`` record of one run event (keys are the ``--format json`` field names)."""
     payload = event.payload if isinstance(event.payload, Mapping) else {}
+    benchmark = _text(payload.get("benchmark_id"))
     if event.kind == ROW_KIND:
+        spelling = _text(payload.get("arm_id")) or _text(payload.get("mode"))
         view = {
             "run_id": _text(payload.get("run_id")),
-            "benchmark_id": _text(payload.get("benchmark_id")),
-            "case_id": _text(payload.get("case_id")),
-            "arm": _text(payload.get("arm_id")) or _text(payload.get("mode")),
+            "benchmark_id": benchmark,
+            "case_id": _own_case(ROW_KIND, payload, benchmark),
+            "arm": arm_of(spelling),
+            "arm_spelling": spelling,
+            "arm_id": _text(payload.get("arm_id")),
             "mode": _text(payload.get("mode")),
+            "job_name": _text(payload.get("job_name")),
             "run_group_id": _text(payload.get("run_group_id")),
             "status": _text(payload.get("status")),
             **dict(zip(("score_status", "official_score", "official_passed"), run_outcome(ROW_KIND, payload))),
@@ -191,11 +246,13 @@ def run_view(event: EventLike) -> dict[str, Any]:
         view = {
             # A compact run carries no run id: its event id stands in.
             "run_id": event.event_id,
-            "benchmark_id": _text(payload.get("benchmark_id")),
-            # Without a case id LoopX files a run under its job name; so does this view.
-            "case_id": _text(payload.get("case_id")) or _text(payload.get("job_name")),
-            "arm": _text(payload.get("mode")),
+            "benchmark_id": benchmark,
+            "case_id": _own_case(RUN_KIND, payload, benchmark),
+            "arm": arm_of(payload.get("mode")),
+            "arm_spelling": _text(payload.get("mode")),
+            "arm_id": None,
             "mode": _text(payload.get("mode")),
+            "job_name": _text(payload.get("job_name")),
             "run_group_id": None,
             "status": compact_run_status(payload, score),
             "score_status": score_status,
@@ -207,41 +264,81 @@ def run_view(event: EventLike) -> dict[str, Any]:
             "archived": False,
             "archived_at": None,
         }
-    reason = _not_countable_reason(view, payload)
+    reason = not_countable_reason(view, payload)
     return {
         "goal_id": event.goal_id,
         "event_id": event.event_id,
         "position": event.position,
         "kind": event.kind,
         **view,
+        "case_from": "run" if view["case_id"] else None,
+        "superseded": False,
+        "retracted": False,
         "countable": reason is None,
         "not_countable_reason": reason,
     }
 
 
-def _version_key(view: Mapping[str, Any]) -> tuple[str, str, str]:
-    # A LoopX ledger upserts a row by run id; importing the updated file appends
-    # the new version as a new event, which supersedes the older one.
+def _exclude(view: dict[str, Any], why: str) -> None:
+    """Take ``view`` out of the count for ``why``, keeping the most telling reason (EXCLUSION_ORDER)."""
+    view[why] = True
+    view["countable"] = False
+    current = view["not_countable_reason"]
+    if current is None or current not in EXCLUSION_ORDER or EXCLUSION_ORDER.index(why) < EXCLUSION_ORDER.index(current):
+        view["not_countable_reason"] = why
+
+
+def version_key(view: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What identifies a run across versions: a LoopX ledger upserts a row by run id, and
+    importing the updated file appends the new version as a new event, which supersedes the older."""
     return (view["goal_id"], view["kind"], view["run_id"] if view["kind"] == ROW_KIND else view["event_id"])
+
+
+class NewestFirst:
+    """Run views of events read newest first (descending position), marked superseded or retracted.
+
+    Read that way, a goal's retractions come before what they retract and a
+    run's later version before its earlier ones, so one pass decides both
+    while remembering only retracted ids and the LoopX run ids seen (compact
+    runs are never superseded). A retracted version does not supersede: the
+    version before it is the run's current one again.
+    """
+
+    def __init__(self) -> None:
+        self._retracted: set[str] = set()
+        self._versions_seen: set[tuple[str, str, str]] = set()
+
+    def view(self, event: EventLike) -> dict[str, Any] | None:
+        """The view of ``event`` if it is a run (``None`` for a retraction or anything else)."""
+        if event.kind == retraction.KIND:
+            self._retracted.update(retraction.retracted_by(event))
+            return None
+        if event.kind not in RUN_KINDS:
+            return None
+        view = run_view(event)
+        if event.event_id in self._retracted:
+            _exclude(view, RETRACTED)
+        elif event.kind == ROW_KIND:
+            key = version_key(view)
+            if key in self._versions_seen:
+                _exclude(view, SUPERSEDED)
+            self._versions_seen.add(key)
+        return view
+
+
+def marked_views(events_oldest_first: Iterable[EventLike]) -> list[dict[str, Any]]:
+    """Every run view of ``events`` (position order), superseded and retracted ones marked, oldest first."""
+    marker = NewestFirst()
+    found = [marker.view(e) for e in reversed(list(events_oldest_first))]
+    return [v for v in reversed(found) if v is not None]
 
 
 def _time_key(view: Mapping[str, Any]) -> tuple[datetime, int]:
     return (utc_instant(view["recorded_at"]) or datetime.min.replace(tzinfo=UTC), view["position"])
 
 
-def run_views(events: Iterable[EventLike]) -> list[dict[str, Any]]:
-    """Every run's latest version, ordered by benchmark, case, ``recorded_at`` and position."""
-    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for event in events:
-        if event.kind in RUN_KINDS:
-            view = run_view(event)
-            key = _version_key(view)
-            if key not in latest or latest[key]["position"] < view["position"]:
-                latest[key] = view
-    return sorted(
-        latest.values(),
-        key=lambda v: (v["goal_id"], v["benchmark_id"] or "", v["case_id"] or "", _time_key(v)),
-    )
+def listing_order(view: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", _time_key(view))
 
 
 def matches(
@@ -253,18 +350,30 @@ def matches(
     mode: str | None = None,
     status: str | None = None,
 ) -> bool:
-    """Whether a run passes the filters; ``status`` matches the run status or the score status."""
+    """Whether a run (or pair) passes the filters.
+
+    ``case`` matches with or without the ``<benchmark_id>/`` prefix; ``arm`` and
+    ``mode`` match in any spelling (compared as arms); ``status`` the run status or the score status.
+    """
     return (
         (benchmark is None or view["benchmark_id"] == benchmark)
-        and (case is None or view["case_id"] == case)
-        and (arm is None or view["arm"] == arm)
-        and (mode is None or view["mode"] == mode)
+        and (case is None or view["case_id"] == case_of(view["benchmark_id"], case))
+        and (arm is None or view["arm"] == arm_of(arm))
+        and (mode is None or arm_of(view["mode"]) == arm_of(mode))
         and (status is None or status in (view["status"], view["score_status"]))
     )
 
 
+def _latest(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    candidates = list(candidates)
+    if not candidates:
+        return None
+    latest = max(candidates, key=_time_key)  # (apart: inside dict() the type checker reads max's type from dict's argument)
+    return dict(latest)
+
+
 def current_runs(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per goal, benchmark, case and arm with its current countable run (rule: module docstring)."""
+    """One entry per goal, benchmark, case and arm with its current countable run (rule: docs/interop.md)."""
     arms: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     for view in views:
         key = (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", view["arm"] or "")
@@ -287,32 +396,62 @@ def current_runs(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return entries
 
 
-def pass_rates(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per benchmark and arm: how many runs passed and failed, and the pass rate over those with a score.
+class PassRateCounts:
+    """Pass rates per benchmark × arm, counted one run at a time (memory: one entry per benchmark and arm).
 
-    ``passed`` / ``failed`` follow the score status (what ``--status`` matches);
-    runs with another score status (``missing``, a LoopX probe's own) are
-    ``unscored`` and stay out of the rate.
+    A run counts when it is countable (``include_archived``: archived runs
+    count too); ``passed`` / ``failed`` follow the score status and the rate is
+    passed / (passed + failed); a counted run with another score status
+    (``missing``, a LoopX probe's own) is *unscored*. Runs left out are counted
+    by why: ``archived``, ``superseded``, ``retracted``, ``not_countable``
+    (running, or excluded by LoopX's attempt accounting).
     """
-    counts: dict[tuple[str | None, str | None], dict[str, int]] = {}
+
+    COLUMNS = ("runs", "passed", "failed", "unscored", ARCHIVED, SUPERSEDED, RETRACTED, "not_countable")
+
+    def __init__(self, *, include_archived: bool = False) -> None:
+        self.include_archived = include_archived
+        self._groups: dict[tuple[str | None, str | None], dict[str, int]] = {}
+        self._spellings: dict[tuple[str | None, str | None], set[str]] = {}
+
+    def add(self, view: Mapping[str, Any]) -> None:
+        key = (view["benchmark_id"], view["arm"])
+        group = self._groups.setdefault(key, dict.fromkeys(self.COLUMNS, 0))
+        if view["arm_spelling"]:
+            self._spellings.setdefault(key, set()).add(view["arm_spelling"])
+        reason = view["not_countable_reason"]
+        if view["countable"] or (self.include_archived and reason == ARCHIVED):
+            group["runs"] += 1
+            outcome = view["score_status"]
+            group[outcome if outcome in SCORED_OUTCOMES else "unscored"] += 1
+        if reason in (ARCHIVED, SUPERSEDED, RETRACTED):
+            group[reason] += 1
+        elif reason is not None:
+            group["not_countable"] += 1
+
+    def entries(self) -> list[dict[str, Any]]:
+        """One entry per benchmark and arm, by benchmark then arm."""
+        return [
+            {
+                "benchmark_id": benchmark, "arm": arm, **counts,
+                "pass_rate": rate(counts["passed"], counts["failed"]),
+                "arm_spellings": sorted(self._spellings.get((benchmark, arm), ())),
+            }
+            for (benchmark, arm), counts in sorted(self._groups.items(), key=lambda item: (item[0][0] or "", item[0][1] or ""))
+        ]
+
+
+def rate(passed: int, failed: int) -> float | None:
+    """passed / (passed + failed), to four places; ``None`` without a scored run."""
+    return round(passed / (passed + failed), 4) if passed + failed else None
+
+
+def pass_rates(views: Iterable[Mapping[str, Any]], *, include_archived: bool = False) -> list[dict[str, Any]]:
+    """:class:`PassRateCounts` over ``views``."""
+    counts = PassRateCounts(include_archived=include_archived)
     for view in views:
-        group = counts.setdefault((view["benchmark_id"], view["arm"]), {"runs": 0, "passed": 0, "failed": 0})
-        group["runs"] += 1
-        if view["score_status"] in SCORED_OUTCOMES:
-            group[view["score_status"]] += 1
-    return sorted(
-        (pass_rate_entry(benchmark, arm, **group) for (benchmark, arm), group in counts.items()),
-        key=lambda entry: (entry["benchmark_id"] or "", entry["arm"] or ""),
-    )
-
-
-def pass_rate_entry(benchmark_id: str | None, arm: str | None, *, runs: int, passed: int, failed: int) -> dict[str, Any]:
-    """One entry of :func:`pass_rates` from its counts (also what the report's SQL aggregate of them becomes)."""
-    scored = passed + failed
-    return {
-        "benchmark_id": benchmark_id, "arm": arm, "runs": runs, "passed": passed, "failed": failed,
-        "unscored": runs - scored, "pass_rate": round(passed / scored, 4) if scored else None,
-    }
+        counts.add(view)
+    return counts.entries()
 
 
 def arm_role(arm: str | None) -> str | None:
@@ -326,6 +465,135 @@ def arm_role(arm: str | None) -> str | None:
     return TREATMENT if TREATMENT in text else BASELINE if BASELINE in text else None
 
 
+def _comparison_task(comparison: EventLike) -> tuple[str | None, str | None]:
+    payload = comparison.payload if isinstance(comparison.payload, Mapping) else {}
+    benchmark = _text(payload.get("benchmark_id"))
+    return benchmark, case_of(benchmark, payload.get("task_id") or payload.get("case_id"))
+
+
+def _batches(events: Sequence[EventLike]) -> dict[str, list[str]]:
+    """Each event id → the members of the latest batch that lists it (batches say what was ingested together)."""
+    batch_of: dict[str, list[str]] = {}
+    for event in events:
+        if event.kind == BATCH_KIND and isinstance(event.payload, Mapping) and isinstance(event.payload.get("members"), list):
+            members = [m["event_id"] for m in event.payload["members"] if isinstance(m, Mapping) and isinstance(m.get("event_id"), str)]
+            for event_id in members:
+                batch_of[event_id] = members
+    return batch_of
+
+
+@dataclass(frozen=True)
+class RunsModel:
+    """Every run (oldest first; superseded and retracted ones marked) and every pair, of the events it was built from."""
+
+    runs: list[dict[str, Any]]
+    pairs: list[dict[str, Any]]
+
+
+def runs_model(events: Iterable[EventLike]) -> RunsModel:
+    """The runs and pairs of ``events`` (run, comparison, batch and retraction events, in position order).
+
+    A compact run that names no task of its own takes the task of the comparison
+    its batch holds (``case_from``: ``comparison``).
+    """
+    events = list(events)
+    runs = marked_views(events)
+    by_id = {v["event_id"]: v for v in runs}
+    batch_of = _batches(events)
+    retracted = retraction.retracted_ids(events)
+    comparisons = [e for e in events if e.kind == COMPARISON_KIND and e.event_id not in retracted]
+    for comparison in comparisons:
+        benchmark, task = _comparison_task(comparison)
+        for member in batch_of.get(comparison.event_id, ()):
+            view = by_id.get(member)
+            if task and view is not None and view["case_id"] is None and view["benchmark_id"] in (benchmark, None):
+                view["case_id"], view["case_from"] = task, "comparison"
+    payloads = {e.event_id: e.payload for e in events if e.kind == RUN_KIND}
+    earlier = _countable_by_task_and_arm(runs)
+    pairs = [_comparison_pair(c, [by_id[i] for i in dict.fromkeys(batch_of.get(c.event_id, ())) if i in by_id], payloads, earlier)
+             for c in comparisons]
+    pairs.extend(_run_group_pairs(runs))
+    pairs.sort(key=lambda p: (p["goal_id"], p["benchmark_id"] or "", p["case_id"] or "", p["position"], p["pair_id"]))
+    return RunsModel(runs, pairs)
+
+
+def _countable_by_task_and_arm(runs: Iterable[dict[str, Any]]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    found: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for view in runs:
+        if view["countable"] and view["case_id"] and view["arm"]:
+            found.setdefault((view["goal_id"], view["benchmark_id"], view["case_id"], view["arm"]), []).append(view)
+    return found
+
+
+def _comparison_pair(
+    comparison: EventLike, batch_runs: list[dict[str, Any]], payloads: Mapping[str, Any],
+    earlier: Mapping[tuple[Any, ...], list[dict[str, Any]]],
+) -> dict[str, Any]:
+    """A comparison with the runs of its own task (rule: :func:`pairs`)."""
+    payload = comparison.payload if isinstance(comparison.payload, Mapping) else {}
+    benchmark, task = _comparison_task(comparison)
+    in_task = [
+        v for v in batch_runs
+        if v["kind"] == RUN_KIND and v["benchmark_id"] in (benchmark, None) and (task is None or v["case_id"] == task)
+    ]
+    live = [v for v in in_task if not v["retracted"]]
+    named = {BASELINE: arm_of(payload.get("baseline_scenario_id")), TREATMENT: arm_of(payload.get("treatment_scenario_id"))}
+    found: dict[str, dict[str, Any] | None] = {side: None for side in named}
+    how: dict[str, str | None] = {side: None for side in named}
+    for side, arm in named.items():
+        match = next((v for v in live if arm and v["arm"] == arm), None)
+        if match is not None:
+            found[side], how[side] = match, BY_SCENARIO
+    picked = dict(zip((BASELINE, TREATMENT), claim_review.pick_runs([payloads[v["event_id"]] for v in live])))
+    for side, other in ((BASELINE, TREATMENT), (TREATMENT, BASELINE)):
+        pick = next((v for v in live if payloads[v["event_id"]] is picked[side]), None)
+        if found[side] is None and pick is not None and pick is not found[other] and (named[other] is None or pick["arm"] != named[other]):
+            found[side], how[side] = pick, BY_CLAIM_REVIEW
+    missing: dict[str, str | None] = {side: None for side in named}
+    for side, arm in named.items():
+        if found[side] is not None:
+            continue
+        before = [v for v in earlier.get((comparison.goal_id, benchmark, task, arm), ()) if v["position"] < comparison.position]
+        if arm and task and before:
+            found[side], how[side] = _latest(before), BY_EARLIER_RUN
+            continue
+        withdrawn = next((v for v in in_task if v["retracted"] and (arm is None or v["arm"] == arm)), None)
+        if withdrawn is not None:
+            missing[side] = f"its batch's {side} run {withdrawn['event_id']} was retracted"
+        elif arm:
+            missing[side] = f"no {arm} run of {task or 'its task'} in its batch or recorded before it"
+        else:
+            missing[side] = f"the comparison names no {side} scenario and its batch holds no other run of {task or 'its task'}"
+    delta = _number(payload.get("official_task_score_delta"))
+    computed = _delta(found[BASELINE], found[TREATMENT])
+    return _pair(
+        comparison.goal_id, benchmark, task, "comparison", _text(payload.get("comparison_id")) or comparison.event_id,
+        comparison.position, found, how, missing,
+        {side: named[side] or (found[side] or {}).get("arm") for side in named},
+        delta if delta is not None else computed, "comparison" if delta is not None else "runs" if computed is not None else None,
+    )
+
+
+def _pair(
+    goal: str, benchmark: str | None, case: str | None, paired_by: str, pair_id: str, position: int,
+    found: Mapping[str, Mapping[str, Any] | None], how: Mapping[str, str | None], missing: Mapping[str, str | None],
+    arms: Mapping[str, str | None], delta: float | int | None, delta_from: str | None,
+) -> dict[str, Any]:
+    return {
+        "goal_id": goal, "benchmark_id": benchmark, "case_id": case, "paired_by": paired_by, "pair_id": pair_id,
+        "position": position,
+        **{f"{side}_arm": arms[side] for side in (BASELINE, TREATMENT)},
+        **{side: _copy(found[side]) for side in (BASELINE, TREATMENT)},
+        **{f"{side}_found_by": how[side] for side in (BASELINE, TREATMENT)},
+        **{f"{side}_missing": missing[side] for side in (BASELINE, TREATMENT)},
+        "score_delta": delta, "delta_from": delta_from,
+    }
+
+
+def _copy(view: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return dict(view) if view is not None else None
+
+
 def _delta(baseline: Mapping[str, Any] | None, treatment: Mapping[str, Any] | None) -> float | int | None:
     if baseline is None or treatment is None or baseline["official_score"] is None or treatment["official_score"] is None:
         return None
@@ -333,83 +601,72 @@ def _delta(baseline: Mapping[str, Any] | None, treatment: Mapping[str, Any] | No
     return delta
 
 
-def _latest(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    candidates = list(candidates)
-    if not candidates:
-        return None
-    latest = max(candidates, key=_time_key)  # (apart: inside dict() the type checker reads max's type from dict's argument)
-    return dict(latest)
-
-
-def _compared_run(
-    views: list[Mapping[str, Any]], comparison: EventLike, benchmark: str | None, mode: str | None
-) -> dict[str, Any] | None:
-    """The goal's latest compact run of ``benchmark`` in ``mode`` at or before the comparison's position.
-
-    Modes are compared as LoopX compares them (D-MODE): ``codex_goal_mode`` and
-    ``Codex-Goal-Mode`` name one arm.
-    """
-    if mode is None:
-        return None
-    spelling = mode_spelling(mode)
-    return _latest(
-        v for v in views
-        if v["kind"] == RUN_KIND and v["goal_id"] == comparison.goal_id and v["position"] <= comparison.position
-        and v["benchmark_id"] == benchmark and mode_spelling(v["mode"]) == spelling
-    )
-
-
-def paired_runs(views: Iterable[Mapping[str, Any]], comparisons: Iterable[EventLike]) -> list[dict[str, Any]]:
-    """A task's baseline and treatment side by side, one entry per pair:
-
-    * each ingested comparison pairs the goal's latest runs, at or before it in
-      the ledger, of its benchmark whose mode is its ``baseline_scenario_id``
-      and ``treatment_scenario_id``; the delta is the comparison's
-      ``official_task_score_delta`` (else treatment minus baseline score);
-    * LoopX run-ledger rows pair within their run group (same goal, benchmark,
-      case and ``run_group_id``): the latest baseline-role and latest
-      treatment-role run (:func:`arm_role`); a group without both is no pair.
-    """
-    views = list(views)
-    pairs = []
-    for comparison in comparisons:
-        payload = comparison.payload if isinstance(comparison.payload, Mapping) else {}
-        benchmark = _text(payload.get("benchmark_id"))
-        baseline = _compared_run(views, comparison, benchmark, _text(payload.get("baseline_scenario_id")))
-        treatment = _compared_run(views, comparison, benchmark, _text(payload.get("treatment_scenario_id")))
-        delta = _number(payload.get("official_task_score_delta"))
-        pairs.append(
-            {
-                "goal_id": comparison.goal_id,
-                "benchmark_id": benchmark,
-                "case_id": _text(payload.get("task_id")) or _text(payload.get("case_id")),
-                "paired_by": "comparison",
-                "pair_id": _text(payload.get("comparison_id")) or comparison.event_id,
-                "baseline": baseline,
-                "treatment": treatment,
-                "score_delta": delta if delta is not None else _delta(baseline, treatment),
-            }
-        )
+def _run_group_pairs(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """LoopX run-ledger rows paired within their run group (rule: :func:`pairs`)."""
     groups: dict[tuple[str, str, str, str], dict[str, list[Mapping[str, Any]]]] = {}
-    for view in views:
-        group_id = view["run_group_id"]
-        role = arm_role(view["arm"])
-        if view["kind"] == ROW_KIND and group_id and role:
-            key = (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", group_id)
+    for view in runs:
+        role = arm_role(view["arm_id"] or view["mode"])
+        if view["kind"] == ROW_KIND and view["run_group_id"] and role and not (view["superseded"] or view["retracted"]):
+            key = (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", view["run_group_id"])
             groups.setdefault(key, {BASELINE: [], TREATMENT: []})[role].append(view)
+    pairs = []
     for (goal, benchmark, case, group_id), roles in sorted(groups.items()):
         if roles[BASELINE] and roles[TREATMENT]:
-            baseline, treatment = _latest(roles[BASELINE]), _latest(roles[TREATMENT])
-            pairs.append(
-                {
-                    "goal_id": goal,
-                    "benchmark_id": benchmark or None,
-                    "case_id": case or None,
-                    "paired_by": "run_group",
-                    "pair_id": group_id,
-                    "baseline": baseline,
-                    "treatment": treatment,
-                    "score_delta": _delta(baseline, treatment),
-                }
-            )
-    return sorted(pairs, key=lambda p: (p["goal_id"], p["benchmark_id"] or "", p["case_id"] or "", p["pair_id"]))
+            found = {side: _latest(roles[side]) for side in (BASELINE, TREATMENT)}
+            delta = _delta(found[BASELINE], found[TREATMENT])
+            pairs.append(_pair(
+                goal, benchmark or None, case or None, "run_group", group_id, max(v["position"] for r in roles.values() for v in r),
+                found, dict.fromkeys(found, BY_RUN_GROUP), dict.fromkeys(found), {s: (found[s] or {}).get("arm") for s in found},
+                delta, "runs" if delta is not None else None,
+            ))
+    return pairs
+
+
+def run_views(events: Iterable[EventLike]) -> list[dict[str, Any]]:
+    """The runs a listing shows: each run once, in its current version, never a retracted one, in listing order."""
+    return sorted((v for v in runs_model(events).runs if not (v["superseded"] or v["retracted"])), key=listing_order)
+
+
+def pairs(events: Iterable[EventLike]) -> list[dict[str, Any]]:
+    """A task's baseline and treatment side by side, one entry per pair.
+
+    * A **comparison** pairs the runs of its own task (its ``task_id``) from its
+      own batch (the latest batch that lists it), side by side as follows, each
+      side marked with how it was found (``*_found_by``):
+      ``scenario``: the first run whose arm is the arm the comparison names
+      (``baseline_scenario_id`` / ``treatment_scenario_id``, compared as modes);
+      ``claim_review``: else the run LoopX's claim review reads as that side
+      (a baseline- or treatment-looking mode, else argument order), unless it is
+      the other side's run; ``earlier_run``: else, when the batch holds no such
+      run, the latest countable run of that task and arm recorded before the
+      comparison. Otherwise the side is missing and ``*_missing`` says why (a
+      retracted run, no run of that arm, no arm named). The delta is the
+      comparison's ``official_task_score_delta``, else treatment minus baseline
+      score (``delta_from``).
+    * **LoopX run-ledger rows** pair within their run group (same goal,
+      benchmark, case and ``run_group_id``): the latest baseline-role and latest
+      treatment-role run (:func:`arm_role` of the arm id); a group without both
+      is no pair. Superseded and retracted rows take no part.
+    """
+    return runs_model(events).pairs
+
+
+def arm_pairs(found_pairs: Iterable[Mapping[str, Any]]) -> list[tuple[str | None, str, str]]:
+    """The (benchmark, baseline arm, treatment arm) that pairs name, each once, sorted."""
+    named = {
+        (p["benchmark_id"], p["baseline_arm"], p["treatment_arm"])
+        for p in found_pairs if p["baseline_arm"] and p["treatment_arm"] and p["baseline_arm"] != p["treatment_arm"]
+    }
+    return sorted(named, key=lambda t: (t[0] or "", t[1], t[2]))
+
+
+def task_outcomes(
+    views: Iterable[Mapping[str, Any]], benchmark: str | None, arms: Sequence[str], *, include_archived: bool = False
+) -> dict[str, dict[str, list[bool]]]:
+    """Per task of ``benchmark``, each of ``arms``' trial outcomes (passed?): the countable, scored runs with a task."""
+    outcomes: dict[str, dict[str, list[bool]]] = {}
+    for view in views:
+        counted = view["countable"] or (include_archived and view["not_countable_reason"] == ARCHIVED)
+        if counted and view["benchmark_id"] == benchmark and view["arm"] in arms and view["case_id"] and view["score_status"] in SCORED_OUTCOMES:
+            outcomes.setdefault(view["case_id"], {arm: [] for arm in arms})[view["arm"]].append(view["score_status"] == "passed")
+    return outcomes

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, Numeric, Text, and_, case, cast, func, literal, or_
+from sqlalchemy import JSON, Text, and_, case, cast, func, literal, or_
 from sqlalchemy.sql.elements import ColumnElement
 
 Path = tuple[str, ...]
@@ -110,9 +110,6 @@ _TYPE_NAMES = {
     "sqlite": {"string": ("text",), "number": ("integer", "real"), "true": ("true",), "false": ("false",)},
     "postgresql": {"string": ("string",), "number": ("number",), "true": ("boolean",), "false": ("boolean",)},
 }
-# What Python's str.strip() removes: a text field is blank when only these remain (projections.runs._text).
-WHITESPACE = "".join(c for c in map(chr, range(0x110000)) if c.isspace())
-
 
 def json_is(column: ColumnElement, path: Path, json_type: str, dialect: str) -> ColumnElement:
     """Whether the value at ``path`` is a JSON ``string``, ``number``, ``true`` or ``false`` (only for readable rows)."""
@@ -124,19 +121,6 @@ def json_is(column: ColumnElement, path: Path, json_type: str, dialect: str) -> 
             return and_(found, json_scalar(column, path, dialect) == json_type)
         return found
     raise ValueError(f"unsupported database dialect: {dialect}")
-
-
-def json_text(column: ColumnElement, path: Path, dialect: str) -> ColumnElement:
-    """The string at ``path`` when it holds more than whitespace, else ``NULL`` (what ``projections.runs._text`` keeps)."""
-    value = json_scalar(column, path, dialect)
-    blank = func.trim(value, WHITESPACE) if dialect == "sqlite" else func.btrim(value, WHITESPACE)
-    return case((and_(json_is(column, path, "string", dialect), blank != ""), value))
-
-
-def json_number(column: ColumnElement, path: Path, dialect: str) -> ColumnElement:
-    """The number at ``path`` (``NULL`` unless it is a JSON number), comparable in SQL."""
-    value = json_scalar(column, path, dialect) if dialect == "sqlite" else cast(json_scalar(column, path, dialect), Numeric)
-    return case((json_is(column, path, "number", dialect), value))
 
 
 def json_array_length(column: ColumnElement, path: Path, dialect: str) -> ColumnElement:

@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, func, not_, or_, select, true
+from sqlalchemy import and_, func, not_, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
@@ -31,13 +30,12 @@ from benchledger.ledger.read.json_sql import (
     json_array_elements,
     json_array_length,
     json_is,
-    json_number,
     json_scalar,
-    json_text,
     json_values,
     readable,
     values_in,
 )
+from benchledger.ledger.read.runs import goal_pass_rates
 from benchledger.ledger.read.views import LifecycleStep, goal_listing_row, history, history_entry, stored_steps
 from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
@@ -112,7 +110,7 @@ def goal_index(
                 .group_by(projection_rows.c.goal_id)
             ).all()
         )
-        rates = _pass_rates(connection, ids, dialect)
+    rates = goal_pass_rates(ledger, ids)
     listing = []
     for head in page:
         goal = head["goal_id"]
@@ -128,56 +126,6 @@ def goal_index(
     return {"total": total, "offset": offset, "limit": limit, "goals": listing}
 
 
-@dataclass(frozen=True)
-class _RunEvent:
-    """A run event as ``runs.run_view`` reads it (for the rows the database cannot read)."""
-
-    event_id: str
-    goal_id: str
-    kind: str
-    position: int
-    recorded_at: str
-    payload: Any
-
-
-def _run_outcome_sql(dialect: str) -> tuple[ColumnElement, ColumnElement, ColumnElement, ColumnElement]:
-    """A run event's version key, benchmark, arm and ``passed``/``failed`` (``NULL``: unscored), in SQL.
-
-    The same rules as ``projections.runs`` (``run_view``, ``run_outcome``,
-    ``_version_key``) over the stored payload; tests/perf_equivalence/test_report_sql_reads.py holds
-    the two equal over generated runs on both backends.
-    """
-    payload = events.c.payload
-
-    def text_at(*path: str) -> ColumnElement:
-        return json_text(payload, path, dialect)
-
-    def number_at(*path: str) -> ColumnElement:
-        return json_number(payload, path, dialect)
-
-    row = events.c.kind == runs.ROW_KIND
-    version_key = case((row, text_at("run_id")), else_=events.c.event_id)
-    arm = case((row, func.coalesce(text_at("arm_id"), text_at("mode"))), else_=text_at("mode"))
-    scored = runs.SCORED_OUTCOMES
-    row_status, explicit = text_at("score_status"), text_at("official_score_status")
-    task_score, task_passed = number_at("official_task_score", "value"), ("official_task_score", "passed")
-
-    def at_least_one(score: ColumnElement) -> ColumnElement:
-        return case((score >= 1, "passed"), else_="failed")
-
-    compact_status = case(
-        (and_(explicit.is_not(None), explicit != "completed"), case((explicit.in_(scored), explicit))),
-        (task_score.is_not(None), case(
-            (json_is(payload, task_passed, "true", dialect), "passed"),
-            (json_is(payload, task_passed, "false", dialect), "failed"),
-            else_=at_least_one(task_score),
-        )),
-        (number_at("official_score").is_not(None), at_least_one(number_at("official_score"))),
-    )
-    outcome = case((row, case((row_status.in_(scored), row_status))), else_=compact_status)
-    return version_key, text_at("benchmark_id"), arm, outcome
-
-
 def _retracted(connection: Any, goal_ids: Sequence[str]) -> list[str]:
     """The ids the goals' retractions retract (retractions are few: read whole, by the rule in ``projections.retraction``)."""
     found = connection.execute(select(events.c.payload).where(events.c.goal_id.in_(goal_ids), events.c.kind == retraction.KIND))
@@ -186,47 +134,6 @@ def _retracted(connection: Any, goal_ids: Sequence[str]) -> list[str]:
 
 def _not_retracted(retracted: Sequence[str]) -> ColumnElement:
     return events.c.event_id.not_in(retracted) if retracted else true()
-
-
-def _pass_rates(connection: Any, goal_ids: Sequence[str], dialect: str) -> dict[str, list[dict[str, Any]]]:
-    """Per goal, ``runs.pass_rates`` of its runs (not retracted): counted in SQL, except goals holding a run the database cannot read."""
-    of_goals = and_(events.c.goal_id.in_(goal_ids), events.c.kind.in_(runs.RUN_KINDS), _not_retracted(_retracted(connection, goal_ids)))
-    unreadable = {
-        goal for (goal,) in connection.execute(select(events.c.goal_id).where(of_goals, not_(readable(events.c.payload, dialect))).distinct())
-    }
-    rates: dict[str, list[dict[str, Any]]] = {}
-    if unreadable:  # decoded in Python (json reads NaN and Infinity), by the rule itself
-        found = [
-            _RunEvent(row.event_id, row.goal_id, row.kind, row.position, row.recorded_at, json.loads(row.payload))
-            for row in connection.execute(
-                select(events.c.event_id, events.c.goal_id, events.c.kind, events.c.position, events.c.recorded_at, events.c.payload)
-                .where(of_goals, events.c.goal_id.in_(unreadable))
-            )
-        ]
-        by_goal: dict[str, list[dict[str, Any]]] = {}
-        for view in runs.run_views(found):
-            by_goal.setdefault(view["goal_id"], []).append(view)
-        rates.update((goal, runs.pass_rates(views)) for goal, views in by_goal.items())
-    version_key, benchmark, arm, outcome = _run_outcome_sql(dialect)
-    newest_first = func.row_number().over(partition_by=(events.c.goal_id, events.c.kind, version_key), order_by=events.c.position.desc())
-    versions = (
-        select(events.c.goal_id, benchmark.label("benchmark_id"), arm.label("arm"), outcome.label("outcome"), newest_first.label("newest"))
-        .where(of_goals, events.c.goal_id.not_in(unreadable) if unreadable else true())
-        .subquery()
-    )
-    counted = (
-        select(
-            versions.c.goal_id, versions.c.benchmark_id, versions.c.arm, func.count(),
-            func.count(case((versions.c.outcome == "passed", 1))), func.count(case((versions.c.outcome == "failed", 1))),
-        )
-        .where(versions.c.newest == 1)
-        .group_by(versions.c.goal_id, versions.c.benchmark_id, versions.c.arm)
-    )
-    for goal, benchmark_id, arm_id, total, passed, failed in connection.execute(counted):
-        rates.setdefault(goal, []).append(runs.pass_rate_entry(benchmark_id, arm_id, runs=total, passed=passed, failed=failed))
-    for entries in rates.values():
-        entries.sort(key=lambda entry: (entry["benchmark_id"] or "", entry["arm"] or ""))
-    return rates
 
 
 # -- a goal ------------------------------------------------------------------------------------

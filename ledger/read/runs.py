@@ -1,7 +1,11 @@
-"""The read side of ``benchledger runs``: run events from the store, shaped by ``projections.runs``.
+"""The read side of ``benchledger runs`` and ``compare``: run events from the store, shaped by ``projections.runs``.
 
 Runs are computed at query time rather than materialized: the view spans
-goals, and reading the run events of a ledger is one ordered scan.
+goals, and reading the run events of a ledger is one ordered scan. Pass rates
+over every run are counted while the events stream past, newest first
+(``projections.runs.NewestFirst``), so their memory follows the benchmarks and
+arms shown, not the ledger; listings and pairs build the whole runs model of
+their scope.
 
 Filters are checked against what the ledger holds: a ``--status`` that is no
 known status, or a benchmark, case, arm or mode that no run in the goal(s)
@@ -11,15 +15,19 @@ empty listing that looks like an answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from benchledger.errors import InvalidInput
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import retraction, runs
+from benchledger.projections.batch_manifest import BATCH_KIND
 
+# What the runs model reads: runs, the comparisons that pair them, the batches that group them, retractions.
+MODEL_KINDS = (*runs.RUN_KINDS, runs.COMPARISON_KIND, BATCH_KIND, retraction.KIND)
 # filter -> the run field it matches
-FILTER_FIELDS = {"benchmark": "benchmark_id", "case": "case_id", "arm": "arm", "mode": "mode"}
+FILTER_FIELDS = {"benchmark": "benchmark_id", "case": "case_id", "arm": "arm"}
 # How many valid values an error lists before it says how many more there are.
 CHOICES_SHOWN = 12
 
@@ -29,39 +37,72 @@ class UnknownFilterValue(InvalidInput, ValueError):
 
 
 @one_snapshot
-def _run_events(ledger: Store, goal_id: str | None) -> list[StoredEvent]:
-    if goal_id is not None:
+def _model_events(ledger: Store, goal_ids: Sequence[str], up_to_position: int | None = None) -> list[StoredEvent]:
+    for goal_id in goal_ids:
         ledger.require_goal(goal_id)
-    # (a goal's retractions follow what they retract: retraction.visible reads each goal's in stream order)
-    return retraction.visible(list(ledger.read_all(goal_id=goal_id, kinds=(*runs.RUN_KINDS, runs.COMPARISON_KIND, retraction.KIND))))
+    scope: list[str | None] = list(dict.fromkeys(goal_ids)) or [None]
+    return [e for goal_id in scope for e in ledger.read_all(goal_id=goal_id, kinds=MODEL_KINDS, up_to_position=up_to_position)]
+
+
+def runs_model(ledger: Store, *, goal_ids: Sequence[str] = (), up_to_position: int | None = None) -> runs.RunsModel:
+    """The runs model (``projections.runs.runs_model``) of the goals named (none: the whole ledger), up to a position."""
+    return runs.runs_model(_model_events(ledger, goal_ids, up_to_position))
+
+
+def _shown(view: Mapping[str, Any]) -> bool:
+    """A listing shows each run once, in its current version, and never what was retracted."""
+    return not (view["superseded"] or view["retracted"])
 
 
 def list_runs(ledger: Store, *, goal_id: str | None = None) -> list[dict[str, Any]]:
-    """Every run (imported LoopX rows and ingested compact runs), latest version of each."""
-    return runs.run_views(_run_events(ledger, goal_id))
+    """Every run (imported LoopX rows and ingested compact runs), latest version of each, in listing order."""
+    return runs.run_views(_model_events(ledger, [goal_id] if goal_id else []))
 
 
-def _choices(values: set[Any]) -> str:
-    shown = sorted(str(v) for v in values if v is not None)
+def _choices(values: Iterable[Any]) -> str:
+    shown = sorted({str(v) for v in values if v is not None})
     if not shown:
         return "(no runs)"
     more = len(shown) - CHOICES_SHOWN
     return ", ".join(shown[:CHOICES_SHOWN]) + (f" … ({more} more)" if more > 0 else "")
 
 
-def check_filters(views: list[dict[str, Any]], **filters: str | None) -> None:
-    """Refuse a filter value that cannot match (rule: module docstring)."""
-    for name, value in filters.items():
-        if value is None:
-            continue
-        if name == "status":
-            known = {*runs.RUN_STATUSES, *runs.SCORE_STATUSES, *(v["status"] for v in views), *(v["score_status"] for v in views)}
-            what = "a run or score status"
-        else:
-            known = {v[FILTER_FIELDS[name]] for v in views}
-            what = f"the {name} of any run here"
-        if value not in known:
-            raise UnknownFilterValue(f"--{name} {value!r} is not {what}; choose from: {_choices(known)}")
+class FilterChoices:
+    """The values the runs read so far could match, for the filters given; :meth:`refuse_unknown` once all are read."""
+
+    def __init__(self, filters: Mapping[str, str | None]) -> None:
+        self._filters = {name: value for name, value in filters.items() if value is not None}
+        self._known: dict[str, set[Any]] = {name: set() for name in self._filters}
+        if "status" in self._known:
+            self._known["status"].update((*runs.RUN_STATUSES, *runs.SCORE_STATUSES))
+
+    def add(self, view: Mapping[str, Any]) -> None:
+        for name, known in self._known.items():
+            if name == "status":
+                known.update((view["status"], view["score_status"]))
+            elif name == "case" and view["case_id"] and view["benchmark_id"]:
+                known.add(view["case_id"])
+                known.add(f"{view['benchmark_id']}/{view['case_id']}")
+            elif name == "mode":
+                known.add(runs.arm_of(view["mode"]))
+            else:
+                known.add(view[FILTER_FIELDS[name]])
+
+    def refuse_unknown(self) -> None:
+        """Refuse a filter value that cannot match (rule: module docstring)."""
+        for name, value in self._filters.items():
+            known = self._known[name]
+            matched = runs.arm_of(value) in known if name in ("arm", "mode") else value in known
+            if not matched:
+                what = "a run or score status" if name == "status" else f"the {name} of any run here"
+                raise UnknownFilterValue(f"--{name} {value!r} is not {what}; choose from: {_choices(known)}")
+
+
+def check_filters(views: Iterable[Mapping[str, Any]], **filters: str | None) -> None:
+    choices = FilterChoices(filters)
+    for view in views:
+        choices.add(view)
+    choices.refuse_unknown()
 
 
 def select_runs(
@@ -79,7 +120,7 @@ def select_runs(
 
     ``goal_id``, ``benchmark`` and ``case`` choose the cases; ``arm``, ``mode``
     and ``status`` then filter the runs, or with ``current`` the arms by their
-    current run (the rule: ``projections.runs``).
+    current run (the rule: docs/interop.md).
     """
     views = list_runs(ledger, goal_id=goal_id)
     check_filters(views, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status)
@@ -93,30 +134,70 @@ def select_runs(
     ]
 
 
-def run_pass_rates(ledger: Store, *, current: bool = False, **filters: Any) -> list[dict[str, Any]]:
-    """``runs --summary``: pass rates per benchmark and arm over the runs :func:`select_runs` selects.
+def run_pass_rates(
+    ledger: Store, *, goal_id: str | None = None, current: bool = False, include_archived: bool = False, **filters: str | None
+) -> list[dict[str, Any]]:
+    """``runs --summary``: pass rates per benchmark and arm (``projections.runs.PassRateCounts``).
 
-    With ``current`` each arm counts its current countable run only.
+    Over every run the filters match (archived, superseded and retracted ones
+    counted in their own columns), or with ``current`` over each arm's current
+    countable run. Without ``current`` or ``case`` the runs are counted as they
+    stream past; a case filter needs the model, which gives a compact run its
+    comparison's task.
     """
-    selected = select_runs(ledger, current=current, **filters)
-    return runs.pass_rates([e["current"] for e in selected if e["current"] is not None] if current else selected)
+    if current:
+        selected = select_runs(ledger, goal_id=goal_id, current=True, **filters)
+        return runs.pass_rates((e["current"] for e in selected if e["current"] is not None), include_archived=include_archived)
+    if filters.get("case") is not None:
+        views = runs_model(ledger, goal_ids=[goal_id] if goal_id else []).runs
+        check_filters(views, **filters)
+        return runs.pass_rates((v for v in views if runs.matches(v, **filters)), include_archived=include_archived)
+    return _streamed_pass_rates(ledger, goal_id, include_archived, filters)
+
+
+@one_snapshot
+def _streamed_pass_rates(ledger: Store, goal_id: str | None, include_archived: bool, filters: Mapping[str, str | None]) -> list[dict[str, Any]]:
+    if goal_id is not None:
+        ledger.require_goal(goal_id)
+    marker, counts, choices = runs.NewestFirst(), runs.PassRateCounts(include_archived=include_archived), FilterChoices(filters)
+    for event in ledger.read_all(goal_id=goal_id, kinds=(*runs.RUN_KINDS, retraction.KIND), newest_first=True):
+        view = marker.view(event)
+        if view is not None:
+            choices.add(view)
+            if runs.matches(view, **filters):
+                counts.add(view)
+    choices.refuse_unknown()
+    return counts.entries()
+
+
+def counted_sentence(current: bool = False, include_archived: bool = False) -> str:
+    """What a pass rate counts, said first wherever pass rates are printed."""
+    runs_counted = "each arm's current countable run" if current else "current, countable, unretracted runs"
+    archived = " and archived ones (--include-archived)" if include_archived else ""
+    return (
+        f"Pass rates count {runs_counted}{archived} per benchmark and arm: passed / (passed + failed); "
+        "runs left out are counted by why (archived, superseded, retracted, not countable)."
+    )
+
+
+def goal_pass_rates(ledger: Store, goal_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per goal, its pass rates per benchmark and arm (the report's): :func:`run_pass_rates` of each goal."""
+    return {goal_id: run_pass_rates(ledger, goal_id=goal_id) for goal_id in goal_ids}
 
 
 def select_pairs(ledger: Store, *, goal_id: str | None = None, **filters: str | None) -> list[dict[str, Any]]:
-    """``runs --paired``: baseline and treatment side by side (rule: ``projections.runs.paired_runs``).
+    """``runs --paired``: baseline and treatment side by side (rule: ``projections.runs.pairs``).
 
     The filters are :func:`select_runs`'s: ``goal_id``, ``benchmark`` and
     ``case`` choose the pairs; ``arm``, ``mode`` and ``status`` keep the pairs
     one of whose two runs matches.
     """
-    events = _run_events(ledger, goal_id)
-    views = runs.run_views(events)
-    check_filters(views, **filters)
-    pairs = runs.paired_runs(views, [e for e in events if e.kind == runs.COMPARISON_KIND])
+    model = runs_model(ledger, goal_ids=[goal_id] if goal_id else [])
+    check_filters((v for v in model.runs if _shown(v)), **filters)
     chosen = {name: filters.get(name) for name in ("benchmark", "case")}
     selected = {name: filters.get(name) for name in ("arm", "mode", "status")}
     return [
-        p for p in pairs
+        p for p in model.pairs
         if runs.matches(p, **chosen)
-        and (not any(selected.values()) or any(r is not None and runs.matches(r, **selected) for r in (p["baseline"], p["treatment"])))
+        and (not any(selected.values()) or any(p[side] is not None and runs.matches(p[side], **selected) for side in (runs.BASELINE, runs.TREATMENT)))
     ]

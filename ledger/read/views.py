@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, true
 
 from benchledger.errors import InvalidInput
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event, utc_timestamp
@@ -55,7 +55,12 @@ def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> int | None:
     return _resolve_point(ledger, goal_id, "--as-of", as_of, latest_at_or_before=True)
 
 
-def _resolve_point(ledger: Store, goal_id: str, option: str, value: str | None, *, latest_at_or_before: bool) -> int | None:
+def resolve_ledger_as_of(ledger: Store, as_of: str | None) -> int | None:
+    """``as_of`` as :func:`resolve_as_of` reads it, over the whole ledger: a time names the last event recorded at or before it."""
+    return _resolve_point(ledger, None, "--as-of", as_of, latest_at_or_before=True)
+
+
+def _resolve_point(ledger: Store, goal_id: str | None, option: str, value: str | None, *, latest_at_or_before: bool) -> int | None:
     """A ``POSITION|TIME`` option as a position: a time is the goal's last event recorded at or before it
     (``latest_at_or_before``) or its first event recorded at or after it (otherwise; none: past the end)."""
     if value is None:
@@ -68,11 +73,12 @@ def _resolve_point(ledger: Store, goal_id: str, option: str, value: str | None, 
         # so the time a row shows includes that row (the ledger records microseconds).
         point = point[: -len("000000Z")] + "999999Z"
     recorded = events.c.recorded_at
+    of_goal = events.c.goal_id == goal_id if goal_id is not None else true()  # (None: the whole ledger)
     with ledger.reading() as connection:
         if latest_at_or_before:
-            found = connection.execute(select(func.max(events.c.position)).where(events.c.goal_id == goal_id, recorded <= point)).scalar()
+            found = connection.execute(select(func.max(events.c.position)).where(of_goal, recorded <= point)).scalar()
             return found or 0
-        found = connection.execute(select(func.min(events.c.position)).where(events.c.goal_id == goal_id, recorded >= point)).scalar()
+        found = connection.execute(select(func.min(events.c.position)).where(of_goal, recorded >= point)).scalar()
         return MAX_POSITION if found is None else found
 
 

@@ -249,21 +249,35 @@ class Store:
             return Transaction(connection).read_goal(goal_id, upto_position=upto_position)
 
     def read_all(
-        self, *, after_position: int = 0, goal_id: str | None = None, kinds: Sequence[str] | None = None, batch_size: int = 2000
+        self, *, after_position: int = 0, up_to_position: int | None = None, goal_id: str | None = None,
+        kinds: Sequence[str] | None = None, batch_size: int = 2000, newest_first: bool = False,
     ) -> Iterator[StoredEvent]:
-        """Every event in global order (optionally one goal's, or only ``kinds``), fetched in pages of one snapshot."""
+        """Every event in global order (optionally one goal's, only ``kinds``, only up to a position), fetched in pages of one snapshot.
+
+        ``newest_first`` reads them in descending position order instead (memory: one page either way).
+        """
+        position = events.c.position
+        cursor = (up_to_position + 1 if up_to_position is not None else None) if newest_first else after_position
         with self.reading() as connection:
             while True:
-                query = select(events).where(events.c.position > after_position)
+                query = select(events)
+                if newest_first:
+                    query = query.where(position > after_position).order_by(position.desc())
+                    if cursor is not None:
+                        query = query.where(position < cursor)
+                else:
+                    query = query.where(position > cursor).order_by(position)
+                    if up_to_position is not None:
+                        query = query.where(position <= up_to_position)
                 if goal_id is not None:
                     query = query.where(events.c.goal_id == goal_id)
                 if kinds is not None:
                     query = query.where(events.c.kind.in_(kinds))
-                page = [row_to_event(r) for r in connection.execute(query.order_by(events.c.position).limit(batch_size))]
+                page = [row_to_event(r) for r in connection.execute(query.limit(batch_size))]
                 yield from page
                 if len(page) < batch_size:
                     return
-                after_position = page[-1].position
+                cursor = page[-1].position
 
     def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
         with self.reading() as connection:
