@@ -1,0 +1,96 @@
+"""``benchledger compare``: per benchmark, a treatment arm against a baseline arm, over the tasks both ran.
+
+The evidence is the runs model's (``ledger.read.runs``): each countable,
+scored run of a task is one trial of that task in its arm. The arms compared
+are the two given, on every benchmark that holds either, or else every
+(benchmark, baseline arm, treatment arm) that a pair names
+(``projections.runs.arm_pairs``). The statistics are
+``projections.statistics``'s; the p-values of one call are adjusted together
+(Holm), and each verdict reads its adjusted p-value.
+
+Tasks with evidence in one arm only are counted and named, never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from benchledger.ledger.read.runs import UnknownFilterValue, runs_model
+from benchledger.ledger.read.views import resolve_ledger_as_of
+from benchledger.ledger.storage.store import Store, one_snapshot
+from benchledger.projections import runs, statistics
+
+
+@one_snapshot
+def compare(
+    ledger: Store,
+    *,
+    goal_ids: Sequence[str] = (),
+    as_of: str | None = None,
+    benchmark: str | None = None,
+    baseline: str | None = None,
+    treatment: str | None = None,
+    include_archived: bool = False,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> dict[str, Any]:
+    """The comparisons of a scope (goals, default the whole ledger; ``as_of`` a position or time), one per benchmark and arm pair."""
+    position = resolve_ledger_as_of(ledger, as_of)
+    model = runs_model(ledger, goal_ids=goal_ids, up_to_position=position)
+    views = [v for v in model.runs if not (v["superseded"] or v["retracted"])]
+    arms = {v["arm"] for v in views if v["arm"]}
+    benchmarks = {v["benchmark_id"] for v in views}
+    if benchmark is not None and benchmark not in benchmarks:
+        raise UnknownFilterValue(f"--benchmark {benchmark!r} is not the benchmark of any run here; choose from: {_listed(benchmarks)}")
+    for option, arm in (("--baseline", baseline), ("--treatment", treatment)):
+        if arm is not None and runs.arm_of(arm) not in arms:
+            raise UnknownFilterValue(f"{option} {arm!r} is not the arm of any run here; choose from: {_listed(arms)}")
+    if baseline is not None and treatment is not None:
+        wanted = {runs.arm_of(baseline), runs.arm_of(treatment)}
+        chosen = sorted(
+            {(v["benchmark_id"], runs.arm_of(baseline), runs.arm_of(treatment)) for v in views if v["arm"] in wanted},
+            key=lambda t: (t[0] or "", t[1] or "", t[2] or ""),
+        )
+    else:
+        chosen = runs.arm_pairs(model.pairs)
+    chosen = [c for c in chosen if benchmark is None or c[0] == benchmark]
+    found = [_compared(views, bench, b, t, include_archived, seed, resamples) for bench, b, t in chosen]
+    tested = [c for c in found if c["p_value"] is not None]
+    for entry, adjusted in zip(tested, statistics.holm_adjust([c["p_value"] for c in tested]), strict=True):
+        entry["adjusted_p_value"] = adjusted
+        entry["verdict"] = statistics.verdict(adjusted, entry["difference"])
+    return {
+        "scope": {"goals": list(goal_ids) or None, "as_of_position": position, "benchmark": benchmark,
+                  "include_archived": include_archived, "seed": seed, "resamples": resamples},
+        "comparisons": found,
+    }
+
+
+def _listed(values: set[Any]) -> str:
+    shown = sorted(str(v) for v in values if v is not None)
+    return ", ".join(shown) if shown else "(no runs)"
+
+
+def _compared(
+    views: list[dict[str, Any]], benchmark: str | None, baseline: str, treatment: str, include_archived: bool, seed: int, resamples: int,
+) -> dict[str, Any]:
+    outcomes = runs.task_outcomes(views, benchmark, (baseline, treatment), include_archived=include_archived)
+    paired = [
+        statistics.TaskOutcomes(task, tuple(arms[baseline]), tuple(arms[treatment]))
+        for task, arms in sorted(outcomes.items()) if arms[baseline] and arms[treatment]
+    ]
+    entry: dict[str, Any] = {
+        "benchmark_id": benchmark, "baseline_arm": baseline, "treatment_arm": treatment,
+        "tasks": len(paired),
+        "baseline_trials": sum(len(t.baseline) for t in paired), "treatment_trials": sum(len(t.treatment) for t in paired),
+        "baseline_only_tasks": sorted(task for task, arms in outcomes.items() if arms[baseline] and not arms[treatment]),
+        "treatment_only_tasks": sorted(task for task, arms in outcomes.items() if arms[treatment] and not arms[baseline]),
+        "baseline_pass_rate": None, "treatment_pass_rate": None, "difference": None, "interval": None, "test": None,
+        "p_value": None, "adjusted_p_value": None, "discordant": None, "minimum_detectable_difference": None,
+        "verdict": "no paired tasks",
+    }
+    if paired:
+        result = statistics.compare_arms(paired, seed=seed, resamples=resamples)
+        entry.update({name: value for name, value in result.as_dict().items() if name in entry})
+    return entry
