@@ -540,20 +540,23 @@ def _comparison_pair(
     named = {BASELINE: arm_of(payload.get("baseline_scenario_id")), TREATMENT: arm_of(payload.get("treatment_scenario_id"))}
     found: dict[str, dict[str, Any] | None] = {side: None for side in named}
     how: dict[str, str | None] = {side: None for side in named}
-    for side, arm in named.items():
-        match = next((v for v in live if arm and v["arm"] == arm), None)
+    for side, arm in named.items():  # (a comparison naming one arm twice pairs two of its runs, never one with itself)
+        match = next((v for v in live if arm and v["arm"] == arm and v["event_id"] not in _used(found)), None)
         if match is not None:
             found[side], how[side] = match, BY_SCENARIO
     picked = dict(zip((BASELINE, TREATMENT), claim_review.pick_runs([payloads[v["event_id"]] for v in live])))
     for side, other in ((BASELINE, TREATMENT), (TREATMENT, BASELINE)):
         pick = next((v for v in live if payloads[v["event_id"]] is picked[side]), None)
-        if found[side] is None and pick is not None and pick is not found[other] and (named[other] is None or pick["arm"] != named[other]):
+        if found[side] is None and pick is not None and pick["event_id"] not in _used(found) and (named[other] is None or pick["arm"] != named[other]):
             found[side], how[side] = pick, BY_CLAIM_REVIEW
     missing: dict[str, str | None] = {side: None for side in named}
     for side, arm in named.items():
         if found[side] is not None:
             continue
-        before = [v for v in earlier.get((comparison.goal_id, benchmark, task, arm), ()) if v["position"] < comparison.position]
+        before = [
+            v for v in earlier.get((comparison.goal_id, benchmark, task, arm), ())
+            if v["position"] < comparison.position and v["event_id"] not in _used(found)
+        ]
         if arm and task and before:
             found[side], how[side] = _latest(before), BY_EARLIER_RUN
             continue
@@ -572,6 +575,11 @@ def _comparison_pair(
         {side: named[side] or (found[side] or {}).get("arm") for side in named},
         delta if delta is not None else computed, "comparison" if delta is not None else "runs" if computed is not None else None,
     )
+
+
+def _used(found: Mapping[str, Mapping[str, Any] | None]) -> set[str]:
+    """The event ids of the runs a pair already holds."""
+    return {run["event_id"] for run in found.values() if run is not None}
 
 
 def _pair(
