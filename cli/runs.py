@@ -197,8 +197,8 @@ COMPARE_HEADERS = [
 
 
 def _unpaired_lines(comparisons: Comparisons) -> list[str]:
-    """The tasks one arm ran and the other did not, named (the first few of each)."""
-    lines = []
+    """Why a pair of arms has no comparison, and the tasks one arm ran and the other did not, named (the first few of each)."""
+    lines = [f"{c.benchmark_id} ({c.baseline_arm} vs {c.treatment_arm}): {c.note}" for c in comparisons if c.note]
     for c in comparisons:
         for arm, tasks in ((c.baseline_arm, c.baseline_only_tasks), (c.treatment_arm, c.treatment_only_tasks)):
             if tasks:

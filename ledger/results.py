@@ -404,6 +404,7 @@ class Comparison(_Flat):
     discordant: list[int] | None
     minimum_detectable_difference: float | None
     verdict: str
+    note: str | None  # why there is no comparison ("no paired tasks")
 
 
 @dataclass(frozen=True, slots=True)

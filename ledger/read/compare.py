@@ -88,9 +88,15 @@ def _compared(
         "treatment_only_tasks": sorted(task for task, arms in outcomes.items() if arms[treatment] and not arms[baseline]),
         "baseline_pass_rate": None, "treatment_pass_rate": None, "difference": None, "interval": None, "test": None,
         "p_value": None, "adjusted_p_value": None, "discordant": None, "minimum_detectable_difference": None,
-        "verdict": "no paired tasks",
+        "verdict": "no paired tasks", "note": None,
     }
     if paired:
         result = statistics.compare_arms(paired, seed=seed, resamples=resamples)
         entry.update({name: value for name, value in result.as_dict().items() if name in entry})
+    else:
+        left_out = [v for v in views if v["benchmark_id"] == benchmark and v["arm"] in (baseline, treatment) and not v["countable"]]
+        archived = sum(1 for v in left_out if v["not_countable_reason"] == runs.ARCHIVED)
+        entry["note"] = "no task has countable, scored runs in both arms" + (
+            f"; {archived} archived run(s) of these arms are left out (--include-archived counts them)" if archived and not include_archived else ""
+        )
     return entry

@@ -220,3 +220,11 @@ def test_unknown_goal_and_help(imported):
     rule = (Path(__file__).parents[2] / "docs" / "interop.md").read_text()
     for phrase in ("not countable", "case_attempt_countable", "latest", "recorded_at", "no current run"):
         assert phrase in rule
+
+
+def test_compare_on_the_public_ledger_says_why_archived_evidence_gives_no_comparison(imported):
+    found = json.loads(invoke(imported, "compare", "--benchmark", "skillsbench@1.1", "--format", "json").stdout)["comparisons"]
+    assert found and all(c["verdict"] == "no paired tasks" and c["tasks"] == 0 for c in found)
+    assert all("archived run(s) of these arms are left out (--include-archived counts them)" in c["note"] for c in found)
+    archived = json.loads(invoke(imported, "compare", "--benchmark", "skillsbench@1.1", "--include-archived", "--format", "json").stdout)
+    assert any(c["tasks"] > 0 and c["p_value"] is not None for c in archived["comparisons"]) and archived["scope"]["include_archived"]
