@@ -12,8 +12,9 @@ and why.
 Inputs (normalized payloads): ``result`` — a compacted ``benchmark_result_v0``;
 ``run`` — a compacted ``benchmark_run_v0``, used only when no result was given
 (the command normalizes its one file as a result when it compacts as one, else
-as a run, see :data:`BASELINE_KINDS`). The first payload of the chosen kind is
-the baseline. Options: the command's flags by python name (``benchmark_id``,
+as a run, see :data:`BASELINE_KINDS`: an envelope whose ``benchmark_result``
+does not compact is read as its run, docs/interop.md). The first payload of
+the chosen kind is the baseline. Options: the command's flags by python name (``benchmark_id``,
 ``goal_id``, ``baseline_mode``, ``treatment_scenario_id``, ``comparison_id``,
 ``failure_phase``, ``failure_class``, ``failure_attribution_label`` (list),
 the four confirmation booleans, ``baseline_attempt_count``,
@@ -25,6 +26,9 @@ The reduced payload is the preview of the row. ``--execute`` appends that same
 row as one history event of the goal: :func:`validated_goal_id`,
 :func:`history_event` and :func:`executed_payload` hold the rules of that step;
 the append itself (and its receipt, :data:`RECEIPT_FIELDS`) belongs to the ledger.
+
+Longer than 500 lines: it is one LoopX command whole (run projection, gate rules,
+payloads, markdown, the --execute event), each part reading the same named texts and defaults.
 """
 
 from __future__ import annotations
@@ -242,6 +246,8 @@ def result_from_run(run: Mapping[str, Any]) -> dict[str, Any]:
     passed = _run_passed(run)
     result: dict[str, Any] = {
         "task_id": _run_task_id(run),
+        # The mode as written: LoopX keeps each goal-mode spelling a scenario of its own
+        # (no D-MODE here), and a job name never stands in for it (docs/interop.md).
         "scenario_id": label(run.get("mode")) or FALLBACK_BASELINE_SCENARIO_ID,
         "terminal_state": _run_terminal_state(run, passed),
     }
