@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -208,5 +209,8 @@ def test_executed_the_gate_is_loopx_s_and_keeps_the_kind_loopx_read(
             ), name
             dry_run = invoke(migrated_url, "ingest", "--goal", goal, "--dry-run", "--kind", kind, BASELINE_FILE)
             assert dry_run.exit_code == 0, (name, dry_run.output)
+            # Without --kind, ingest reads the file as the gate did (a result, else the run it carries): the very artifact stored.
+            plain = invoke(migrated_url, "ingest", "--goal", goal, "--dry-run", BASELINE_FILE)
+            assert plain.exit_code == 0 and re.search(rf"- duplicate +{kind} ", plain.stdout), (name, plain.output)
     finally:
         ledger.close()
