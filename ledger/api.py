@@ -623,11 +623,11 @@ class ReportViews:
         self.index_page_size: int = report_views.INDEX_PAGE_SIZE
         self.attempts_page_size: int = report_views.ATTEMPTS_PAGE_SIZE
 
-    def goal_index(self, goal_ids: Sequence[str] | None = None, *, limit: int, offset: int = 0) -> dict[str, Any]:
-        return self._views.goal_index(self._store, goal_ids, limit=limit, offset=offset)
+    def goal_index(self, goal_ids: Sequence[str] | None = None, *, limit: int, offset: int = 0, pass_rates: bool = True) -> dict[str, Any]:
+        return self._views.goal_index(self._store, goal_ids, limit=limit, offset=offset, pass_rates=pass_rates)
 
-    def goal_overview(self, goal_id: str) -> dict[str, Any]:
-        return self._views.goal_overview(self._store, goal_id)
+    def goal_overview(self, goal_id: str, *, pass_rates: bool = True) -> dict[str, Any]:
+        return self._views.goal_overview(self._store, goal_id, pass_rates=pass_rates)
 
     def attempts(self, goal_id: str, *, limit: int, offset: int = 0) -> dict[str, Any]:
         return self._views.attempts(self._store, goal_id, limit=limit, offset=offset)

@@ -105,7 +105,7 @@ class Site:
         self.env = _environment()
         self._timelines: dict[str, tuple[int, dict[str, Any]]] = {}
         if self.goal_ids:
-            self.views.goal_index(self.goal_ids, limit=1)  # unknown goals fail here, before anything is written
+            self.views.goal_index(self.goal_ids, limit=1, pass_rates=False)  # unknown goals fail here, before anything is written
 
     def warm_up(self) -> None:
         """Compile the templates and build each kind of chart once (empty), so the first visitor of ``serve`` does not pay for it."""
@@ -150,10 +150,11 @@ class Site:
         """Every page of the site, for writing it out."""
         yield from (f"assets/{name}" for name in (PLOTLY_JS, *ASSETS))
         size = self.views.index_page_size
-        first = self.views.goal_index(self.goal_ids, limit=size)
+        # (the paths need the goals and their attempt counts, not their pass rates)
+        first = self.views.goal_index(self.goal_ids, limit=size, pass_rates=False)
         for number in range(1, _pages(first["total"], size) + 1):
             yield _index_name(number)
-            listing = first if number == 1 else self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size)
+            listing = first if number == 1 else self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size, pass_rates=False)
             for goal in listing["goals"]:
                 yield from self._goal_paths(goal["goal_id"], goal["attempts"])
 
@@ -185,7 +186,7 @@ class Site:
 
     def _goal(self, goal: str, number: int) -> Page | None:
         size = self.views.attempts_page_size
-        overview = self.views.goal_overview(goal)
+        overview = self.views.goal_overview(goal, pass_rates=number == 1)
         pages = _pages(overview["attempts"], size)
         if number > pages:
             return None

@@ -79,9 +79,12 @@ def last_position(ledger: Store) -> int:
 
 
 def goal_index(
-    ledger: Store, goal_ids: Sequence[str] | None = None, *, limit: int = INDEX_PAGE_SIZE, offset: int = 0
+    ledger: Store, goal_ids: Sequence[str] | None = None, *, limit: int = INDEX_PAGE_SIZE, offset: int = 0, pass_rates: bool = True,
 ) -> dict[str, Any]:
-    """One page of goals (by id): size, last activity, phase, first blocker, claim strength, learning status, attempts, pass rates."""
+    """One page of goals (by id): size, last activity, phase, first blocker, claim strength, learning status, attempts, pass rates.
+
+    ``pass_rates=False`` leaves the pass rates out (``None``): they read every run of the goals.
+    """
     if goal_ids:
         _require_goals(ledger, goal_ids)
     dialect = ledger.dialect
@@ -110,7 +113,7 @@ def goal_index(
                 .group_by(projection_rows.c.goal_id)
             ).all()
         )
-    rates = goal_pass_rates(ledger, ids)
+    rates = goal_pass_rates(ledger, ids) if pass_rates else {}
     listing = []
     for head in page:
         goal = head["goal_id"]
@@ -120,7 +123,7 @@ def goal_index(
             {
                 **goal_listing_row(head, lifecycle, summary, lifecycle_status == "faulted"),
                 "attempts": attempts.get(goal, 0),
-                "pass_rates": rates.get(goal, []),
+                "pass_rates": rates.get(goal, []) if pass_rates else None,
             }
         )
     return {"total": total, "offset": offset, "limit": limit, "goals": listing}
@@ -139,10 +142,14 @@ def _not_retracted(retracted: Sequence[str]) -> ColumnElement:
 # -- a goal ------------------------------------------------------------------------------------
 
 
-def goal_overview(ledger: Store, goal_id: str) -> dict[str, Any]:
-    """The head of a goal's page: its index entry, current lifecycle state, and attempt count (one snapshot)."""
+def goal_overview(ledger: Store, goal_id: str, *, pass_rates: bool = True) -> dict[str, Any]:
+    """The head of a goal's page: its index entry, current lifecycle state, and attempt count (one snapshot).
+
+    The attempts pages after the first leave the pass rates out (``pass_rates=False``): they
+    read every run of the goal, and a report of a goal with 10^4 attempts writes 200 such pages.
+    """
     with ledger.snapshot() as view, view.reading() as connection:
-        (entry,) = goal_index(view, [goal_id], limit=1)["goals"]
+        (entry,) = goal_index(view, [goal_id], limit=1, pass_rates=pass_rates)["goals"]
         row = connection.execute(
             select(projection_rows.c.status, projection_rows.c.payload, projection_rows.c.error).where(
                 projection_rows.c.projection == catalog.LIFECYCLE,

@@ -11,7 +11,7 @@ import pytest
 
 from benchledger.ledger.read import report_views
 from tests.helpers import invoke
-from tests.report_helpers import HOSTILE_TEXTS, IMAGE, SCRIPT, ingest_demo, ingest_hostile
+from tests.report_helpers import DEMO, HOSTILE_TEXTS, IMAGE, SCRIPT, ingest_demo, ingest_hostile
 
 GOAL = "demo-db-wal-recovery"
 
@@ -203,3 +203,26 @@ def test_report_rewrites_its_own_earlier_output(migrated_url, tmp_path):
     first = invoke(migrated_url, "report", "--output", str(site))
     again = invoke(migrated_url, "report", "--output", str(site))
     assert first.exit_code == again.exit_code == 0 and first.stdout.split(";")[0] == again.stdout.split(";")[0]
+
+
+def test_only_the_first_page_of_a_goal_reads_its_pass_rates(migrated_url, tmp_path, monkeypatch):
+    # Pass rates read every run of a goal: the 200 attempts pages of a 10^4-attempt goal must not each read them again.
+    from benchledger.ledger.read import runs as run_reads
+
+    comparison = json.loads((DEMO / "06-comparison.json").read_text())
+    for number in range(3):
+        again = tmp_path / f"comparison-{number}.json"
+        again.write_text(json.dumps({**comparison, "comparison_id": f"pair-{number}"}))
+        files = [str(DEMO / f) for f in ("04-run-baseline.json", "05-run-treatment.json")] + [str(again)]
+        assert invoke(migrated_url, "ingest", "--goal", "paged", *files).exit_code == 0
+    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 1)
+    read_for: list[list[str]] = []
+    counted = run_reads.goal_pass_rates
+    monkeypatch.setattr(report_views, "goal_pass_rates", lambda ledger, ids: read_for.append(list(ids)) or counted(ledger, ids))
+    site = tmp_path / "site"
+    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
+    pages = sorted(p.name for p in (site / "goals" / "paged").glob("*.html"))
+    assert len(pages) >= 2 and "attempts-2.html" in pages
+    assert "pass rate per benchmark" in (site / "goals" / "paged" / "index.html").read_text()
+    assert "pass rate per benchmark" not in (site / "goals" / "paged" / "attempts-2.html").read_text()
+    assert read_for == [["paged"], ["paged"]]  # the index page and the goal's first page, never an attempts page nor the site's plan
