@@ -224,9 +224,9 @@ def ingest_batch_file(
         projectors = KeptProjectors()  # (a goal's batches span transactions: each goal is folded once, not resumed in each)
 
         def commit() -> None:
-            unit = Ingest(ledger, pending[0].source, receipts={b.receipt for b in pending}, projectors=projectors)
+            unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors)
             for batch in pending:
-                unit.add(batch.goal_id, batch.artifacts)
+                unit.add(batch.goal_id, batch.artifacts, source=batch.source)
             outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)
             report.transactions += 1
             report.appended += outcome.appended_count
@@ -238,7 +238,7 @@ def ingest_batch_file(
 
         for line in spool:
             batch = _unspooled(line)
-            if pending and (batch.source != pending[0].source or held + len(batch.artifacts) > TRANSACTION_ARTIFACTS):
+            if pending and held + len(batch.artifacts) > TRANSACTION_ARTIFACTS:  # (by size only: each batch keeps its own source)
                 commit()
                 held = 0
             pending.append(batch)

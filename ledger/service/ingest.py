@@ -124,6 +124,7 @@ class _HeldBatch:
     artifacts: Sequence[Artifact]
     review: Mapping[str, Any] | None
     label: str | None
+    source: str | None
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,18 @@ class Ingest:
         self.outcome: IngestOutcome | None = None
         self._items: list[_HeldBatch | _FilesBatch | _GivenEvents] = []
 
-    def add(self, goal_id: str, artifacts: Sequence[Artifact], *, review: Mapping[str, Any] | None = None, label: str | None = None) -> None:
-        """A batch of ``artifacts`` (in argument order) for ``goal_id``; ``review``: the review command that sent it, with its flags."""
-        self._register(_HeldBatch(goal_id, artifacts, review, label))
+    def add(
+        self,
+        goal_id: str,
+        artifacts: Sequence[Artifact],
+        *,
+        review: Mapping[str, Any] | None = None,
+        label: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        """A batch of ``artifacts`` (in argument order) for ``goal_id``; ``review``: the review command that sent it, with its flags;
+        ``source``: the label stored with its events when it is not the unit's (an ``ingest-batches`` line's own)."""
+        self._register(_HeldBatch(goal_id, artifacts, review, label, source))
 
     def add_files(
         self,
@@ -243,16 +253,16 @@ class Ingest:
         contradicted: list[str] = []
         for item in self._items:
             if isinstance(item, _GivenEvents):
-                given = writer.own(_Given(item.goal_id, item.expected_version))
+                given = writer.own(_Given(item.goal_id, item.expected_version, self.source))
                 for new in item.events:
                     writer.event(given, new)
             elif isinstance(item, _HeldBatch):
-                batch = writer.own(_Batch(item.goal_id, item.label, item.review))
+                batch = writer.own(_Batch(item.goal_id, item.label, item.review, item.source or self.source))
                 for artifact in item.artifacts:
                     writer.member(batch, artifact, streamed=False)
                 writer.close(batch, keep_empty=True)
             else:
-                batch = writer.own(_Batch(item.goal_id, item.label, None))
+                batch = writer.own(_Batch(item.goal_id, item.label, None, self.source))
                 for read in read_artifacts(item.progress(item.files) if item.progress else item.files, item.kind, contradicted):
                     if isinstance(read, Refused):
                         writer.refuse(read.source, read.reason)
@@ -295,6 +305,7 @@ class _Batch:
     goal_id: str
     label: str | None
     review: Mapping[str, Any] | None
+    source: str  # the label stored with its events
     members: list[MemberOutcome] = field(default_factory=list)
     read: int = 0  # members added (appended or pending)
     batch: MemberOutcome | None = None
@@ -310,6 +321,7 @@ class _Given:
 
     goal_id: str
     expected_version: int | None
+    source: str
     events: list[MemberOutcome] = field(default_factory=list)
 
 
@@ -384,7 +396,8 @@ class _Writer:
         if not pending:
             return
         if self.refusals:  # (the transaction will roll back: only checked)
-            self.refusals += unstorable_problems(_runs([(owner, new) for owner, new, _ in pending if new is not None]), source=self.unit.source)
+            for source, events in _by_source([(owner, new) for owner, new, _ in pending if new is not None]):
+                self.refusals += unstorable_problems(_runs(events), source=source)
             return
         stored_as = self._manifests(pending)
         appending: list[tuple[_Batch | _Given, NewEvent]] = []
@@ -396,7 +409,11 @@ class _Writer:
                 new = owner.manifest
             appending.append((owner, new))
         try:
-            outcomes = self.session.append(_runs(appending), source=self.unit.source, receipts=self.unit.receipts) if appending else []
+            outcomes = [
+                outcome
+                for source, events in _by_source(appending)
+                for outcome in self.session.append(_runs(events), source=source, receipts=self.unit.receipts)
+            ]
         except UnstorableContent as refused:
             self.refusals += refused.problems
             return
@@ -506,6 +523,16 @@ class _Writer:
                 notes = (NO_RUN_NOTE,) if owner.batch.status == "appended" and claim_review_without_runs(kinds) else ()
                 batches.append(BatchOutcome(owner.goal_id, tuple(owner.members), owner.batch, owner.label, notes))
         return IngestOutcome(tuple(batches), tuple(events), dry_run, goal_id)
+
+
+def _by_source(events: list[tuple[_Batch | _Given, NewEvent]]) -> list[tuple[str, list[tuple[_Batch | _Given, NewEvent]]]]:
+    """``events`` cut where their owners' source changes (an append stores one source), order kept."""
+    groups: list[tuple[str, list[tuple[_Batch | _Given, NewEvent]]]] = []
+    for owner, new in events:
+        if not groups or groups[-1][0] != owner.source:
+            groups.append((owner.source, []))
+        groups[-1][1].append((owner, new))
+    return groups
 
 
 def _runs(events: Sequence[tuple[_Batch | _Given, NewEvent]]) -> list[StreamAppend]:
