@@ -26,7 +26,7 @@ from benchledger.ledger.service.intake.files import (
     MAX_NDJSON_BYTES,
     InputFileError,
     embedded_document,
-    open_regular_file,
+    open_input,
     parse_document,
     read_lines,
 )
@@ -163,8 +163,8 @@ def _unspooled(line: bytes) -> _SpooledBatch:
 def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO) -> None:
     """Pass 1: every line parsed, normalized and guarded; each valid batch is written to ``spool`` as normalized (:func:`_spooled`)."""
     try:
-        with open_regular_file(path, name) as handle:
-            for number, line in read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES):
+        with open_input(path, name) as (handle, what):
+            for number, line in read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES, what=what):
                 try:
                     batch = _batch_line(line, f"{name}:{number}")
                 except InputFileError as exc:

@@ -1,13 +1,15 @@
-"""What ``benchledger ingest`` reads: files, directories, NDJSON and standard input, with guards.
+"""What ``benchledger ingest`` reads: files, directories, NDJSON and standard input, gzipped or not, with guards.
 
 The review commands read exactly what LoopX reads (``reading.py``); ingest is
 the ledger's front door and is stricter, because whatever it accepts is kept
 forever: documents larger than :data:`MAX_DOCUMENT_BYTES`, nested deeper than
-:data:`MAX_NESTING_DEPTH`, or carrying ``NaN``/``Infinity`` are refused.
+:data:`MAX_NESTING_DEPTH`, or carrying ``NaN``/``Infinity`` are refused. A
+gzip file is read decompressed, its limits counted on what it decompresses to.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import itertools
@@ -16,6 +18,7 @@ import math
 import os
 import stat
 import sys
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +41,11 @@ from benchledger.projections.artifacts import IntakeError
 MAX_DOCUMENT_BYTES = MAX_PAYLOAD_BYTES
 MAX_NDJSON_BYTES = 64 * 1024 * 1024
 NDJSON_SUFFIXES = (".ndjson", ".jsonl")
+GZIP_SUFFIX = ".gz"
+# What a folder is read for: JSON and NDJSON files, and the same gzipped (``run.json.gz``).
+INPUT_SUFFIXES = tuple(suffix + gz for suffix in (".json", *NDJSON_SUFFIXES) for gz in ("", GZIP_SUFFIX))
+# How every gzip stream starts (RFC 1952): a file is gzip by its bytes, whatever its name.
+GZIP_MAGIC = b"\x1f\x8b"
 # How a refusal names the escape an unprintable character came from.
 _ESCAPE_OF = {NUL_CHARACTER: "a \\u0000 escape", LONE_SURROGATE: "\\ud800-\\udfff escape"}
 
@@ -142,6 +150,54 @@ def open_regular_file(path: str | os.PathLike[str], source: str) -> Iterator[Bin
         yield handle
 
 
+class _Gunzipped(gzip.GzipFile):
+    """A gzip file's decompressed bytes, read as they are needed; a corrupt or truncated stream is one refusal naming the file.
+
+    It has no descriptor to ``stat``: its limits are counted on the decompressed
+    bytes as they are read, so a small file that decompresses to gigabytes (a
+    zip bomb) is refused once it passes the limit, never held.
+    """
+
+    def __init__(self, handle: BinaryIO, source: str) -> None:
+        super().__init__(fileobj=handle, mode="rb")
+        self.source = source
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("a decompressed stream has no descriptor of its own")
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            return super().read(size)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise self._corrupt(exc) from exc
+
+    def readline(self, size: int | None = -1) -> bytes:
+        try:
+            return super().readline(size)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise self._corrupt(exc) from exc
+
+    def _corrupt(self, exc: Exception) -> InputFileError:
+        return InputFileError(self.source, f"not a readable gzip file ({exc or type(exc).__name__})")
+
+
+def _is_gzip(handle: BinaryIO) -> bool:
+    peek = getattr(handle, "peek", None)
+    return bool(peek) and peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC
+
+
+@contextmanager
+def open_input(path: str | os.PathLike[str], source: str) -> Iterator[tuple[BinaryIO, str]]:
+    """:func:`open_regular_file`, decompressed as it is read when it is gzip; with what its limits are counted on
+    (``"file"``, or ``"decompressed file"``: the words a refusal over a limit uses)."""
+    with open_regular_file(path, source) as handle:
+        if _is_gzip(handle):
+            with _Gunzipped(handle, source) as decompressed:
+                yield decompressed, "decompressed file"
+        else:
+            yield handle, "file"
+
+
 def _over_limit(source: str, size: int | None, limit: int, what: str = "file") -> InputFileError:
     shown = f"is {size} bytes, " if size is not None else "is "
     return InputFileError(source, f"{what} {shown}larger than the {limit}-byte limit")
@@ -170,12 +226,12 @@ def read_limited(handle: BinaryIO, source: str, limit: int, *, what: str = "file
     return data
 
 
-def read_lines(handle: BinaryIO, source: str, *, limit: int | None, line_limit: int) -> Iterator[tuple[int, bytes]]:
+def read_lines(handle: BinaryIO, source: str, *, limit: int | None, line_limit: int, what: str = "file") -> Iterator[tuple[int, bytes]]:
     """The non-blank lines of ``handle`` as ``(line number, bytes without the line end)``, one at a time.
 
     Memory stays within one line: a line longer than ``line_limit`` bytes, or
     a file longer than ``limit`` (``None``: no limit), is refused as soon as the
-    reading gets there.
+    reading gets there (``what``: what the refusal calls the file).
     """
     size = _stat_size(handle)
     if limit is not None and size is not None and size > limit:
@@ -190,7 +246,7 @@ def read_lines(handle: BinaryIO, source: str, *, limit: int | None, line_limit: 
             return
         total += len(line)
         if limit is not None and total > limit:
-            raise _over_limit(source, None, limit)
+            raise _over_limit(source, None, limit, what)
         line = line.rstrip(b"\n").rstrip(b"\r")
         if len(line) > line_limit:
             raise InputFileError(f"{source}:{number}", f"line is larger than the {line_limit}-byte limit of one line")
@@ -198,13 +254,13 @@ def read_lines(handle: BinaryIO, source: str, *, limit: int | None, line_limit: 
             yield number, line
 
 
-def _ndjson(handle: BinaryIO, source: str, limit: int) -> Iterator[SourceDocument]:
-    for number, line in read_lines(handle, source, limit=limit, line_limit=MAX_DOCUMENT_BYTES):
+def _ndjson(handle: BinaryIO, source: str, limit: int, what: str = "file") -> Iterator[SourceDocument]:
+    for number, line in read_lines(handle, source, limit=limit, line_limit=MAX_DOCUMENT_BYTES, what=what):
         yield parse_document(line, f"{source}:{number}")
 
 
 def directory_files(directory: Path) -> list[Path]:
-    """Every ``*.json``/NDJSON file below ``directory``, sorted; symlinked folders are not followed (no loops).
+    """Every JSON or NDJSON file below ``directory`` (:data:`INPUT_SUFFIXES`), sorted; symlinked folders are not followed (no loops).
 
     Hidden files and folders (a leading dot) are passed over, as a shell glob does: a folder copied from a
     Mac holds an AppleDouble ``._run.json`` beside every ``run.json``, which is not JSON and would refuse
@@ -213,7 +269,7 @@ def directory_files(directory: Path) -> list[Path]:
     found = []
     for root, dirs, files in os.walk(directory, followlinks=False):
         dirs[:] = sorted(name for name in dirs if not name.startswith("."))
-        found.extend(Path(root) / name for name in files if not name.startswith(".") and name.endswith((".json", *NDJSON_SUFFIXES)))
+        found.extend(Path(root) / name for name in files if not name.startswith(".") and name.endswith(INPUT_SUFFIXES))
     return sorted(found)
 
 
@@ -245,9 +301,13 @@ def read_documents(file: str) -> Iterator[SourceDocument]:
 
     An NDJSON file is read a line at a time (at most :data:`MAX_NDJSON_BYTES`
     in all); any other file is one document of at most :data:`MAX_DOCUMENT_BYTES`.
+    A gzip file (by its first bytes) is read decompressed, as the file its name
+    names without ``.gz``; the limits count the decompressed bytes.
     """
     if file == "-":
         data = read_limited(sys.stdin.buffer, "<stdin>", MAX_NDJSON_BYTES, what="standard input")
+        if data.startswith(GZIP_MAGIC):
+            data = read_limited(_Gunzipped(io.BytesIO(data), "<stdin>"), "<stdin>", MAX_NDJSON_BYTES, what="decompressed standard input")
         text_start = data.lstrip()[:1]
         # Standard input holds one document, or NDJSON when it has several lines of objects.
         if text_start == b"{" and b"\n{" in data.strip():
@@ -255,8 +315,8 @@ def read_documents(file: str) -> Iterator[SourceDocument]:
         else:
             yield parse_document(data, "<stdin>")
         return
-    with open_regular_file(file, file) as handle:
-        if Path(file).suffix in NDJSON_SUFFIXES:
-            yield from _ndjson(handle, file, MAX_NDJSON_BYTES)
+    with open_input(file, file) as (handle, what):
+        if Path(file.removesuffix(GZIP_SUFFIX)).suffix in NDJSON_SUFFIXES:
+            yield from _ndjson(handle, file, MAX_NDJSON_BYTES, what)
         else:
-            yield parse_document(read_limited(handle, file, MAX_DOCUMENT_BYTES), file)
+            yield parse_document(read_limited(handle, file, MAX_DOCUMENT_BYTES, what=what), file)
