@@ -12,7 +12,7 @@ import click
 from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, echo_pieces, format_option, json_document, json_listing
 from benchledger.errors import SHOWN_PROBLEMS, capped
-from benchledger.ledger.api import plan_ingest, plan_ingest_tree
+from benchledger.ledger.api import INGEST_ORDERS, plan_ingest, plan_ingest_tree
 from benchledger.projections.artifacts import KINDS
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ def _markdown(outcome: IngestOutcome) -> Iterator[str]:
             f"({b.appended_count} {'to append' if dry_run else 'appended'}, {b.duplicate_count} duplicate)"
             for b in outcome.batches
         ]
+    lines += [f"- skipped (--skip-unknown): {source}: {reason}" for source, reason in outcome.skipped]
     lines.append("")
     yield from (line + "\n" for line in lines)
     for e in outcome.members():
@@ -85,12 +86,43 @@ def _refused_markdown(outcome: IngestOutcome) -> str:
     "--batch-per-directory",
     "root",
     metavar="ROOT",
-    help="A job tree instead of PATHs: each directory below ROOT that directly holds input files is one batch (sorted); all or none.",
+    help="A job tree instead of PATHs: each directory below ROOT that directly holds input files is one batch (--order); all or none.",
+)
+@click.option(
+    "--order",
+    type=click.Choice(INGEST_ORDERS),
+    default=None,
+    help="With --batch-per-directory: the batches in directory-name order (the default), or in time order of the "
+    "earliest time their documents state (recorded_at, generated_at, finished_at, started_at, launched_at).",
+)
+@click.option(
+    "--include",
+    "include",
+    metavar="GLOB",
+    multiple=True,
+    help="Read only the files of folders that GLOB matches (its name; its path below the folder when GLOB has a /); "
+    "repeatable. Default: *.json, *.ndjson, *.jsonl and the same gzipped.",
+)
+@click.option(
+    "--skip-unknown",
+    is_flag=True,
+    help="Leave out (and list) documents whose kind cannot be told, such as a job-summary.json, instead of refusing the ingest.",
 )
 @format_option("markdown", "json")
 @click.argument("paths", nargs=-1, metavar="PATH...")
 @click.pass_context
-def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: bool, root: str | None, fmt: str, paths: tuple[str, ...]) -> None:
+def ingest_command(
+    ctx: click.Context,
+    goal: str,
+    kind: str | None,
+    dry_run: bool,
+    root: str | None,
+    order: str | None,
+    include: tuple[str, ...],
+    skip_unknown: bool,
+    fmt: str,
+    paths: tuple[str, ...],
+) -> None:
     """Append compact artifacts to GOAL as one batch: all of them or none.
 
     PATH is a JSON file, a directory (its *.json, *.ndjson and *.jsonl files,
@@ -100,14 +132,18 @@ def ingest_command(ctx: click.Context, goal: str, kind: str | None, dry_run: boo
     and the lifecycle inputs' own schemas: docs/cli.md, "Ingest"); --kind names it
     otherwise (its choices are listed below). With
     --batch-per-directory ROOT each directory of the tree is a batch of its
-    own, and the whole tree is still one transaction.
+    own, and the whole tree is still one transaction. A gzip file
+    (run.json.gz) is read decompressed. A batch holds at most 5,000 artifacts
+    and 64 MiB of documents (docs/cli.md, "Limits").
     """
     if bool(root) == bool(paths):
         raise click.UsageError("give PATH... or --batch-per-directory ROOT (one of them)")
-    plan = plan_ingest_tree(goal, root) if root else plan_ingest(goal, paths)
+    if order is not None and not root:
+        raise click.UsageError("--order orders the batches of --batch-per-directory ROOT; PATH... is one batch")
+    plan = plan_ingest_tree(goal, root, include=include, order=order or "name") if root else plan_ingest(goal, paths, include=include)
     bar, progress = _progress(plan.file_count)
     with open_ledger(ctx) as ledger, bar:
-        outcome = ledger.ingest_files(plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress)
+        outcome = ledger.ingest_files(plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress, skip_unknown=skip_unknown)
     if not outcome.ok:
         echo_errors([f"{source}: {error}" for source, error in outcome.errors])
         click.echo(json_document(outcome.as_dict()) if fmt == "json" else _refused_markdown(outcome), nl=fmt == "json")

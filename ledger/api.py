@@ -69,12 +69,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FilesPlan", "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review",
-    "execute_baseline_failure_gate", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
+    "execute_baseline_failure_gate", "INGEST_ORDERS", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
     "plan_ingest_tree", "plan_loopx_import", "read_json", "schema_head", "schema_revision", "upgrade_schema",
     "upgrade_schema_sql", "writes_committed",
 ]
 
 LIBRARY_SOURCE = "library"
+# How ``ingest --batch-per-directory`` orders a job tree's batches (:func:`plan_ingest_tree`).
+INGEST_ORDERS = ("name", "time")
 
 
 def open(url: str | None = None) -> Ledger:
@@ -369,14 +371,16 @@ class Ledger:
         dry_run: bool = False,
         source: str = LIBRARY_SOURCE,
         progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
+        skip_unknown: bool = False,
     ) -> IngestOutcome:
         """Read and append the batches of ``plan`` (:func:`plan_ingest`, :func:`plan_ingest_tree`) in one transaction: all or none.
 
         The files are read as the transaction goes; ``progress`` wraps each batch's list of files as it is read.
+        ``skip_unknown``: documents whose kind cannot be told are left out, listed in the outcome's ``skipped``.
         """
         from benchledger.ledger.service.ingest import Ingest
 
-        unit = Ingest(self._store, source, dry_run=dry_run, inputs=plan.inputs)
+        unit = Ingest(self._store, source, dry_run=dry_run, inputs=plan.inputs, skip_unknown=skip_unknown)
         for label, files in plan.batches:
             unit.add_files(plan.goal_id, files, kind=kind, label=label, progress=progress)
         return unit.commit()
@@ -521,19 +525,22 @@ class FilesPlan:
         return sum(len(files) for _, files in self.batches)
 
 
-def plan_ingest(goal_id: str, paths: Sequence[str]) -> FilesPlan:
-    """``ingest PATH...``: the files ``paths`` name (folders read for ``*.json``, ``*.ndjson``, ``*.jsonl``, sorted), one batch; no ledger involved."""
+def plan_ingest(goal_id: str, paths: Sequence[str], *, include: Sequence[str] = ()) -> FilesPlan:
+    """``ingest PATH...``: the files ``paths`` name (folders read for ``*.json``, ``*.ndjson``, ``*.jsonl``, gzipped or not,
+    sorted; or for what an ``include`` GLOB matches), one batch; no ledger involved."""
     from benchledger.ledger.service.intake.files import expand_paths
 
-    return FilesPlan(goal_id, ((None, tuple(expand_paths([str(path) for path in paths]))),), ", ".join(map(str, paths)))
+    return FilesPlan(goal_id, ((None, tuple(expand_paths([str(path) for path in paths], include))),), ", ".join(map(str, paths)))
 
 
-def plan_ingest_tree(goal_id: str, root: str) -> FilesPlan:
-    """``ingest --batch-per-directory ROOT``: a batch per directory below ``root`` that directly holds input files, sorted; no ledger involved."""
-    from benchledger.ledger.service.intake.files import directory_batches
+def plan_ingest_tree(goal_id: str, root: str, *, include: Sequence[str] = (), order: str = "name") -> FilesPlan:
+    """``ingest --batch-per-directory ROOT``: a batch per directory below ``root`` that directly holds input files (``include``
+    as :func:`plan_ingest`), ordered by directory ``name`` or by the ``time`` their documents state; no ledger involved
+    (``time`` reads the documents once for their times)."""
+    from benchledger.ledger.service.intake.tree import directory_batches
 
     # (a tree without input files is one empty batch: its ingest is refused as holding no artifact, naming the goal)
-    batches = tuple((directory, tuple(files)) for directory, files in directory_batches(root)) or ((root, ()),)
+    batches = tuple((directory, tuple(files)) for directory, files in directory_batches(root, include=include, order=order)) or ((root, ()),)
     return FilesPlan(goal_id, batches, root)
 
 

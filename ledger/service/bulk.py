@@ -22,8 +22,9 @@ from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
 from benchledger.ledger.service.intake.files import (
+    MAX_BATCH_ARTIFACTS,
+    MAX_BATCH_BYTES,
     MAX_DOCUMENT_BYTES,
-    MAX_NDJSON_BYTES,
     InputFileError,
     embedded_document,
     open_input,
@@ -39,8 +40,8 @@ from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
 # Artifacts per transaction: large enough that its statements carry many rows, small enough that a
 # transaction of 4 MiB documents stays well under the memory bound.
 TRANSACTION_ARTIFACTS = 500
-# One ingest-batches line is a batch as large as one NDJSON ingest may be.
-MAX_BATCH_LINE_BYTES = MAX_NDJSON_BYTES
+# One ingest-batches line is a batch as large as a batch may be, whatever the way in.
+MAX_BATCH_LINE_BYTES = MAX_BATCH_BYTES
 BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source"}
 BATCHES_SOURCE = "cli ingest-batches"
 
@@ -118,6 +119,11 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
     documents = value["artifacts"]
     if not isinstance(documents, list) or not documents:
         raise IntakeError("artifacts must be a non-empty list of artifact objects (an empty batch is not kept)")
+    if len(documents) > MAX_BATCH_ARTIFACTS:
+        raise IntakeError(
+            f"the line holds {len(documents)} artifacts, more than {MAX_BATCH_ARTIFACTS}, the limit of one batch; "
+            f"split it into lines of at most {MAX_BATCH_ARTIFACTS}"
+        )
     artifacts = []
     for index, document in enumerate(documents):
         at = f"artifacts[{index}]"

@@ -27,7 +27,8 @@ from typing import Any, NamedTuple, TypeVar
 
 from benchledger.errors import InvalidInput, LedgerError
 from benchledger.ledger.service.ingest_outcome import NO_RUN_NOTE, BatchOutcome, IngestOutcome, MemberOutcome
-from benchledger.ledger.service.intake.artifacts import Refused, read_artifacts, refuse_contradicted
+from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
+from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
 from benchledger.ledger.service.materialize import KeptProjectors, materialize_goals
 from benchledger.ledger.storage.append import guard_receipt, unstorable_problems
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StoredEvent, StreamAppend
@@ -160,7 +161,8 @@ class Ingest:
     ``receipts``: the guard's, for batches it judged already
     (:func:`check_batch`); ``projectors``: the folds of this writer's earlier
     units (:class:`KeptProjectors`); ``inputs``: what the refusal of files
-    holding no artifact calls them (default: the files).
+    holding no artifact calls them (default: the files); ``skip_unknown``: files'
+    documents of unknown kind are left out and listed (``IngestOutcome.skipped``), not refused.
 
     As a context manager it commits when the block ends without an exception (the outcome is then
     :attr:`outcome`), raising :class:`UnstorableContent` if the write was refused.
@@ -176,9 +178,10 @@ class Ingest:
         receipts: Collection[bytes] = (),
         projectors: KeptProjectors | None = None,
         inputs: str | None = None,
+        skip_unknown: bool = False,
     ) -> None:
         self.ledger, self.source, self.dry_run, self.materialize = ledger, source, dry_run, materialize
-        self.receipts, self.projectors, self.inputs = receipts, projectors, inputs
+        self.receipts, self.projectors, self.inputs, self.skip_unknown = receipts, projectors, inputs, skip_unknown
         self.outcome: IngestOutcome | None = None
         self._items: list[_HeldBatch | _FilesBatch | _GivenEvents] = []
 
@@ -250,7 +253,7 @@ class Ingest:
         if self.projectors is not None:
             self.projectors.begin()
         writer = _Writer(self, session)
-        contradicted: list[str] = []
+        census = Census(self.skip_unknown)
         for item in self._items:
             if isinstance(item, _GivenEvents):
                 given = writer.own(_Given(item.goal_id, item.expected_version, self.source))
@@ -258,24 +261,28 @@ class Ingest:
                     writer.event(given, new)
             elif isinstance(item, _HeldBatch):
                 batch = writer.own(_Batch(item.goal_id, item.label, item.review, item.source or self.source))
+                if len(item.artifacts) > MAX_BATCH_ARTIFACTS:
+                    writer.refuse(item.label or item.goal_id, f"the batch holds {len(item.artifacts)} artifacts, more than {MAX_BATCH_ARTIFACTS}, the limit of one batch")
+                    continue
                 for artifact in item.artifacts:
                     writer.member(batch, artifact, streamed=False)
                 writer.close(batch, keep_empty=True)
             else:
                 batch = writer.own(_Batch(item.goal_id, item.label, None, self.source))
-                for read in read_artifacts(item.progress(item.files) if item.progress else item.files, item.kind, contradicted):
+                for read in read_artifacts(item.progress(item.files) if item.progress else item.files, item.kind, census):
                     if isinstance(read, Refused):
                         writer.refuse(read.source, read.reason)
                     else:
                         writer.member(batch, read, streamed=True)
                 writer.close(batch, keep_empty=False)
         writer.flush()
-        refuse_contradicted(contradicted)
+        census.refuse_contradicted()
+        writer.refusals = census.advised(writer.refusals)
         goal_ids = {item.goal_id for item in self._items}
         goal_id = next(iter(goal_ids)) if len(goal_ids) == 1 else None
         if writer.refusals:
             raise _RolledBack(IngestOutcome((), dry_run=self.dry_run, goal_id=goal_id, errors=tuple(writer.refusals)))
-        outcome = writer.outcome(self.dry_run, goal_id)
+        outcome = dataclasses.replace(writer.outcome(self.dry_run, goal_id), skipped=tuple(census.skipped))
         files = [item for item in self._items if isinstance(item, _FilesBatch)]
         if files and not outcome.batches and not outcome.events:  # (so is a dry run: it would write nothing either)
             named = self.inputs or ", ".join(file for item in files for file in item.files) or "the inputs"

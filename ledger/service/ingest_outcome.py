@@ -93,6 +93,7 @@ class IngestOutcome:
     dry_run: bool = False
     goal_id: str | None = None  # the goal of everything the unit wrote (None: several)
     errors: tuple[tuple[str, str], ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()  # (source, why): documents ``--skip-unknown`` left out
 
     @property
     def ok(self) -> bool:
@@ -137,6 +138,8 @@ class IngestOutcome:
             report["batches"] = [b.as_dict() for b in self.batches]
         report["appended_count"] = sum(b.appended_count for b in self.batches)
         report["duplicate_count"] = sum(b.duplicate_count for b in self.batches)
+        if self.skipped:
+            report["skipped"] = [{"source": source, "reason": reason} for source, reason in self.skipped]
         return report
 
     def as_dict(self) -> dict[str, Any]:

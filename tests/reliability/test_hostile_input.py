@@ -239,9 +239,11 @@ def test_symlink_loops_fifos_and_devices_in_a_directory(ledger_url, tmp_path):
 
 
 def _ten_thousand(folder: Path) -> Path:
-    folder.mkdir()
+    """Ten thousand small files in two folders of 5,000 (a batch holds at most 5,000 artifacts: docs/cli.md, "Limits")."""
     for i in range(10_000):
-        (folder / f"{i:05d}.json").write_text(
+        job = folder / f"job-{i // 5000}"
+        job.mkdir(parents=True, exist_ok=True)
+        (job / f"{i:05d}.json").write_text(
             json.dumps({"schema_version": "benchmark_result_v0", "task_id": f"task-{i}", "scenario_id": "s", "terminal_state": "failed"})
         )
     return folder
@@ -249,18 +251,19 @@ def _ten_thousand(folder: Path) -> Path:
 
 def _ingest_ten_thousand(ledger_url: str, tmp_path: Path) -> None:
     folder = _ten_thousand(tmp_path / "many")
-    (folder / "04999.json").write_bytes(b'{"schema_version": "benchmark_result_v0", "task_id": ')
+    bad = folder / "job-0" / "04999.json"
+    bad.write_bytes(b'{"schema_version": "benchmark_result_v0", "task_id": ')
     started = time.monotonic()
-    result = check_ingest(ledger_url, [str(folder)])
+    result = check_ingest(ledger_url, ["--batch-per-directory", str(folder)])
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [f"error: {folder / '04999.json'}: invalid JSON: Expecting value: line 1 column 54 (char 53)"]
-    (folder / "04999.json").write_text(json.dumps({"schema_version": "benchmark_result_v0", "task_id": "task-4999", "scenario_id": "s"}))
-    result = check_ingest(ledger_url, [str(folder)])
+    assert result.stderr.splitlines() == [f"error: {bad}: invalid JSON: Expecting value: line 1 column 54 (char 53)"]
+    bad.write_text(json.dumps({"schema_version": "benchmark_result_v0", "task_id": "task-4999", "scenario_id": "s"}))
+    result = check_ingest(ledger_url, ["--batch-per-directory", str(folder)])
     assert result.exit_code == 0
     report = json.loads(result.stdout)
     assert report["appended_count"] == 10_000
     assert time.monotonic() - started < 240
-    assert row_counts(ledger_url)["events"] == 10_001
+    assert row_counts(ledger_url)["events"] == 10_002
 
 
 @pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)

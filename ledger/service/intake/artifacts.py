@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from benchledger.errors import capped
-from benchledger.ledger.service.intake.files import SourceDocument, read_documents
+from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS, MAX_BATCH_BYTES, SourceDocument, read_documents
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import DECLARED_KINDS, detect_kind, normalize
 from benchledger.projections.baseline_failure_gate import BASELINE_KINDS
@@ -15,6 +15,17 @@ from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA
 
 class KindContradicted(IntakeError):
     """``--kind`` names another kind than the document's own ``schema_version`` (a usage error: exit 2)."""
+
+
+class UnknownKind(IntakeError):
+    """A document whose kind cannot be told: it declares no schema we know and no kind was given for it."""
+
+
+class RunLedger(UnknownKind):
+    """A LoopX run ledger: a history to import (``import-loopx``), not an artifact."""
+
+
+UNKNOWN_KIND = "cannot tell the artifact kind (no known schema_version)"
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,7 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
     """
     value = document.value
     schema = value.get("schema_version") if isinstance(value, dict) else None
-    declared = DECLARED_KINDS.get(schema) if isinstance(schema, str) else None
+    declared = _declared_kind(value)
     if kind is not None and declared is not None and declared != kind:
         raise KindContradicted(
             f"{setting.given.format(kind=kind)} contradicts its schema_version {schema!r}, which is a {declared}; "
@@ -53,13 +64,11 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
     kind = kind or detect_kind(value)
     if kind is None:
         if isinstance(value, dict) and value.get("schema_version") == LOOPX_RUN_LEDGER_SCHEMA:
-            raise IntakeError(
+            raise RunLedger(
                 f"this is a LoopX run ledger ({LOOPX_RUN_LEDGER_SCHEMA}), not an artifact: "
                 "bring it in with `benchledger import-loopx FILE --goal GOAL`"
             )
-        raise IntakeError(
-            f"cannot tell the artifact kind (no known schema_version); {setting.give}, one of: " + ", ".join(KINDS)
-        )
+        raise UnknownKind(f"{UNKNOWN_KIND}; {setting.give}, one of: " + ", ".join(KINDS))
     try:
         payload = normalize(kind, value)
     except NotCompactable as exc:
@@ -87,30 +96,92 @@ class Refused:
     reason: str
 
 
-def read_artifacts(files: Iterable[str], kind: str | None, contradicted: list[str]) -> Iterator[Artifact | Refused]:
-    """Each document of ``files`` normalized, one at a time as it is read, or why it was refused.
+@dataclass
+class Census:
+    """What reading an ingest's files found besides its artifacts, over all its batches (:func:`read_artifacts`).
 
-    A document whose schema contradicts ``kind`` is not yielded but added to
-    ``contradicted`` (``source: reason``): the caller raises
-    :func:`refuse_contradicted` once everything is read, as that is a usage error.
+    What to advise for a document of unknown kind depends on the whole
+    ingest: ``--kind`` would contradict every document that declares another
+    kind, so it is advised only when none declares one. ``skip_unknown``
+    (``--skip-unknown``): such documents, and LoopX run ledgers, are left out
+    and listed in ``skipped`` instead of refused.
     """
+
+    skip_unknown: bool = False
+    contradicted: list[str] = field(default_factory=list)  # "source: reason", a usage error once all is read
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (source, why)
+    declared: set[str] = field(default_factory=set)  # the kinds documents declared
+
+    def advised(self, refusals: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``refusals`` (``(source, reason)``, in reading order) with each of a document of unknown kind (its reason
+        :data:`UNKNOWN_KIND`, as :func:`read_artifacts` refused it) advising only what would take it in with the rest."""
+        if self.declared:
+            advice = (
+                "--skip-unknown leaves it out (listed), or --include GLOB reads only the files of folders it matches; "
+                f"not --kind, which would contradict the documents that declare their kind ({', '.join(sorted(self.declared))})"
+            )
+        else:
+            advice = "pass --kind, one of: " + ", ".join(KINDS) + "; or --skip-unknown leaves it out (listed)"
+        return [(source, f"{UNKNOWN_KIND}; {advice}" if reason == UNKNOWN_KIND else reason) for source, reason in refusals]
+
+    def refuse_contradicted(self) -> None:
+        """Raise :class:`KindContradicted` naming the documents found contradicting ``--kind``."""
+        if self.contradicted:
+            raise KindContradicted("; ".join(capped(self.contradicted)) + "; nothing was written")
+
+
+def _declared_kind(value: object) -> str | None:
+    schema = value.get("schema_version") if isinstance(value, dict) else None
+    return DECLARED_KINDS.get(schema) if isinstance(schema, str) else None
+
+
+def _over_batch_limit(source: str, artifacts: int, size: int) -> Refused | None:
+    """Why a batch may not grow to ``artifacts`` documents of ``size`` bytes in all (the limits of one batch), if it may not."""
+    if artifacts > MAX_BATCH_ARTIFACTS:
+        return Refused(source, f"the batch holds more than {MAX_BATCH_ARTIFACTS} artifacts, the limit of one batch; split it (ingest --batch-per-directory, ingest-batches)")
+    if size > MAX_BATCH_BYTES:
+        return Refused(source, f"the batch's documents are more than {MAX_BATCH_BYTES} bytes, the limit of one batch; split it (ingest --batch-per-directory, ingest-batches)")
+    return None
+
+
+def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> Iterator[Artifact | Refused]:
+    """Each document of ``files`` (one batch) normalized, one at a time as it is read, or why it was refused.
+
+    A document whose schema contradicts ``kind`` is not yielded but noted in
+    ``census`` (the caller raises :meth:`Census.refuse_contradicted` once
+    everything is read, as that is a usage error). One whose kind cannot be
+    told is skipped (``census.skip_unknown``) or refused as :data:`UNKNOWN_KIND`,
+    which :meth:`Census.advised` completes once everything is read.
+    A batch past :data:`MAX_BATCH_ARTIFACTS` documents or :data:`MAX_BATCH_BYTES`
+    is refused at the document that passes the limit, and read no further.
+    """
+    count = size = 0
     for file in files:
         try:
             for document in read_documents(file):
+                count, size = count + 1, size + document.size
+                over = _over_batch_limit(document.source, count, size)
+                if over is not None:
+                    yield over
+                    return
+                declared = _declared_kind(document.value)
+                if declared is not None:
+                    census.declared.add(declared)
                 try:
                     yield to_artifact(document, kind)
                 except KindContradicted as exc:
-                    contradicted.append(f"{document.source}: {exc}")
+                    census.contradicted.append(f"{document.source}: {exc}")
+                except UnknownKind as exc:
+                    if census.skip_unknown:
+                        census.skipped.append((document.source, str(exc) if isinstance(exc, RunLedger) else UNKNOWN_KIND))
+                    elif isinstance(exc, RunLedger):
+                        yield Refused(document.source, f"{exc}; or --skip-unknown leaves it out (listed)")
+                    else:
+                        yield Refused(document.source, UNKNOWN_KIND)
                 except IntakeError as exc:
                     yield Refused(document.source, str(exc))
         except IntakeError as exc:
             yield Refused(getattr(exc, "source", file), getattr(exc, "reason", str(exc)))
-
-
-def refuse_contradicted(contradicted: list[str]) -> None:
-    """Raise :class:`KindContradicted` naming the documents :func:`read_artifacts` found contradicting ``--kind``."""
-    if contradicted:
-        raise KindContradicted("; ".join(capped(contradicted)) + "; nothing was written")
 
 
 def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Artifact], list[str], list[tuple[str, str]]]:
@@ -123,11 +194,11 @@ def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Arti
     """
     artifacts: list[Artifact] = []
     errors: list[tuple[str, str]] = []
-    contradicted: list[str] = []
-    for item in read_artifacts(files, kind, contradicted):
+    census = Census()
+    for item in read_artifacts(files, kind, census):
         if isinstance(item, Refused):
             errors.append((item.source, item.reason))
         else:
             artifacts.append(item)
-    refuse_contradicted(contradicted)
-    return artifacts, [a.origin for a in artifacts], errors
+    census.refuse_contradicted()
+    return artifacts, [a.origin for a in artifacts], census.advised(errors)

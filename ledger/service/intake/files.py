@@ -9,6 +9,7 @@ gzip file is read decompressed, its limits counted on what it decompresses to.
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import hashlib
 import io
@@ -19,10 +20,10 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from benchledger.ledger.storage.canonical import canonical_json, sha256_hex
@@ -40,6 +41,11 @@ from benchledger.projections.artifacts import IntakeError
 # A document as large and as deep as the store keeps a payload (ledger.storage.guard).
 MAX_DOCUMENT_BYTES = MAX_PAYLOAD_BYTES
 MAX_NDJSON_BYTES = 64 * 1024 * 1024
+# One batch, whatever the way in (files read as one batch, an ingest-batches line): a batch's review rows list its
+# members (a run's row in review-verifier-attribution is about 1.5 KB) and its fold holds them all, so what it
+# may hold is bounded as a document is (docs/performance.md, "Memory").
+MAX_BATCH_ARTIFACTS = 5000
+MAX_BATCH_BYTES = MAX_NDJSON_BYTES
 NDJSON_SUFFIXES = (".ndjson", ".jsonl")
 GZIP_SUFFIX = ".gz"
 # What a folder is read for: JSON and NDJSON files, and the same gzipped (``run.json.gz``).
@@ -57,6 +63,7 @@ class SourceDocument:
     source: str
     value: Any
     sha256: str
+    size: int = 0  # the bytes it was read from (embedded: its canonical JSON's)
 
 
 class InputFileError(IntakeError):
@@ -117,7 +124,7 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
         reason = unprintable_in(value)
         if reason:
             raise InputFileError(source, f"contains {reason} ({_ESCAPE_OF[reason]})")
-    return SourceDocument(source, value, hashlib.sha256(data).hexdigest())
+    return SourceDocument(source, value, hashlib.sha256(data).hexdigest(), len(data))
 
 
 def embedded_document(source: str, value: Any, canonical: str | None = None) -> SourceDocument:
@@ -128,7 +135,8 @@ def embedded_document(source: str, value: Any, canonical: str | None = None) -> 
     wherever it is embedded and however it is spaced, is the same observation
     (and re-reading the same input finds it again).
     """
-    return SourceDocument(source, value, sha256_hex(canonical_json(value) if canonical is None else canonical))
+    body = canonical_json(value) if canonical is None else canonical
+    return SourceDocument(source, value, sha256_hex(body), len(body.encode()))
 
 
 @contextmanager
@@ -259,8 +267,17 @@ def _ndjson(handle: BinaryIO, source: str, limit: int, what: str = "file") -> It
         yield parse_document(line, f"{source}:{number}")
 
 
-def directory_files(directory: Path) -> list[Path]:
-    """Every JSON or NDJSON file below ``directory`` (:data:`INPUT_SUFFIXES`), sorted; symlinked folders are not followed (no loops).
+def _included(relative: PurePosixPath, include: Sequence[str]) -> bool:
+    """Whether a file (its path below the folder read) is one to read: by default a JSON or NDJSON file
+    (:data:`INPUT_SUFFIXES`); with ``include`` (``--include GLOB``), one a GLOB matches: its name when the GLOB
+    has no ``/``, else its path below the folder (``*`` crossing ``/`` as in :mod:`fnmatch`)."""
+    if not include:
+        return relative.name.endswith(INPUT_SUFFIXES)
+    return any(fnmatch.fnmatchcase(relative.as_posix() if "/" in glob else relative.name, glob) for glob in include)
+
+
+def directory_files(directory: Path, include: Sequence[str] = ()) -> list[Path]:
+    """Every file below ``directory`` to read (:func:`_included`), sorted; symlinked folders are not followed (no loops).
 
     Hidden files and folders (a leading dot) are passed over, as a shell glob does: a folder copied from a
     Mac holds an AppleDouble ``._run.json`` beside every ``run.json``, which is not JSON and would refuse
@@ -269,31 +286,21 @@ def directory_files(directory: Path) -> list[Path]:
     found = []
     for root, dirs, files in os.walk(directory, followlinks=False):
         dirs[:] = sorted(name for name in dirs if not name.startswith("."))
-        found.extend(Path(root) / name for name in files if not name.startswith(".") and name.endswith(INPUT_SUFFIXES))
+        below = PurePosixPath(Path(root).relative_to(directory).as_posix())
+        found.extend(Path(root) / name for name in files if not name.startswith(".") and _included(below / name, include))
     return sorted(found)
 
 
-def expand_paths(paths: list[str]) -> list[str]:
-    """The files that ``paths`` name, in argument order (directories expanded, sorted)."""
+def expand_paths(paths: list[str], include: Sequence[str] = ()) -> list[str]:
+    """The files that ``paths`` name, in argument order (directories expanded, sorted; ``include``: :func:`_included`)."""
     files: list[str] = []
     for raw in paths:
         path = Path(os.path.expanduser(raw))
         if raw != "-" and path.is_dir():
-            files.extend(str(p) for p in directory_files(path))
+            files.extend(str(p) for p in directory_files(path, include))
         else:
             files.append(raw)
     return files
-
-
-def directory_batches(root: str) -> list[tuple[str, list[str]]]:
-    """``ingest --batch-per-directory ROOT``: each directory below ROOT that directly holds input files, with those files, sorted."""
-    base = Path(root).expanduser()
-    if not base.is_dir():
-        raise InputFileError(root, "not a directory (--batch-per-directory takes the root of a job tree)")
-    by_directory: dict[Path, list[str]] = {}
-    for file in directory_files(base):
-        by_directory.setdefault(file.parent, []).append(str(file))
-    return [(str(directory), files) for directory, files in sorted(by_directory.items())]
 
 
 def read_documents(file: str) -> Iterator[SourceDocument]:
