@@ -287,9 +287,10 @@ class Ingest:
         if files and not outcome.batches and not outcome.events:  # (so is a dry run: it would write nothing either)
             named = self.inputs or ", ".join(file for item in files for file in item.files) or "the inputs"
             goals = ", ".join(sorted({repr(item.goal_id) for item in files})) or "no goal"
+            left_out = f"; --skip-unknown left out {len(census.skipped)} document(s)" if census.skipped else ""
             raise NothingToIngest(
-                f"{named}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl); "
-                f"nothing was written, goal {goals} was not created"
+                f"{named}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl, gzipped or not, or what "
+                f"--include matches{left_out}); nothing was written, goal {goals} was not created"
             )
         if self.dry_run:
             raise _RolledBack(outcome)

@@ -313,3 +313,14 @@ def test_a_library_batch_past_the_limit_is_refused(migrated_url, monkeypatch):
     finally:
         ledger.close()
     assert row_counts(migrated_url)["events"] == 0
+
+
+def test_a_tree_of_nothing_but_unknown_documents_says_what_was_left_out(migrated_url, tmp_path):
+    (tmp_path / "jobs" / "job-a").mkdir(parents=True)
+    (tmp_path / "jobs" / "job-a" / "job-summary.json").write_text("{}")
+
+    result = invoke(migrated_url, "ingest", "--goal", "g", "--skip-unknown", "--batch-per-directory", str(tmp_path / "jobs"))
+
+    assert result.exit_code == 2
+    assert "no artifact to ingest" in result.stderr and "--skip-unknown left out 1 document(s)" in result.stderr
+    assert "goal 'g' was not created" in result.stderr
