@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FilesPlan", "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review",
-    "execute_baseline_failure_gate", "INGEST_ORDERS", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
+    "execute_baseline_failure_gate", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
     "plan_ingest_tree", "plan_loopx_import", "read_json", "schema_head", "schema_revision", "upgrade_schema",
     "upgrade_schema_sql", "writes_committed",
 ]
