@@ -282,7 +282,8 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     if fmt == "json":
         echo_json(report.as_dict())
     else:
-        repairs = [f"{report.counts_repaired} stored row count(s)" if report.counts_repaired else "", f"{report.heads_repaired} stream head(s)" if report.heads_repaired else ""]
+        repairs = [f"{report.counts_repaired} stored row count(s)" if report.counts_repaired else "", f"{report.heads_repaired} stream head(s)" if report.heads_repaired else "",
+                   f"{report.log_nodes_repaired} Merkle log node(s)" if report.log_nodes_repaired else ""]
         repaired = "; " + " and ".join(r for r in repairs if r) + " repaired" if any(repairs) else ""
         click.echo(
             f"replayed {report.events} events of {report.goals} goal(s) into {report.rows} rows "

@@ -327,6 +327,7 @@ class Ledger:
             report["rows_changed"],
             report["counts_repaired"],
             report["heads_repaired"],
+            report["log_nodes_repaired"],
             [FaultedRow(**f) for f in report["faulted"]],
             round(elapsed, 3),
             round(report["events"] / elapsed, 1) if elapsed > 0 else None,

@@ -496,6 +496,7 @@ class ReplayReport:
     rows_changed: int
     counts_repaired: int  # stored row counts that were wrong
     heads_repaired: int  # stream heads that were not their goal's last event (or missing, or without events)
+    log_nodes_repaired: int  # Merkle log nodes that were not what the events imply (or missing, or extra)
     faulted: list[FaultedRow]
     seconds: float
     events_per_second: float | None
@@ -508,6 +509,7 @@ class ReplayReport:
             "rows_changed": self.rows_changed,
             "counts_repaired": self.counts_repaired,
             "heads_repaired": self.heads_repaired,
+            "log_nodes_repaired": self.log_nodes_repaired,
             "faulted": _capped(self.faulted),
             "seconds": self.seconds,
             "events_per_second": self.events_per_second,

@@ -8,6 +8,7 @@ from typing import Any
 from benchledger.errors import InvalidInput
 from benchledger.ledger.service import fold_jobs
 from benchledger.ledger.service.folding import FoldedGoal
+from benchledger.ledger.storage import merkle_log
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import Problem, count_problems, verify_events
@@ -27,7 +28,8 @@ def replay(
     Every row is recomputed; only those that differ from the stored ones are
     written or deleted (``rows_changed``), and each goal's stored row counts
     recounted (``counts_repaired``: those that were wrong); the stream heads are rebuilt from the
-    goals' last events first (``heads_repaired``: those edited, deleted or invented outside benchledger). A reducer that raises marks its row faulted instead of aborting
+    goals' last events first (``heads_repaired``: those edited, deleted or invented outside benchledger),
+    and, replaying every goal, the Merkle log from the events (``log_nodes_repaired``: its nodes that differed). A reducer that raises marks its row faulted instead of aborting
     the replay. ``jobs`` worker processes fold the goals and compare their rows
     (``ledger.service.fold_jobs``); this process writes what differs, all in one
     transaction. ``progress`` is called with the number of events folded for
@@ -41,10 +43,12 @@ def replay(
     report: dict[str, Any] = {}
 
     def rebuild() -> None:
-        report.update(goals=0, events=0, rows=0, rows_changed=0, counts_repaired=0, heads_repaired=0, faulted=[])
+        report.update(goals=0, events=0, rows=0, rows_changed=0, counts_repaired=0, heads_repaired=0, log_nodes_repaired=0, faulted=[])
         with ledger.transaction(write=True) as tx:
             # (first: the goals folded are those the events hold; an append refuses a goal whose head is not its last event)
             report["heads_repaired"] = tx.rebuild_heads(goal_id)
+            if goal_id is None:  # (the log is the whole ledger's: a replay of one goal leaves it)
+                report["log_nodes_repaired"] = merkle_log.rebuild(tx)
             # (under the append lock: the goals, their events and their rows are what the rebuild writes over)
             heads = [h for h in tx.heads() if goal_id in (None, h["goal_id"])]
             # Rows of a goal without events nor head are folded too: its fold makes none, so they go (not a goal of the ledger: not counted).
@@ -107,7 +111,7 @@ def audit(
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Prove the ledger: hashes, chains, versions, positions, digest, and every projection against a replay.
+    """Prove the ledger: hashes, chains, versions, positions, digest, the Merkle log (whole ledger only), and every projection against a replay.
 
     Everything is read in one snapshot: a ledger that writers change meanwhile
     is proved as it was when the audit began, never a mix of two moments
@@ -118,12 +122,15 @@ def audit(
     if goal_id is not None:
         ledger.require_goal(goal_id)
     heads = ledger.heads()
-    report = verify_events(ledger.read_all(goal_id=goal_id), heads, scope_goal=goal_id, expect_digest=expect_digest)
-    problems = list(report.problems)
-    projections_checked = 0
-    versions = {h["goal_id"]: h["last_version"] for h in heads}
     with ledger.reading() as connection:
         read = Transaction(connection)
+        # The whole ledger's audit checks its Merkle log too, against the events as the chain check reads them.
+        log = merkle_log.LogAudit(read) if goal_id is None else None
+        ordered = ledger.read_all(goal_id=goal_id)
+        report = verify_events(ordered if log is None else log.watching(ordered), heads, scope_goal=goal_id, expect_digest=expect_digest)
+        problems = list(report.problems) + (log.problems if log is not None else [])
+        projections_checked = 0
+        versions = {h["goal_id"]: h["last_version"] for h in heads}
         # (a goal holding rows without events nor head is folded too: every row it holds is one no replay makes)
         unheaded = read.goals_without_head() if goal_id is None else []
         ledger_goals = report.goals | {goal for goal in versions if goal_id in (None, goal)}

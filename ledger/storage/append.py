@@ -23,7 +23,7 @@ from sqlalchemy import Connection, and_, bindparam, exists, insert, select
 from sqlalchemy.exc import DBAPIError
 
 from benchledger.errors import InconsistentHead, VersionConflict
-from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage import canonical, merkle_log
 from benchledger.ledger.storage.event_records import (
     EVENT_COLUMNS,
     Appended,
@@ -204,6 +204,7 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
             _copy_events(connection, rows)
         else:
             connection.execute(_INSERT_EVENTS, rows)
+        merkle_log.extend(tx, rows[0]["position"], [row["chain_hash"] for row in rows])  # the log grows with the events
         last_position = {row["goal_id"]: row["position"] for row in rows}
 
         def head_values(goal: str) -> dict[str, Any]:

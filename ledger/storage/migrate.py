@@ -25,7 +25,7 @@ from benchledger.ledger.storage.engine import (
 )
 
 # The newest revision in migrations/versions (a test keeps the two in step).
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 
 
 class LedgerNeedsUpgrade(LedgerUnavailable):

@@ -5,7 +5,8 @@ PostgreSQL, TRUNCATE); ``stream_heads`` lets an append find a goal's last
 version and chain hash without scanning the stream; ``projection_rows`` holds
 the materialized reviews, each row stamped with the reducer version and the
 last event position it reflects; ``projection_counts`` how many rows each of a
-goal's projections holds, kept by the writes that change the rows (revision 0005).
+goal's projections holds, kept by the writes that change the rows (revision 0005);
+``merkle_nodes`` the Merkle log of the events (revision 0006, docs/proofs.md).
 """
 
 from __future__ import annotations
@@ -94,6 +95,19 @@ projection_counts = Table(
     Column("projection", String(64), nullable=False),
     Column("row_count", Integer, nullable=False),
     PrimaryKeyConstraint("goal_id", "projection", name="pk_projection_counts"),
+)
+
+# The ledger's Merkle log (RFC 9162, docs/proofs.md; revision 0006): the hash of every complete subtree of the tree
+# of the events in position order, node (level, node_index) covering leaves [node_index * 2**level, (node_index + 1) * 2**level),
+# leaf i being the event at position i + 1. Written by the transaction that appends the events (ledger.storage.merkle_log);
+# not immutable: `audit` recomputes every node from the events, `replay` rewrites those that differ.
+merkle_nodes = Table(
+    "merkle_nodes",
+    metadata,
+    Column("level", Integer, nullable=False),
+    Column("node_index", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+    Column("hash", String(64), nullable=False),
+    PrimaryKeyConstraint("level", "node_index", name="pk_merkle_nodes"),
 )
 
 

@@ -29,6 +29,7 @@ from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
+from benchledger.ledger.storage import merkle_log
 from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
     create_ledger_engine,
@@ -199,6 +200,7 @@ class Store:
                         for r in batch
                     )
                 tx.connection.execute(insert(events), batch)
+                merkle_log.extend(tx, batch[0]["position"], [record["chain_hash"] for record in batch])
                 heads.update((record["goal_id"], head_record(record)) for record in batch)
             if heads:
                 tx.connection.execute(insert(stream_heads), list(heads.values()))

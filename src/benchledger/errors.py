@@ -100,6 +100,16 @@ class InconsistentHead(LedgerError):
         self.goal_id = goal_id
 
 
+class InconsistentLog(LedgerError):
+    """The Merkle log (docs/proofs.md) disagrees with the events in a way an append cannot build on: changed outside benchledger."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(
+            f"the ledger's Merkle log {problem} (changed outside benchledger); nothing was written: "
+            "`benchledger audit` names the problem, `benchledger replay` rebuilds the log from the events"
+        )
+
+
 class InvalidEvent(LedgerError, ValueError):
     """An event's stored columns would not fit the schema (checked alike on every backend).
 

@@ -114,7 +114,7 @@ def test_a_listing_read_to_its_end_releases_its_snapshot(migrated_url):
 
 
 def test_results_are_frozen():
-    info = results.LedgerInfo("sqlite://", "sqlite", "0005", "0005", 0, 0, None, None, "0")
+    info = results.LedgerInfo("sqlite://", "sqlite", "0006", "0006", 0, 0, None, None, "0")
     with pytest.raises(dataclasses.FrozenInstanceError):
         info.events = 1  # type: ignore[misc]
     assert list(info.as_dict()) == [field.name for field in dataclasses.fields(info)]

@@ -261,6 +261,7 @@ def test_upgrading_a_0004_ledger_counts_its_projection_rows(ledger_url):
     # The ledger as revision 0004 left it: 0005 only adds the counts (tests/schema holds both schemas).
     with ledger.engine.begin() as connection:
         connection.execute(text("DROP TABLE projection_counts"))
+        connection.execute(text("DROP TABLE merkle_nodes"))  # (0006)
         connection.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     ledger.close()
 

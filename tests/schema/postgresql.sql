@@ -24,6 +24,12 @@ character varying(64) NOT NULL;
 character varying(64);
 -- column events.stream_version
 integer NOT NULL;
+-- column merkle_nodes.hash
+character varying(64) NOT NULL;
+-- column merkle_nodes.level
+integer NOT NULL;
+-- column merkle_nodes.node_index
+bigint NOT NULL;
 -- column projection_counts.goal_id
 character varying(121) NOT NULL;
 -- column projection_counts.projection
@@ -62,6 +68,8 @@ UNIQUE (event_id);
 PRIMARY KEY ("position");
 -- constraint events.uq_events_goal_version
 UNIQUE (goal_id, stream_version);
+-- constraint merkle_nodes.pk_merkle_nodes
+PRIMARY KEY (level, node_index);
 -- constraint projection_counts.pk_projection_counts
 PRIMARY KEY (goal_id, projection);
 -- constraint projection_rows.pk_projection_rows
@@ -76,6 +84,8 @@ CREATE UNIQUE INDEX events_pkey ON events USING btree ("position");
 CREATE INDEX ix_events_goal_kind ON events USING btree (goal_id, kind);
 -- index events.uq_events_goal_version
 CREATE UNIQUE INDEX uq_events_goal_version ON events USING btree (goal_id, stream_version);
+-- index merkle_nodes.pk_merkle_nodes
+CREATE UNIQUE INDEX pk_merkle_nodes ON merkle_nodes USING btree (level, node_index);
 -- index projection_counts.pk_projection_counts
 CREATE UNIQUE INDEX pk_projection_counts ON projection_counts USING btree (goal_id, projection);
 -- index projection_rows.ix_projection_rows_goal

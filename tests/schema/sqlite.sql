@@ -6,6 +6,8 @@ CREATE INDEX ix_projection_rows_goal ON projection_rows (goal_id);
 CREATE INDEX ix_projection_rows_goal_position ON projection_rows (goal_id, projection, position, "key");
 -- table events
 CREATE TABLE events (position INTEGER NOT NULL, event_id VARCHAR(36) NOT NULL, goal_id VARCHAR(121) NOT NULL, stream_version INTEGER NOT NULL, kind VARCHAR(64) NOT NULL, schema_version VARCHAR(128), payload TEXT NOT NULL, payload_sha256 VARCHAR(64) NOT NULL, source_sha256 VARCHAR(64), prev_hash VARCHAR(64) NOT NULL, chain_hash VARCHAR(64) NOT NULL, recorded_at VARCHAR(32) NOT NULL, source VARCHAR(64) NOT NULL, PRIMARY KEY (position), CONSTRAINT uq_events_goal_version UNIQUE (goal_id, stream_version), UNIQUE (event_id));
+-- table merkle_nodes
+CREATE TABLE merkle_nodes (level INTEGER NOT NULL, node_index INTEGER NOT NULL, hash VARCHAR(64) NOT NULL, CONSTRAINT pk_merkle_nodes PRIMARY KEY (level, node_index));
 -- table projection_counts
 CREATE TABLE projection_counts (goal_id VARCHAR(121) NOT NULL, projection VARCHAR(64) NOT NULL, row_count INTEGER NOT NULL, CONSTRAINT pk_projection_counts PRIMARY KEY (goal_id, projection));
 -- table projection_rows

@@ -1,0 +1,234 @@
+"""The ledger's Merkle log in the database: its nodes kept by the append, read for proofs, checked and rebuilt.
+
+The log is the RFC 9162 tree of the events in position order
+(:mod:`benchledger.projections.merkle`; docs/proofs.md): the table
+``merkle_nodes`` holds every complete node, about two rows an event. An
+append adds its events' leaves and the nodes they complete in its own
+transaction (:func:`extend`), reading only the frontier of the tree it grows
+(at most one node a level). Any proof for any tree size the ledger has had is
+then a handful of stored nodes (:func:`root`, :func:`proof`).
+
+The nodes are not immutable (the events are): ``audit`` recomputes every node
+from the events and names each one that differs (:class:`LogAudit`),
+``replay`` rewrites them (:func:`rebuild`), and a node an append would build
+on that is missing makes it refuse (:class:`~benchledger.errors.InconsistentLog`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, tuple_
+
+from benchledger.errors import InconsistentLog
+from benchledger.ledger.storage.event_records import StoredEvent
+from benchledger.ledger.storage.schema import events, merkle_nodes
+from benchledger.ledger.storage.transaction import Transaction
+from benchledger.ledger.storage.verification import Problem
+from benchledger.projections import merkle
+
+# How many events a catch-up, an audit or a rebuild hashes at a time (bounded memory whatever the ledger holds).
+PAGE = 5000
+# An audit lists this many differing nodes, then counts the rest.
+LISTED_PROBLEMS = 20
+
+_nodes = merkle_nodes.c
+_NODES = select(_nodes.level, _nodes.node_index, _nodes.hash).where(
+    tuple_(_nodes.level, _nodes.node_index).in_(bindparam("nodes", expanding=True))
+)
+_INSERT = insert(merkle_nodes)
+_LEAF_COUNT = select(func.coalesce(func.max(_nodes.node_index) + 1, 0)).where(_nodes.level == 0)
+_LEVEL_RANGE = (
+    select(_nodes.node_index, _nodes.hash)
+    .where(_nodes.level == bindparam("level"), _nodes.node_index.between(bindparam("low"), bindparam("high")))
+    .order_by(_nodes.node_index)
+)
+_POSITIONED_CHAIN_HASHES = (
+    select(events.c.position, events.c.chain_hash).where(events.c.position > bindparam("after")).order_by(events.c.position).limit(bindparam("limit"))
+)
+_CHAIN_HASHES = _POSITIONED_CHAIN_HASHES.with_only_columns(events.c.chain_hash)
+
+
+def _read_nodes(connection: Connection, nodes: Iterable[merkle.Node]) -> dict[merkle.Node, bytes]:
+    """The stored hashes of ``nodes`` (those stored: a missing node is left out)."""
+    wanted = sorted(set(nodes))
+    found: dict[merkle.Node, bytes] = {}
+    for start in range(0, len(wanted), 500):
+        for row in connection.execute(_NODES, {"nodes": wanted[start : start + 500]}):
+            found[(row.level, row.node_index)] = bytes.fromhex(row.hash)
+    return found
+
+
+def _leaf_count(connection: Connection) -> int:
+    """How many leaves the log holds (the highest stored leaf's index + 1)."""
+    return int(connection.execute(_LEAF_COUNT).scalar_one())
+
+
+def _frontier_hashes(connection: Connection, size: int) -> list[bytes] | None:
+    """The hashes of the frontier of the tree of ``size`` leaves, or None when one is not stored."""
+    wanted = merkle.frontier(size)
+    found = _read_nodes(connection, wanted)
+    return [found[node] for node in wanted] if len(found) == len(wanted) else None
+
+
+def _grow(connection: Connection, size: int, front: list[bytes], leaves: Sequence[bytes]) -> list[bytes]:
+    """Store ``leaves`` appended to the tree of ``size`` leaves whose frontier is ``front``; returns the new frontier."""
+    made = merkle.appended_nodes(size, front, leaves)
+    connection.execute(_INSERT, [{"level": level, "node_index": index, "hash": digest.hex()} for level, index, digest in made])
+    known = dict(zip(merkle.frontier(size), front, strict=True)) | {(level, index): digest for level, index, digest in made}
+    return [known[node] for node in merkle.frontier(size + len(leaves))]
+
+
+def extend(tx: Transaction, first_position: int, chain_hashes: Sequence[str]) -> None:
+    """Add the leaves of the events at ``first_position``, ``first_position + 1``, … (their chain hashes) to the log.
+
+    Called by the append (:func:`benchledger.ledger.storage.append.append_locked`) in its transaction, under the
+    append lock, after it inserted the events. A log that lags its events (a ledger upgraded with ``db upgrade
+    --sql``, whose revision 0006 could not hash the events in SQL) catches up here first, from the events.
+    """
+    connection = tx.connection
+    size = first_position - 1
+    wanted = merkle.frontier(size)
+    found = _read_nodes(connection, [*wanted, (0, size)])
+    if (0, size) in found:
+        raise InconsistentLog(f"already holds a leaf for position {first_position}, which the append was about to write")
+    front = [found[node] for node in wanted] if len(found) == len(wanted) else _caught_up(connection, size)
+    _grow(connection, size, front, [merkle.event_leaf_hash(h) for h in chain_hashes])
+
+
+def _caught_up(connection: Connection, size: int) -> list[bytes]:
+    """Store the leaves of the events the log lacks up to ``size``; returns the frontier of the tree of ``size`` leaves."""
+    held = _leaf_count(connection)
+    front = _frontier_hashes(connection, held) if held <= size else None
+    if front is None:
+        raise InconsistentLog(f"lacks a node of the tree of its {held} leaves, or holds more leaves than the {size} events before this append")
+    while held < size:
+        page = connection.execute(_CHAIN_HASHES, {"after": held, "limit": min(PAGE, size - held)}).scalars().all()
+        front = _grow(connection, held, front, [merkle.event_leaf_hash(h) for h in page])
+        held += len(page)
+    return front
+
+
+def _differences(connection: Connection, made: Sequence[tuple[int, int, bytes]]) -> Iterator[tuple[int, int, str, str | None]]:
+    """Each node of ``made`` (recomputed from the events) whose stored hash differs: ``(level, index, wanted, stored or None)``."""
+    by_level: dict[int, dict[int, str]] = {}
+    for level, index, digest in made:
+        by_level.setdefault(level, {})[index] = digest.hex()
+    for level, wanted in sorted(by_level.items()):
+        stored = {row.node_index: row.hash for row in connection.execute(_LEVEL_RANGE, {"level": level, "low": min(wanted), "high": max(wanted)})}
+        for index, digest in wanted.items():
+            if stored.get(index) != digest:
+                yield level, index, digest, stored.get(index)
+
+
+def _extra_nodes(connection: Connection, size: int) -> list[tuple[int, int]]:
+    """The stored nodes that no tree of ``size`` leaves has (a node past the last complete one of its level, or a level above the root)."""
+    extra: list[tuple[int, int]] = []
+    top = size.bit_length()
+    for level in range(top):
+        query = select(_nodes.level, _nodes.node_index).where(_nodes.level == level, _nodes.node_index >= size >> level)
+        extra += [(row.level, row.node_index) for row in connection.execute(query)]
+    query = select(_nodes.level, _nodes.node_index).where((_nodes.level >= top) | (_nodes.level < 0) | (_nodes.node_index < 0))
+    extra += [(row.level, row.node_index) for row in connection.execute(query)]
+    return extra
+
+
+def _node_name(level: int, index: int) -> str:
+    if level < 0 or index < 0:
+        return f"node (level {level}, index {index})"
+    if level == 0:
+        return f"leaf {index} (position {index + 1})"
+    return f"node (level {level}, index {index}) over positions {(index << level) + 1}-{(index + 1) << level}"
+
+
+class LogAudit:
+    """``audit``'s check of the log, fed the events as the chain check reads them (:meth:`watching`), in one snapshot.
+
+    Every node is recomputed from the events, page by page, and compared with
+    the stored one; a node stored that no tree of the ledger's size has is
+    named too. ``problems`` lists the first :data:`LISTED_PROBLEMS` and counts the rest.
+    """
+
+    def __init__(self, tx: Transaction) -> None:
+        self._connection = tx.connection
+        self.problems: list[Problem] = []
+        self._unlisted = 0
+        self.size = 0
+
+    def watching(self, ordered_events: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
+        """``ordered_events`` passed through; once they are all read, the log has been checked against them."""
+        front: list[bytes] = []
+        pending: list[bytes] = []
+        for event in ordered_events:
+            pending.append(merkle.event_leaf_hash(event.chain_hash))
+            if len(pending) == PAGE:
+                front = self._check(front, pending)
+                pending = []
+            yield event
+        self._check(front, pending)
+        for level, index in _extra_nodes(self._connection, self.size):
+            self._problem(level, index, f"is stored, but the log of {self.size} events has no such node")
+        if self._unlisted:
+            self.problems.append(Problem("log_node", None, None, f"{self._unlisted} more node(s) of the Merkle log differ from the events"))
+
+    def _check(self, front: list[bytes], leaves: list[bytes]) -> list[bytes]:
+        made = merkle.appended_nodes(self.size, front, leaves)
+        for level, index, _, stored in _differences(self._connection, made):
+            self._problem(level, index, "is missing" if stored is None else "is not the hash of the events it covers")
+        known = dict(zip(merkle.frontier(self.size), front, strict=True)) | {(level, index): digest for level, index, digest in made}
+        self.size += len(leaves)
+        return [known[node] for node in merkle.frontier(self.size)]
+
+    def _problem(self, level: int, index: int, what: str) -> None:
+        if len(self.problems) < LISTED_PROBLEMS:
+            # (the position of the node's last leaf: the append of that event wrote it; none for a node no tree has)
+            completed_at = (index + 1) << level if 0 <= index and 0 <= level and (index + 1) << level <= self.size else None
+            self.problems.append(Problem("log_node", None, completed_at, f"Merkle log {_node_name(level, index)} {what}"))
+        else:
+            self._unlisted += 1
+
+
+def rebuild(tx: Transaction) -> int:
+    """Make the log what the events say (in a write transaction, under the append lock); returns how many nodes
+    it inserted, corrected or deleted (none in a healthy ledger)."""
+    connection = tx.connection
+    repaired = 0
+    size, front, after = 0, [], 0
+    # (paged by position, not by count: a ledger with a position gap, which audit names, is rebuilt all the same)
+    while page := connection.execute(_POSITIONED_CHAIN_HASHES, {"after": after, "limit": PAGE}).all():
+        after = page[-1].position
+        leaves = [merkle.event_leaf_hash(row.chain_hash) for row in page]
+        made = merkle.appended_nodes(size, front, leaves)
+        wrong = list(_differences(connection, made))
+        if wrong:
+            stale = [(level, index) for level, index, _, stored in wrong if stored is not None]
+            if stale:
+                connection.execute(delete(merkle_nodes).where(tuple_(_nodes.level, _nodes.node_index).in_(stale)))
+            connection.execute(_INSERT, [{"level": level, "node_index": index, "hash": digest} for level, index, digest, _ in wrong])
+            repaired += len(wrong)
+        known = dict(zip(merkle.frontier(size), front, strict=True)) | {(level, index): digest for level, index, digest in made}
+        size += len(leaves)
+        front = [known[node] for node in merkle.frontier(size)]
+    extra = _extra_nodes(connection, size)
+    for start in range(0, len(extra), 500):
+        connection.execute(delete(merkle_nodes).where(tuple_(_nodes.level, _nodes.node_index).in_(extra[start : start + 500])))
+    return repaired + len(extra)
+
+
+def root(tx: Transaction, size: int) -> bytes:
+    """The root hash of the tree of the first ``size`` events, from stored nodes."""
+    hashes = _frontier_hashes(tx.connection, size)
+    if hashes is None:
+        raise InconsistentLog(f"lacks a node of the tree of {size} leaves")
+    return merkle.fold(hashes)
+
+
+def proof(tx: Transaction, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+    """The proof whose subtrees are ``ranges`` (:func:`benchledger.projections.merkle.inclusion_proof_ranges`, …), from stored nodes."""
+    wanted = merkle.nodes_of_ranges(ranges)
+    found = _read_nodes(tx.connection, wanted)
+    if len(found) != len(wanted):
+        missing = sorted(wanted - found.keys())[0]
+        raise InconsistentLog(f"lacks its {_node_name(*missing)}")
+    return merkle.proof_from_nodes(ranges, found)
+
