@@ -44,6 +44,12 @@ _API = {
         ),
         _FACADE,
     ),
+    # Proofs from the Merkle log (docs/proofs.md).
+    "verify_consistency": _FACADE,
+    **dict.fromkeys(
+        ("ConsistencyCheck", "ConsistencyProof", "InclusionProof", "InclusionProofs", "TreeHead"),
+        _RESULTS,
+    ),
     **dict.fromkeys(
         (
             "AuditProblem", "AuditReport", "CurrentRun", "FaultedRow", "GoalRow", "Goals", "GoalView", "History",

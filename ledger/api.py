@@ -31,6 +31,8 @@ from benchledger.ledger.results import (
     AuditReport,
     Comparison,
     Comparisons,
+    ConsistencyCheck,
+    ConsistencyProof,
     CurrentRun,
     FaultedRow,
     GoalRow,
@@ -38,6 +40,8 @@ from benchledger.ledger.results import (
     GoalView,
     History,
     HistoryEntry,
+    InclusionProof,
+    InclusionProofs,
     LaggingGoal,
     LedgerInfo,
     Lifecycle,
@@ -55,6 +59,7 @@ from benchledger.ledger.results import (
     RunPair,
     StaleProjection,
     StatusReport,
+    TreeHead,
 )
 from benchledger.ledger.storage.canonical import escape_lone_surrogates
 
@@ -71,7 +76,7 @@ __all__ = [
     "FilesPlan", "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review",
     "execute_baseline_failure_gate", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
     "plan_ingest_tree", "plan_loopx_import", "read_json", "schema_head", "schema_revision", "upgrade_schema",
-    "upgrade_schema_sql", "writes_committed",
+    "upgrade_schema_sql", "verify_consistency", "writes_committed",
 ]
 
 LIBRARY_SOURCE = "library"
@@ -352,6 +357,28 @@ class Ledger:
             [AuditProblem(**p) for p in report["problems"]],
         )
 
+    # -- proofs (docs/proofs.md) ------------------------------------------------------------
+
+    def checkpoint(self, *, tree_size: int | None = None, origin: str | None = None) -> TreeHead:
+        """The C2SP checkpoint (unsigned) of the tree of the first ``tree_size`` events (default: every event)."""
+        from benchledger.ledger.service import proofs
+
+        head = proofs.tree_head(self._store, tree_size=tree_size, origin=origin or proofs.DEFAULT_ORIGIN)
+        return TreeHead(head.origin, head.size, head.root.hex(), head.text())
+
+    def prove(self, event_ids: Sequence[str], *, tree_size: int | None = None) -> InclusionProofs:
+        """An RFC 9162 inclusion proof of each event in the tree of the first ``tree_size`` events (default: every event)."""
+        from benchledger.ledger.service import proofs
+
+        report = proofs.prove(self._store, event_ids, tree_size=tree_size)
+        return InclusionProofs(report["tree_size"], report["root_hash"], [InclusionProof(**p) for p in report["proofs"]])
+
+    def prove_consistency(self, old_size: int, new_size: int | None = None) -> ConsistencyProof:
+        """An RFC 9162 consistency proof from the tree of ``old_size`` events to the tree of ``new_size`` (default: every event)."""
+        from benchledger.ledger.service import proofs
+
+        return ConsistencyProof(**proofs.prove_consistency(self._store, old_size, new_size))
+
     # -- writing -----------------------------------------------------------------------------
 
     def ingest(
@@ -490,6 +517,15 @@ def execute_baseline_failure_gate(artifacts: Sequence[Artifact], options: Mappin
     from benchledger.projections.baseline_failure_gate import NAME
 
     return Review(NAME, execute(artifacts, options, database_url=url))
+
+
+def verify_consistency(old_checkpoint: str, new_checkpoint: str, proof: str, *, names: tuple[str, str, str] = ("OLD", "NEW", "PROOF")) -> ConsistencyCheck:
+    """Check, with no ledger, that the log of the ``new_checkpoint`` text grew from the ``old_checkpoint`` one by the ``proof``
+    text ``prove-consistency --format json`` printed; :class:`~benchledger.projections.merkle.ProofError` (a check that says no) when not."""
+    from benchledger.ledger.service import proofs
+
+    checked = proofs.verify_consistency(old_checkpoint, new_checkpoint, proof, names=names)
+    return ConsistencyCheck(**checked, signatures_checked=None)
 
 
 def read_json(path: str, *, stdin_dash: bool = False) -> Document:

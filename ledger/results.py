@@ -624,3 +624,64 @@ class Review:
 
     def as_dict(self) -> dict[str, Any]:
         return self.payload
+
+
+# -- proofs (docs/proofs.md) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TreeHead(_Flat):
+    """``benchledger checkpoint``: the tree of the first ``tree_size`` events, as a C2SP checkpoint (``note``: its note text, or signed note)."""
+
+    origin: str
+    tree_size: int
+    root_hash: str  # hex
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class InclusionProof(_Flat):
+    """One event's inclusion proof: its leaf (its chain hash, hashed as RFC 9162 hashes a leaf) and the path to the root."""
+
+    event_id: str
+    goal_id: str
+    position: int
+    leaf_index: int
+    chain_hash: str
+    leaf_hash: str
+    proof: list[str]  # hex, from the leaf up
+
+
+@dataclass(frozen=True, slots=True)
+class InclusionProofs:
+    """``benchledger prove``: inclusion proofs of events in the tree of the first ``tree_size`` events, whose root is ``root_hash``."""
+
+    tree_size: int
+    root_hash: str
+    proofs: list[InclusionProof]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"tree_size": self.tree_size, "root_hash": self.root_hash, "proofs": [p.as_dict() for p in self.proofs]}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyProof(_Flat):
+    """``benchledger prove-consistency``: the tree of ``old_size`` events is a prefix of the tree of ``new_size`` (RFC 9162 §2.1.4)."""
+
+    old_size: int
+    new_size: int
+    old_root: str
+    new_root: str
+    proof: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyCheck(_Flat):
+    """``benchledger verify-consistency``: what was checked (``signatures_checked``: by which key, or none)."""
+
+    origin: str
+    old_size: int
+    new_size: int
+    old_root: str
+    new_root: str
+    signatures_checked: str | None

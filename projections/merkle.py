@@ -25,14 +25,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
+from benchledger.errors import CheckFailed
+
 HASH_SIZE = 32
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 
 Node = tuple[int, int]  # (level, index)
 
 
-class ProofError(ValueError):
-    """A proof that does not verify, with the reason."""
+class ProofError(CheckFailed, ValueError):
+    """A proof that does not verify, with the reason (a check that says no: exit status 1)."""
 
 
 def leaf_hash(data: bytes) -> bytes:

@@ -1,0 +1,136 @@
+"""Proofs from the ledger's Merkle log (``prove``, ``prove-consistency``, ``checkpoint``), and their checks without a ledger.
+
+The log is the RFC 9162 tree of the events in position order
+(docs/proofs.md): the tree of size ``n`` holds the first ``n`` events, leaf
+``i`` the event at position ``i + 1``. Every proof is read in one snapshot,
+from the nodes the appends stored (``ledger.storage.merkle_log``); a log that
+lacks a node it needs is refused (``replay`` rebuilds it), never recomputed
+silently. :func:`verify_consistency` needs no ledger: a monitor runs it on
+two checkpoints it kept and the proof the ledger's holder gave it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from benchledger.errors import InvalidInput
+from benchledger.ledger.storage import merkle_log
+from benchledger.ledger.storage.store import Store, one_snapshot
+from benchledger.ledger.storage.transaction import Transaction
+from benchledger.projections import merkle
+from benchledger.projections.tlog_checkpoint import Checkpoint, MalformedNote, parse_checkpoint, parse_signed_note
+
+DEFAULT_ORIGIN = "benchledger"
+
+
+def _tree_size(tx: Transaction, tree_size: int | None) -> int:
+    """``tree_size``, or the ledger's (every event); refused when the ledger has not had that many events."""
+    size = tx.last_position()
+    if tree_size is None:
+        return size
+    if not 0 <= tree_size <= size:
+        raise InvalidInput(f"--tree-size {tree_size}: the ledger holds {size} event(s), so its trees have 0 to {size} leaves")
+    return tree_size
+
+
+@one_snapshot
+def tree_head(ledger: Store, *, tree_size: int | None = None, origin: str = DEFAULT_ORIGIN) -> Checkpoint:
+    """The checkpoint (unsigned) of the tree of the first ``tree_size`` events (default: all of them)."""
+    with ledger.reading() as connection:
+        tx = Transaction(connection)
+        size = _tree_size(tx, tree_size)
+        return Checkpoint(origin, size, merkle_log.root(tx, size))
+
+
+@one_snapshot
+def prove(ledger: Store, event_ids: Sequence[str], *, tree_size: int | None = None) -> dict[str, Any]:
+    """An inclusion proof of each of ``event_ids`` in the tree of the first ``tree_size`` events (default: all)."""
+    if not event_ids:
+        raise InvalidInput("name at least one event id to prove")
+    with ledger.reading() as connection:
+        tx = Transaction(connection)
+        size = _tree_size(tx, tree_size)
+        found = tx.events_by_id(event_ids)
+        proofs = []
+        for event_id in dict.fromkeys(event_ids):
+            event = found.get(event_id)
+            if event is None:
+                raise InvalidInput(f"no event {event_id!r} in this ledger (`benchledger history --goal GOAL` lists a goal's events)")
+            if event.position > size:
+                raise InvalidInput(f"event {event_id} is at position {event.position}, after the tree of {size} events it was to be proved in")
+            index = event.position - 1
+            path = merkle_log.proof(tx, merkle.inclusion_proof_ranges(index, size))
+            proofs.append(
+                {
+                    "event_id": event.event_id,
+                    "goal_id": event.goal_id,
+                    "position": event.position,
+                    "leaf_index": index,
+                    "chain_hash": event.chain_hash,
+                    "leaf_hash": merkle.event_leaf_hash(event.chain_hash).hex(),
+                    "proof": [node.hex() for node in path],
+                }
+            )
+        return {"tree_size": size, "root_hash": merkle_log.root(tx, size).hex(), "proofs": proofs}
+
+
+@one_snapshot
+def prove_consistency(ledger: Store, old_size: int, new_size: int | None = None) -> dict[str, Any]:
+    """A consistency proof that the tree of the first ``old_size`` events is a prefix of the tree of ``new_size`` (default: all)."""
+    with ledger.reading() as connection:
+        tx = Transaction(connection)
+        size = _tree_size(tx, new_size)
+        if not 0 < old_size <= size:
+            raise InvalidInput(f"OLD_SIZE {old_size}: a consistency proof runs from a tree of 1 to {size} events to the tree of {size}")
+        path = merkle_log.proof(tx, merkle.consistency_proof_ranges(old_size, size))
+        return {
+            "old_size": old_size,
+            "new_size": size,
+            "old_root": merkle_log.root(tx, old_size).hex(),
+            "new_root": merkle_log.root(tx, size).hex(),
+            "proof": [node.hex() for node in path],
+        }
+
+
+def read_checkpoint(text: str, where: str) -> tuple[Checkpoint, str]:
+    """The checkpoint a file holds (a signed note, or the bare note text), and its note text (what a signature covers)."""
+    try:
+        note_text = parse_signed_note(text)[0] if "\n\n" in text else text
+        return parse_checkpoint(note_text), note_text
+    except MalformedNote as exc:
+        raise MalformedNote(f"{where}: {exc}") from None
+
+
+def read_consistency_proof(text: str, where: str) -> tuple[int, int, list[bytes]]:
+    """``(old size, new size, proof)`` of what ``prove-consistency --format json`` printed."""
+    try:
+        document = json.loads(text)
+        sizes = document["old_size"], document["new_size"]
+        if not all(type(size) is int for size in sizes) or not isinstance(document["proof"], list):
+            raise ValueError("old_size and new_size are integers, proof a list")
+        proof = [bytes.fromhex(node) for node in document["proof"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"{where}: not a consistency proof as `benchledger prove-consistency --format json` prints it ({exc})") from None
+    return sizes[0], sizes[1], proof
+
+
+def verify_consistency(old_text: str, new_text: str, proof_text: str, *, names: tuple[str, str, str] = ("OLD", "NEW", "PROOF")) -> dict[str, Any]:
+    """Check, without a ledger, that the log of the ``new`` checkpoint only grew from the ``old`` one.
+
+    Raises :class:`~benchledger.projections.merkle.ProofError` (exit status 1)
+    when the proof does not tie the two roots together; signatures are the
+    caller's to check (``benchledger.ledger.service.signing``).
+    """
+    old, _ = read_checkpoint(old_text, names[0])
+    new, _ = read_checkpoint(new_text, names[1])
+    old_size, new_size, proof = read_consistency_proof(proof_text, names[2])
+    if old.origin != new.origin:
+        raise merkle.ProofError(f"the checkpoints are of two logs: {old.origin!r} and {new.origin!r}")
+    if (old_size, new_size) != (old.size, new.size):
+        raise merkle.ProofError(
+            f"the proof runs from a tree of {old_size} events to one of {new_size}, the checkpoints are of {old.size} and {new.size}"
+        )
+    merkle.verify_consistency(old.size, new.size, old.root, new.root, proof)
+    return {"origin": old.origin, "old_size": old.size, "new_size": new.size, "old_root": old.root.hex(), "new_root": new.root.hex()}
