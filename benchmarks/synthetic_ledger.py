@@ -22,7 +22,7 @@ from benchledger.ledger.service.folding import row_record
 from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
-from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage import canonical, merkle_log
 from benchledger.ledger.storage.event_records import NewEvent, StoredEvent, chained_record, head_record
 from benchledger.ledger.storage.schema import events as events_table
 from benchledger.ledger.storage.schema import projection_rows as projection_table
@@ -221,6 +221,7 @@ def build_big_ledger(ledger: Store, tpls: list[TemplateGoal], target_events: int
             connection.execute(insert(stream_heads), heads[i : i + 5000])
     with ledger.transaction(write=True) as tx:  # the rows were inserted beside the store: count them as it does
         tx.recount_projection_rows([head["goal_id"] for head in heads])
+        merkle_log.rebuild(tx)  # and build the Merkle log the appends would have kept
     with ledger.engine.begin() as connection:  # fresh statistics, as a long-lived ledger has
         connection.execute(text("ANALYZE"))
     return measured, written

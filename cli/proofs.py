@@ -1,11 +1,13 @@
-"""Commands of the ledger's Merkle log (docs/proofs.md): checkpoint, prove, prove-consistency, verify-consistency."""
+"""Commands of the ledger's Merkle log (docs/proofs.md): keygen, checkpoint, checkpoints, prove, prove-consistency, verify-consistency."""
 
 from __future__ import annotations
+
+import os
 
 import click
 
 from benchledger.cli.common import open_ledger
-from benchledger.cli.output import echo_json, format_option
+from benchledger.cli.output import echo_json, echo_rows, format_option
 from benchledger.errors import InvalidInput
 
 TREE_SIZE_HELP = "The tree of the first N events (default: every event the ledger holds)."
@@ -19,35 +21,83 @@ def _read_text(path: str, what: str) -> str:
         raise InvalidInput(f"{what} {path}: cannot be read ({exc.strerror if isinstance(exc, OSError) else exc})") from None
 
 
+def _public_keys(keys: tuple[str, ...], trusted: str | None) -> list[tuple[str, str]]:
+    return [(_read_text(path, "--key"), path) for path in keys] + ([(_read_text(trusted, "--trusted-keys"), trusted)] if trusted else [])
+
+
+@click.command("keygen")
+@click.option("--name", required=True, help="The key's name: the origin of the checkpoints it signs (e.g. example.org/bench-ledger).")
+@click.option("--output", "prefix", required=True, metavar="PREFIX", help="Writes PREFIX.key (the signing key, mode 600) and PREFIX.pub.")
+def keygen_command(name: str, prefix: str) -> None:
+    """Make an Ed25519 signing key for checkpoints (C2SP signed-note format; needs the [sign] extra).
+
+    The signing key stays in PREFIX.key: give it to `checkpoint --key`, never
+    to the ledger. Publish PREFIX.pub: verifiers check signatures with it.
+    """
+    from benchledger.ledger.api import generate_key
+
+    signing, public = generate_key(name)
+    for path, text, mode in ((f"{prefix}.key", signing, 0o600), (f"{prefix}.pub", public, 0o644)):
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except OSError as exc:
+            raise InvalidInput(f"{path}: cannot be created ({exc.strerror}); keygen never overwrites a key") from None
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+    click.echo(public)
+
+
 @click.command("checkpoint")
-@click.option("--tree-size", type=click.IntRange(min=0), metavar="N", help=TREE_SIZE_HELP)
-@click.option("--origin", metavar="ORIGIN", help="The checkpoint's first line, naming the log (default: benchledger).")
+@click.option("--tree-size", type=click.IntRange(min=0), metavar="N", help=TREE_SIZE_HELP + " Not with --key.")
+@click.option("--origin", metavar="ORIGIN", help="The checkpoint's first line, naming the log (default: the key's name, else benchledger).")
+@click.option("--key", "key_file", metavar="KEY", help="Sign the current tree head with this signing key (keygen's PREFIX.key) and keep it.")
 @format_option("table", "json")
 @click.pass_context
-def checkpoint_command(ctx: click.Context, tree_size: int | None, origin: str | None, fmt: str) -> None:
+def checkpoint_command(ctx: click.Context, tree_size: int | None, origin: str | None, key_file: str | None, fmt: str) -> None:
     """Print the log's tree head as a C2SP tlog-checkpoint note: origin, tree size, base64 root hash (the note itself; --format json: its fields too).
 
-    Keep it (a file, a git repository, a transparency log): `prove-consistency`
-    later shows that the ledger only grew since, and `verify-consistency`
-    checks that without the ledger.
+    With --key, the note is signed (Ed25519, C2SP signed-note) and kept in the
+    ledger (`checkpoints` lists them); signing is refused when the last signed
+    checkpoint's root is no longer the log's. Keep the note (a file, a git
+    repository, a transparency log): `prove-consistency` later shows that the
+    ledger only grew since, and `verify-consistency` checks it without the ledger.
     """
+    if key_file is not None and tree_size is not None:
+        raise click.UsageError("--key signs the current tree head: --tree-size is for an unsigned checkpoint")
     with open_ledger(ctx) as ledger:
-        head = ledger.checkpoint(tree_size=tree_size, origin=origin)
+        if key_file is None:
+            head = ledger.checkpoint(tree_size=tree_size, origin=origin)
+        else:
+            head = ledger.sign_checkpoint(_read_text(key_file, "--key"), origin=origin, key_source=key_file)
     if fmt == "json":
         echo_json(head.as_dict())
     else:
         click.echo(head.note, nl=False)
 
 
+@click.command("checkpoints")
+@format_option("table", "json")
+@click.pass_context
+def checkpoints_command(ctx: click.Context, fmt: str) -> None:
+    """List the checkpoints `checkpoint --key` signed: number, tree size, root hash, when (--format json: the signed notes too)."""
+    with open_ledger(ctx) as ledger:
+        kept = ledger.checkpoints()
+    if fmt == "json":
+        echo_json([checkpoint.as_dict() for checkpoint in kept])
+        return
+    echo_rows(["number", "tree size", "root hash", "recorded at"], [(c.number, c.tree_size, c.root_hash, c.recorded_at) for c in kept], fmt)
+
+
 @click.command("prove")
 @click.argument("event_ids", nargs=-1, required=True, metavar="EVENT_ID...")
 @click.option("--tree-size", type=click.IntRange(min=1), metavar="N", help=TREE_SIZE_HELP)
+@click.option("--checkpoint", type=click.IntRange(min=1), metavar="N", help="The tree of signed checkpoint N (`checkpoints` lists them); the output carries its note.")
 @format_option("table", "json")
 @click.pass_context
-def prove_command(ctx: click.Context, event_ids: tuple[str, ...], tree_size: int | None, fmt: str) -> None:
+def prove_command(ctx: click.Context, event_ids: tuple[str, ...], tree_size: int | None, checkpoint: int | None, fmt: str) -> None:
     """Print an RFC 9162 inclusion proof of each event in the log's tree (its root, the path from each event's leaf)."""
     with open_ledger(ctx) as ledger:
-        proofs = ledger.prove(list(event_ids), tree_size=tree_size)
+        proofs = ledger.prove(list(event_ids), tree_size=tree_size, checkpoint=checkpoint)
     if fmt == "json":
         echo_json(proofs.as_dict())
         return
@@ -82,8 +132,10 @@ def prove_consistency_command(ctx: click.Context, old_size: int, new_size: int |
 @click.argument("old", metavar="OLD.checkpoint")
 @click.argument("new", metavar="NEW.checkpoint")
 @click.argument("proof", metavar="PROOF")
+@click.option("--key", "keys", multiple=True, metavar="PUB", help="A public key (keygen's PREFIX.pub): both checkpoints must be signed by it (repeatable).")
+@click.option("--trusted-keys", metavar="FILE", help="A file of public keys, one a line: both checkpoints must be signed by one of them.")
 @format_option("table", "json")
-def verify_consistency_command(old: str, new: str, proof: str, fmt: str) -> None:
+def verify_consistency_command(old: str, new: str, proof: str, keys: tuple[str, ...], trusted_keys: str | None, fmt: str) -> None:
     """Check, without a ledger, that the log of NEW.checkpoint grew from OLD.checkpoint's (PROOF: `prove-consistency --format json`).
 
     Exits 1, saying why, when the proof does not tie the two roots together:
@@ -92,7 +144,11 @@ def verify_consistency_command(old: str, new: str, proof: str, fmt: str) -> None
     from benchledger.ledger.api import verify_consistency
 
     checked = verify_consistency(
-        _read_text(old, "OLD.checkpoint"), _read_text(new, "NEW.checkpoint"), _read_text(proof, "PROOF"), names=(old, new, proof)
+        _read_text(old, "OLD.checkpoint"),
+        _read_text(new, "NEW.checkpoint"),
+        _read_text(proof, "PROOF"),
+        public_keys=_public_keys(keys, trusted_keys),
+        names=(old, new, proof),
     )
     if fmt == "json":
         echo_json(checked.as_dict())
@@ -101,4 +157,4 @@ def verify_consistency_command(old: str, new: str, proof: str, fmt: str) -> None
         f"consistent: the log {checked.origin!r} of {checked.new_size} events (root {checked.new_root}) "
         f"extends its tree of {checked.old_size} events (root {checked.old_root})"
     )
-    click.echo("signatures: not checked" if checked.signatures_checked is None else f"signatures: checked ({checked.signatures_checked})")
+    click.echo("signatures: not checked (no --key)" if checked.signatures_checked is None else f"signatures: checked, by {checked.signatures_checked}")

@@ -45,9 +45,9 @@ _API = {
         _FACADE,
     ),
     # Proofs from the Merkle log (docs/proofs.md).
-    "verify_consistency": _FACADE,
+    **dict.fromkeys(("generate_key", "verify_consistency"), _FACADE),
     **dict.fromkeys(
-        ("ConsistencyCheck", "ConsistencyProof", "InclusionProof", "InclusionProofs", "TreeHead"),
+        ("ConsistencyCheck", "ConsistencyProof", "InclusionProof", "InclusionProofs", "SignedCheckpoint", "TreeHead"),
         _RESULTS,
     ),
     **dict.fromkeys(

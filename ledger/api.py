@@ -57,6 +57,7 @@ from benchledger.ledger.results import (
     Run,
     RunListing,
     RunPair,
+    SignedCheckpoint,
     StaleProjection,
     StatusReport,
     TreeHead,
@@ -76,7 +77,7 @@ __all__ = [
     "FilesPlan", "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review",
     "execute_baseline_failure_gate", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
     "plan_ingest_tree", "plan_loopx_import", "read_json", "schema_head", "schema_revision", "upgrade_schema",
-    "upgrade_schema_sql", "verify_consistency", "writes_committed",
+    "upgrade_schema_sql", "verify_consistency", "generate_key", "writes_committed",
 ]
 
 LIBRARY_SOURCE = "library"
@@ -366,12 +367,30 @@ class Ledger:
         head = proofs.tree_head(self._store, tree_size=tree_size, origin=origin or proofs.DEFAULT_ORIGIN)
         return TreeHead(head.origin, head.size, head.root.hex(), head.text())
 
-    def prove(self, event_ids: Sequence[str], *, tree_size: int | None = None) -> InclusionProofs:
-        """An RFC 9162 inclusion proof of each event in the tree of the first ``tree_size`` events (default: every event)."""
+    def sign_checkpoint(self, signing_key: str, *, origin: str | None = None, key_source: str = "signing key") -> SignedCheckpoint:
+        """Sign the log's tree head with ``signing_key`` (the text ``generate_key`` made) and keep it (``checkpoint --key``).
+
+        The key is used and dropped, never stored. Refused (``CheckFailed``) when the
+        last signed checkpoint's root is no longer the log's at its size.
+        """
+        from benchledger.ledger.service import proofs
+        from benchledger.ledger.service.signing import signer
+
+        return SignedCheckpoint(**proofs.sign_checkpoint(self._store, signer(signing_key, key_source), origin=origin))
+
+    def checkpoints(self) -> list[SignedCheckpoint]:
+        """The checkpoints ``sign_checkpoint`` signed, oldest first."""
         from benchledger.ledger.service import proofs
 
-        report = proofs.prove(self._store, event_ids, tree_size=tree_size)
-        return InclusionProofs(report["tree_size"], report["root_hash"], [InclusionProof(**p) for p in report["proofs"]])
+        return [SignedCheckpoint(**kept) for kept in proofs.signed_checkpoints(self._store)]
+
+    def prove(self, event_ids: Sequence[str], *, tree_size: int | None = None, checkpoint: int | None = None) -> InclusionProofs:
+        """An RFC 9162 inclusion proof of each event in the tree of the first ``tree_size`` events (default: every event),
+        or in the tree of signed checkpoint number ``checkpoint``."""
+        from benchledger.ledger.service import proofs
+
+        report = proofs.prove(self._store, event_ids, tree_size=tree_size, checkpoint=checkpoint)
+        return InclusionProofs(report["tree_size"], report["root_hash"], report["checkpoint"], [InclusionProof(**p) for p in report["proofs"]])
 
     def prove_consistency(self, old_size: int, new_size: int | None = None) -> ConsistencyProof:
         """An RFC 9162 consistency proof from the tree of ``old_size`` events to the tree of ``new_size`` (default: every event)."""
@@ -519,13 +538,33 @@ def execute_baseline_failure_gate(artifacts: Sequence[Artifact], options: Mappin
     return Review(NAME, execute(artifacts, options, database_url=url))
 
 
-def verify_consistency(old_checkpoint: str, new_checkpoint: str, proof: str, *, names: tuple[str, str, str] = ("OLD", "NEW", "PROOF")) -> ConsistencyCheck:
+def verify_consistency(
+    old_checkpoint: str,
+    new_checkpoint: str,
+    proof: str,
+    *,
+    public_keys: Sequence[tuple[str, str]] = (),
+    names: tuple[str, str, str] = ("OLD", "NEW", "PROOF"),
+) -> ConsistencyCheck:
     """Check, with no ledger, that the log of the ``new_checkpoint`` text grew from the ``old_checkpoint`` one by the ``proof``
-    text ``prove-consistency --format json`` printed; :class:`~benchledger.projections.merkle.ProofError` (a check that says no) when not."""
+    text ``prove-consistency --format json`` printed, and with ``public_keys`` (``(text, where)``: a key file, or a file of one
+    key a line) that both checkpoints are signed by one of them; :class:`~benchledger.projections.merkle.ProofError` (a check
+    that says no) when not."""
     from benchledger.ledger.service import proofs
 
-    checked = proofs.verify_consistency(old_checkpoint, new_checkpoint, proof, names=names)
-    return ConsistencyCheck(**checked, signatures_checked=None)
+    keys = []
+    if public_keys:
+        from benchledger.ledger.service.signing import verifier_keys
+
+        keys = verifier_keys(public_keys)
+    return ConsistencyCheck(**proofs.verify_consistency(old_checkpoint, new_checkpoint, proof, keys=keys, names=names))
+
+
+def generate_key(name: str) -> tuple[str, str]:
+    """A new Ed25519 note key named ``name`` (the ``[sign]`` extra): ``(signing key text, public key text)``, as ``keygen`` writes them."""
+    from benchledger.ledger.service.signing import generate_key as generate
+
+    return generate(name)
 
 
 def read_json(path: str, *, stdin_dash: bool = False) -> Document:

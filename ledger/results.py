@@ -640,6 +640,17 @@ class TreeHead(_Flat):
 
 
 @dataclass(frozen=True, slots=True)
+class SignedCheckpoint(_Flat):
+    """A checkpoint ``checkpoint --key`` signed and kept (``checkpoints`` lists them): its number, tree, signed note, when."""
+
+    number: int
+    tree_size: int
+    root_hash: str
+    note: str
+    recorded_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class InclusionProof(_Flat):
     """One event's inclusion proof: its leaf (its chain hash, hashed as RFC 9162 hashes a leaf) and the path to the root."""
 
@@ -658,10 +669,11 @@ class InclusionProofs:
 
     tree_size: int
     root_hash: str
+    checkpoint: str | None  # the signed note of the checkpoint proved against (prove --checkpoint N)
     proofs: list[InclusionProof]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tree_size": self.tree_size, "root_hash": self.root_hash, "proofs": [p.as_dict() for p in self.proofs]}
+        return {"tree_size": self.tree_size, "root_hash": self.root_hash, "checkpoint": self.checkpoint, "proofs": [p.as_dict() for p in self.proofs]}
 
 
 @dataclass(frozen=True, slots=True)

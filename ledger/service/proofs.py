@@ -13,14 +13,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from benchledger.errors import InvalidInput
+from benchledger.errors import CheckFailed, InvalidInput
 from benchledger.ledger.storage import merkle_log
+from benchledger.ledger.storage.event_records import utc_timestamp
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import merkle
-from benchledger.projections.tlog_checkpoint import Checkpoint, MalformedNote, parse_checkpoint, parse_signed_note
+from benchledger.projections.tlog_checkpoint import (
+    Checkpoint,
+    MalformedNote,
+    NoteKey,
+    parse_checkpoint,
+    parse_signed_note,
+)
+
+if TYPE_CHECKING:
+    from benchledger.ledger.service.signing import Signer
 
 DEFAULT_ORIGIN = "benchledger"
 
@@ -45,12 +55,21 @@ def tree_head(ledger: Store, *, tree_size: int | None = None, origin: str = DEFA
 
 
 @one_snapshot
-def prove(ledger: Store, event_ids: Sequence[str], *, tree_size: int | None = None) -> dict[str, Any]:
-    """An inclusion proof of each of ``event_ids`` in the tree of the first ``tree_size`` events (default: all)."""
+def prove(ledger: Store, event_ids: Sequence[str], *, tree_size: int | None = None, checkpoint: int | None = None) -> dict[str, Any]:
+    """An inclusion proof of each of ``event_ids`` in the tree of the first ``tree_size`` events (default: all), or in the
+    tree the signed ``checkpoint`` (its number) is of, whose signed note the answer then carries."""
     if not event_ids:
         raise InvalidInput("name at least one event id to prove")
     with ledger.reading() as connection:
         tx = Transaction(connection)
+        note = signed_root = None
+        if checkpoint is not None:
+            if tree_size is not None:
+                raise InvalidInput("--checkpoint names the tree: give it or --tree-size, not both")
+            kept = merkle_log.stored_checkpoints(tx, checkpoint)
+            if not kept:
+                raise InvalidInput(f"--checkpoint {checkpoint}: no such signed checkpoint (`benchledger checkpoints` lists them)")
+            tree_size, note, signed_root = kept[0]["tree_size"], kept[0]["note"], kept[0]["root_hash"]
         size = _tree_size(tx, tree_size)
         found = tx.events_by_id(event_ids)
         proofs = []
@@ -73,7 +92,10 @@ def prove(ledger: Store, event_ids: Sequence[str], *, tree_size: int | None = No
                     "proof": [node.hex() for node in path],
                 }
             )
-        return {"tree_size": size, "root_hash": merkle_log.root(tx, size).hex(), "proofs": proofs}
+        root = merkle_log.root(tx, size).hex()
+        if signed_root is not None and root != signed_root:
+            raise CheckFailed(f"checkpoint {checkpoint} signed a root the log's tree of {size} events no longer has: the ledger was rewritten since")
+        return {"tree_size": size, "root_hash": root, "checkpoint": note, "proofs": proofs}
 
 
 @one_snapshot
@@ -92,6 +114,40 @@ def prove_consistency(ledger: Store, old_size: int, new_size: int | None = None)
             "new_root": merkle_log.root(tx, size).hex(),
             "proof": [node.hex() for node in path],
         }
+
+
+def sign_checkpoint(ledger: Store, key: Signer, *, origin: str | None = None) -> dict[str, Any]:
+    """Sign the log's current tree head with ``key`` and keep it (``checkpoint --key``); its number, size, root and note.
+
+    A log must never sign two checkpoints that no consistency proof joins
+    (c2sp.org/tlog-checkpoint): the last signed checkpoint's root must still be
+    the log's root at its size, or nothing is signed.
+    """
+
+    def attempt() -> dict[str, Any]:
+        with ledger.transaction(write=True) as tx:
+            size = tx.last_position()
+            root = merkle_log.root(tx, size)
+            kept = merkle_log.stored_checkpoints(tx)
+            if kept and merkle_log.root(tx, kept[-1]["tree_size"]).hex() != kept[-1]["root_hash"]:
+                raise CheckFailed(
+                    f"refused to sign: the log's tree of {kept[-1]['tree_size']} events no longer has the root checkpoint "
+                    f"{kept[-1]['number']} signed (the ledger was rewritten since); a log never signs two inconsistent checkpoints"
+                )
+            note = key.sign(Checkpoint(origin or key.name, size, root).text())
+            recorded_at = utc_timestamp()
+            number = merkle_log.store_checkpoint(tx, size, root.hex(), note, recorded_at)
+        return {"number": number, "tree_size": size, "root_hash": root.hex(), "note": note, "recorded_at": recorded_at}
+
+    result: dict[str, Any] = ledger.retrying_when_locked(attempt)
+    return result
+
+
+@one_snapshot
+def signed_checkpoints(ledger: Store) -> list[dict[str, Any]]:
+    """The checkpoints ``checkpoint --key`` signed, oldest first."""
+    with ledger.reading() as connection:
+        return merkle_log.stored_checkpoints(Transaction(connection))
 
 
 def read_checkpoint(text: str, where: str) -> tuple[Checkpoint, str]:
@@ -116,13 +172,21 @@ def read_consistency_proof(text: str, where: str) -> tuple[int, int, list[bytes]
     return sizes[0], sizes[1], proof
 
 
-def verify_consistency(old_text: str, new_text: str, proof_text: str, *, names: tuple[str, str, str] = ("OLD", "NEW", "PROOF")) -> dict[str, Any]:
-    """Check, without a ledger, that the log of the ``new`` checkpoint only grew from the ``old`` one.
+def verify_consistency(
+    old_text: str, new_text: str, proof_text: str, *, keys: Sequence[NoteKey] = (), names: tuple[str, str, str] = ("OLD", "NEW", "PROOF")
+) -> dict[str, Any]:
+    """Check, without a ledger, that the log of the ``new`` checkpoint only grew from the ``old`` one (and, given
+    ``keys``, that both are signed by one of them).
 
     Raises :class:`~benchledger.projections.merkle.ProofError` (exit status 1)
-    when the proof does not tie the two roots together; signatures are the
-    caller's to check (``benchledger.ledger.service.signing``).
+    when a signature or the proof does not hold.
     """
+    signed_by: list[str] = []
+    if keys:
+        from benchledger.ledger.service.signing import verified_text
+
+        for text, where in ((old_text, names[0]), (new_text, names[1])):
+            signed_by += verified_text(text, keys, where)[1]
     old, _ = read_checkpoint(old_text, names[0])
     new, _ = read_checkpoint(new_text, names[1])
     old_size, new_size, proof = read_consistency_proof(proof_text, names[2])
@@ -133,4 +197,11 @@ def verify_consistency(old_text: str, new_text: str, proof_text: str, *, names: 
             f"the proof runs from a tree of {old_size} events to one of {new_size}, the checkpoints are of {old.size} and {new.size}"
         )
     merkle.verify_consistency(old.size, new.size, old.root, new.root, proof)
-    return {"origin": old.origin, "old_size": old.size, "new_size": new.size, "old_root": old.root.hex(), "new_root": new.root.hex()}
+    return {
+        "origin": old.origin,
+        "old_size": old.size,
+        "new_size": new.size,
+        "old_root": old.root.hex(),
+        "new_root": new.root.hex(),
+        "signatures_checked": ", ".join(dict.fromkeys(signed_by)) or None,
+    }

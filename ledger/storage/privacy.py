@@ -180,6 +180,12 @@ PRIVACY_RULES: tuple[PrivacyRule, ...] = (
         re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
     ),
     PrivacyRule(
+        "note-signing-key",
+        "a signed-note signing key (PRIVATE+KEY+…, as `benchledger keygen` writes it)",
+        ("private+key+",),
+        re.compile(r"PRIVATE\+KEY\+[^\s+]+\+[0-9a-fA-F]{8}\+[A-Za-z0-9+/]{40,}"),
+    ),
+    PrivacyRule(
         "huggingface-token",
         "a Hugging Face token (hf_…, api_org_…)",
         ("hf_", "api_org_"),

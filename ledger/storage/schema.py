@@ -6,7 +6,7 @@ version and chain hash without scanning the stream; ``projection_rows`` holds
 the materialized reviews, each row stamped with the reducer version and the
 last event position it reflects; ``projection_counts`` how many rows each of a
 goal's projections holds, kept by the writes that change the rows (revision 0005);
-``merkle_nodes`` the Merkle log of the events (revision 0006, docs/proofs.md).
+``merkle_nodes`` the Merkle log of the events and ``checkpoints`` its signed tree heads (revision 0006, docs/proofs.md).
 """
 
 from __future__ import annotations
@@ -108,6 +108,18 @@ merkle_nodes = Table(
     Column("node_index", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
     Column("hash", String(64), nullable=False),
     PrimaryKeyConstraint("level", "node_index", name="pk_merkle_nodes"),
+)
+
+# The checkpoints `benchledger checkpoint --key` signed (revision 0006): each a C2SP signed note of the log's tree head,
+# numbered in the order they were signed. Only public signatures: the key stays in its file.
+checkpoints = Table(
+    "checkpoints",
+    metadata,
+    Column("number", Integer, primary_key=True, autoincrement=False),
+    Column("tree_size", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+    Column("root_hash", String(64), nullable=False),
+    Column("note", Text, nullable=False),
+    Column("recorded_at", String(32), nullable=False),
 )
 
 

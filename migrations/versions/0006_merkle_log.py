@@ -4,7 +4,8 @@ From this revision every append also stores the leaves of its events and the
 interior nodes they complete (``merkle_nodes``: one row per complete subtree,
 about two per event), so that ``prove`` answers an inclusion or consistency
 proof from a few stored nodes. This revision builds the log of the events a
-ledger already holds. Events and projection rows are untouched.
+ledger already holds, and the table of the checkpoints ``checkpoint --key``
+signs (``checkpoints``, empty). Events and projection rows are untouched.
 
 Frozen: the hashing is written out here (RFC 9162 §2.1.1: a leaf is
 SHA-256(0x00 || the event's chain hash as 32 bytes), a node SHA-256(0x01 ||
@@ -38,6 +39,14 @@ def upgrade() -> None:
         sa.Column("hash", sa.String(64), nullable=False),
         sa.PrimaryKeyConstraint("level", "node_index", name="pk_merkle_nodes"),
     )
+    op.create_table(
+        "checkpoints",
+        sa.Column("number", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("tree_size", sa.BigInteger().with_variant(sa.Integer, "sqlite"), nullable=False),
+        sa.Column("root_hash", sa.String(64), nullable=False),
+        sa.Column("note", sa.Text, nullable=False),
+        sa.Column("recorded_at", sa.String(32), nullable=False),
+    )
     if context.is_offline_mode():
         return
     connection = op.get_bind()
@@ -59,4 +68,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("checkpoints")
     op.drop_table("merkle_nodes")

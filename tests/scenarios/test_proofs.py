@@ -57,7 +57,7 @@ def test_the_log_only_grew_and_a_rewrite_is_caught_by_a_kept_checkpoint(migrated
 
     checked = invoke(migrated_url, "verify-consistency", old, new, proof)
     assert checked.exit_code == 0, checked.output
-    assert "consistent: the log 'benchledger' of 21 events" in checked.output and "signatures: not checked" in checked.output
+    assert "consistent: the log 'benchledger' of 21 events" in checked.output and "signatures: not checked (no --key)" in checked.output
     # (the other way round, the proof proves nothing)
     backwards = invoke(migrated_url, "verify-consistency", new, old, proof)
     assert backwards.exit_code == 1 and "the checkpoints are of 21 and 7" in backwards.output
@@ -133,3 +133,79 @@ def test_verify_consistency_names_the_file_it_cannot_read(migrated_url, tmp_path
     for args, code, message in cases:
         result = invoke(migrated_url, "verify-consistency", *args)
         assert result.exit_code == code and message in result.output, (args, result.output)
+
+
+# -- signed checkpoints ---------------------------------------------------------------------------
+
+
+def _keygen(tmp_path: Path, name: str) -> tuple[str, str]:
+    prefix = str(tmp_path / name.replace("/", "_"))
+    result = invoke("sqlite://", "keygen", "--name", name, "--output", prefix)
+    assert result.exit_code == 0, result.output
+    return f"{prefix}.key", f"{prefix}.pub"
+
+
+def test_signed_checkpoints_are_kept_and_verified_with_the_public_key(migrated_url, tmp_path):
+    key, public = _keygen(tmp_path, "example.org/bench")
+    other_key, other_public = _keygen(tmp_path, "example.org/other")
+    assert (Path(key).stat().st_mode & 0o777) == 0o600
+    again = invoke(migrated_url, "keygen", "--name", "x", "--output", key.removesuffix(".key"))
+    assert again.exit_code == 2 and "keygen never overwrites a key" in again.output
+
+    _ingest(migrated_url, "g1")
+    first = _keep(tmp_path, "1.checkpoint", _ok(migrated_url, "checkpoint", "--key", key))
+    assert Path(first).read_text().startswith("example.org/bench\n7\n")
+    _ingest(migrated_url, "g2")
+    second = _keep(tmp_path, "2.checkpoint", _ok(migrated_url, "checkpoint", "--key", key))
+    kept = json.loads(_ok(migrated_url, "checkpoints", "--format", "json"))
+    assert [(c["number"], c["tree_size"]) for c in kept] == [(1, 7), (2, 14)]
+    assert [c["note"] for c in kept] == [Path(first).read_text(), Path(second).read_text()]
+    # The key never enters the ledger.
+    assert not any(Path(key).read_text().strip() in c["note"] for c in kept)
+
+    proof = _keep(tmp_path, "proof.json", _ok(migrated_url, "prove-consistency", "7", "--format", "json"))
+    checked = invoke(migrated_url, "verify-consistency", first, second, proof, "--key", public)
+    assert checked.exit_code == 0 and "signatures: checked, by example.org/bench+" in checked.output
+    trusted = _keep(tmp_path, "trusted", f"# the team's keys\n{Path(other_public).read_text()}{Path(public).read_text()}")
+    assert invoke(migrated_url, "verify-consistency", first, second, proof, "--trusted-keys", trusted).exit_code == 0
+    wrong = invoke(migrated_url, "verify-consistency", first, second, proof, "--key", other_public)
+    assert wrong.exit_code == 1 and "1.checkpoint: signed by none of the trusted keys" in wrong.output
+    unsigned = _keep(tmp_path, "unsigned.checkpoint", _ok(migrated_url, "checkpoint", "--origin", "example.org/bench"))
+    refused = invoke(migrated_url, "verify-consistency", unsigned, second, proof, "--key", public)
+    assert refused.exit_code == 1 and "unsigned.checkpoint: not a signed note" in refused.output
+    # A signature by another key on the same text is not the trusted one's.
+    forged = _keep(tmp_path, "forged.checkpoint", _ok(migrated_url, "checkpoint", "--key", other_key, "--origin", "example.org/bench"))
+    assert invoke(migrated_url, "verify-consistency", first, forged, proof, "--key", public).exit_code == 1
+
+    ids = _event_ids(migrated_url, "g1")
+    proved = json.loads(_ok(migrated_url, "prove", ids[0], "--checkpoint", "1", "--format", "json"))
+    assert proved["tree_size"] == 7 and proved["checkpoint"] == Path(first).read_text()
+    assert invoke(migrated_url, "prove", ids[0], "--checkpoint", "9").exit_code == 2
+
+
+def test_a_rewritten_ledger_is_not_signed_again(migrated_url, tmp_path):
+    key, _ = _keygen(tmp_path, "example.org/bench")
+    _ingest(migrated_url, "g1")
+    _ok(migrated_url, "checkpoint", "--key", key)
+    ids = _event_ids(migrated_url, "g1")
+    for statement in drop_immutability_ddl("postgresql" if migrated_url.startswith("postgresql") else "sqlite"):
+        edit_in_sql(migrated_url, statement)
+    edit_in_sql(migrated_url, f"UPDATE events SET chain_hash = '{'ab' * 32}' WHERE position = 3")
+    _ok(migrated_url, "replay")  # (the log rebuilt from the rewritten events)
+    _ingest(migrated_url, "g2")
+    refused = invoke(migrated_url, "checkpoint", "--key", key)
+    assert refused.exit_code == 1
+    assert "refused to sign: the log's tree of 7 events no longer has the root checkpoint 1 signed" in refused.output
+    assert len(json.loads(_ok(migrated_url, "checkpoints", "--format", "json"))) == 1
+    stale = invoke(migrated_url, "prove", ids[0], "--checkpoint", "1")
+    assert stale.exit_code == 1 and "checkpoint 1 signed a root the log's tree of 7 events no longer has" in stale.output
+
+
+def test_a_signing_key_is_refused_wherever_it_would_be_stored(migrated_url, tmp_path):
+    key, _ = _keygen(tmp_path, "example.org/bench")
+    run = json.loads(Path(DEMO[3]).read_text())
+    run["job_name"] = f"signed with {Path(key).read_text().strip()}"
+    leaked = _keep(tmp_path, "run.json", json.dumps(run))
+    result = invoke(migrated_url, "ingest", "--goal", "g1", leaked)
+    assert result.exit_code == 1 and "signed-note signing key" in result.output
+    assert invoke(migrated_url, "checkpoint", "--key", key, "--tree-size", "0").exit_code == 2  # (--key signs the current head)

@@ -1,3 +1,13 @@
+-- column checkpoints.note
+text NOT NULL;
+-- column checkpoints.number
+integer NOT NULL;
+-- column checkpoints.recorded_at
+character varying(32) NOT NULL;
+-- column checkpoints.root_hash
+character varying(64) NOT NULL;
+-- column checkpoints.tree_size
+bigint NOT NULL;
 -- column events.chain_hash
 character varying(64) NOT NULL;
 -- column events.event_id
@@ -62,6 +72,8 @@ bigint NOT NULL;
 character varying(32) NOT NULL;
 -- column stream_heads.last_version
 integer NOT NULL;
+-- constraint checkpoints.checkpoints_pkey
+PRIMARY KEY (number);
 -- constraint events.events_event_id_key
 UNIQUE (event_id);
 -- constraint events.events_pkey
@@ -76,6 +88,8 @@ PRIMARY KEY (goal_id, projection);
 PRIMARY KEY (projection, goal_id, key);
 -- constraint stream_heads.stream_heads_pkey
 PRIMARY KEY (goal_id);
+-- index checkpoints.checkpoints_pkey
+CREATE UNIQUE INDEX checkpoints_pkey ON checkpoints USING btree (number);
 -- index events.events_event_id_key
 CREATE UNIQUE INDEX events_event_id_key ON events USING btree (event_id);
 -- index events.events_pkey

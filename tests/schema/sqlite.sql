@@ -4,6 +4,8 @@ CREATE INDEX ix_events_goal_kind ON events (goal_id, kind);
 CREATE INDEX ix_projection_rows_goal ON projection_rows (goal_id);
 -- index ix_projection_rows_goal_position
 CREATE INDEX ix_projection_rows_goal_position ON projection_rows (goal_id, projection, position, "key");
+-- table checkpoints
+CREATE TABLE checkpoints (number INTEGER NOT NULL, tree_size INTEGER NOT NULL, root_hash VARCHAR(64) NOT NULL, note TEXT NOT NULL, recorded_at VARCHAR(32) NOT NULL, PRIMARY KEY (number));
 -- table events
 CREATE TABLE events (position INTEGER NOT NULL, event_id VARCHAR(36) NOT NULL, goal_id VARCHAR(121) NOT NULL, stream_version INTEGER NOT NULL, kind VARCHAR(64) NOT NULL, schema_version VARCHAR(128), payload TEXT NOT NULL, payload_sha256 VARCHAR(64) NOT NULL, source_sha256 VARCHAR(64), prev_hash VARCHAR(64) NOT NULL, chain_hash VARCHAR(64) NOT NULL, recorded_at VARCHAR(32) NOT NULL, source VARCHAR(64) NOT NULL, PRIMARY KEY (position), CONSTRAINT uq_events_goal_version UNIQUE (goal_id, stream_version), UNIQUE (event_id));
 -- table merkle_nodes

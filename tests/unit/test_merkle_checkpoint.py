@@ -106,3 +106,55 @@ def test_a_malformed_signed_note_is_refused(message):
 def test_a_checkpoint_with_extension_lines_keeps_them():
     checkpoint = Checkpoint("o", 3, bytes(32), ("ext one",))
     assert parse_checkpoint(checkpoint.text()) == checkpoint
+
+
+# -- signatures (ledger/service/signing.py, the [sign] extra) ------------------------------------
+
+GO_ENOCH_VERIFIER = "EnochRoot+af0cfe78+ATtqJ7zOtqQtYqOo0CpvDXNlMhV3HeJDpjrASKGLWdop"
+GO_ENOCH_SIGNATURE = "\u2014 EnochRoot rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=\n"
+
+
+def test_signing_the_go_note_gives_the_signed_message_go_expects():
+    """TestSign: Ed25519 signatures are deterministic, so the signed note is byte for byte Go's."""
+    from benchledger.ledger.service.signing import signer
+
+    key = signer(GO_SIGNER, "key")
+    assert key.sign(GO_TEXT) == GO_SIGNED
+    assert key.public_text() == GO_VERIFIER
+
+
+def test_the_go_signatures_verify_and_an_unknown_key_is_ignored():
+    """TestOpen: Peter's and Enoch's signatures on the same text; a verifier that knows one ignores the other."""
+    from benchledger.ledger.service.signing import verified_text
+
+    both = GO_SIGNED + GO_ENOCH_SIGNATURE
+    peter, enoch = parse_key(GO_VERIFIER, private=False), parse_key(GO_ENOCH_VERIFIER, private=False)
+    assert verified_text(both, [peter], "note") == (GO_TEXT, ["PeterNeumann+c74f20a3"])
+    assert verified_text(both, [peter, enoch], "note") == (GO_TEXT, ["PeterNeumann+c74f20a3", "EnochRoot+af0cfe78"])
+
+
+def test_a_signature_that_does_not_verify_or_no_trusted_signature_is_refused():
+    from benchledger.ledger.service.signing import verified_text
+    from benchledger.projections.merkle import ProofError
+
+    peter, enoch = parse_key(GO_VERIFIER, private=False), parse_key(GO_ENOCH_VERIFIER, private=False)
+    line = GO_SIGNED.splitlines(keepends=True)[-1]
+    corrupted = GO_TEXT + "\n" + line[:60] + "ABCD" + line[60:]
+    with pytest.raises(ProofError, match="signature by PeterNeumann\\+c74f20a3 does not verify"):
+        verified_text(corrupted, [peter], "note")
+    with pytest.raises(ProofError, match="signed by none of the trusted keys"):
+        verified_text(GO_SIGNED, [enoch], "note")
+    with pytest.raises(ProofError, match="does not verify"):  # the text changed under the signature
+        verified_text(GO_SIGNED.replace("problem,", "problem!"), [peter], "note")
+
+
+def test_a_generated_key_signs_what_its_public_key_verifies():
+    from benchledger.ledger.service.signing import generate_key, signer, verified_text
+
+    private, public = generate_key("example.org/bench")
+    assert private.startswith("PRIVATE+KEY+example.org/bench+") and public.startswith("example.org/bench+")
+    key = signer(private, "key")
+    note = key.sign(Checkpoint("example.org/bench", 3, bytes(32)).text())
+    assert verified_text(note, [parse_key(public, private=False)], "note")[1] == [public.split("+")[0] + "+" + public.split("+")[1]]
+    with pytest.raises(MalformedNote, match="not the id of its name and public key"):
+        signer(private.replace("example.org/bench", "example.org/other"), "key")

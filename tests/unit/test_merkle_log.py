@@ -77,6 +77,7 @@ def test_upgrading_a_0005_ledger_builds_its_log(ledger_url):
     built = _stored_nodes(ledger_url)
     # The ledger as revision 0005 left it: no log.
     edit_in_sql(ledger_url, "DROP TABLE merkle_nodes")
+    edit_in_sql(ledger_url, "DROP TABLE checkpoints")
     edit_in_sql(ledger_url, "UPDATE alembic_version SET version_num = '0005'")
     result = invoke(ledger_url, "db", "upgrade")
     assert result.exit_code == 0, result.output

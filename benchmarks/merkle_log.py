@@ -1,0 +1,187 @@
+"""What the Merkle log costs (issue 29): the append path with and without keeping it, and proofs as the log grows.
+
+    .venv/bin/python -m benchmarks.merkle_log            # SQLite, ~2-4 min on 2 shared cores
+    .venv/bin/python -m benchmarks.merkle_log --rounds 31 --big 1000000
+
+Everything is measured in one run, the two sides interleaved round by round so
+that drift hits both alike. "Without the log" is the same benchledger in a
+process where ``ledger.storage.merkle_log.extend`` (the one call the append
+makes to keep the log) does nothing; everything else is unchanged.
+
+1. **One artifact, whole process**: ``benchledger ingest --goal G run.json``
+   (start to exit; a new goal each time) into a ledger of ``--base`` events
+   (10^4), one ledger with the log and a copy without it. Target <= 1.1x.
+2. **ingest-batches, whole process**: a file of 100 batches (the six demo
+   artifacts each, a goal each) into a fresh ledger. Target <= 1.1x.
+3. **One batch, in process**: ``ingest`` of the six demo artifacts into a new
+   goal of the 10^4-event ledger, only the call timed.
+4. **Proofs as the log grows**: ``prove`` of one event (the library call, in
+   process) and its proof's size at 10^3 events and at ``--big`` events (a
+   log of synthetic leaves, built with the append's own code). Target <= 2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchledger.ledger.service.ingest import Ingest, ingest
+from benchledger.ledger.service.intake.artifacts import to_artifact
+from benchledger.ledger.service.intake.files import parse_document
+from benchledger.ledger.storage import merkle_log
+from benchledger.ledger.storage.store import Store
+from benchledger.ledger.storage.transaction import Transaction
+from benchledger.projections import merkle
+from benchmarks.harness import log, timed_process
+
+DEMO = Path(__file__).parents[1] / "examples" / "demo"
+RUN_FILE = DEMO / "04-run-baseline.json"
+TARGET_APPEND, TARGET_PROOF = 1.1, 2.0
+# The console script, with or without the log kept (the same interpreter and start-up either way).
+_PROCESS = (
+    "import sys\n"
+    "from benchledger.ledger.storage import merkle_log\n"
+    "if sys.argv.pop(1) == 'without':\n"
+    "    merkle_log.extend = lambda *args, **kwargs: None\n"
+    "from benchledger.cli.main import main\n"
+    "main()\n"
+)
+
+
+def _demo_documents() -> list[dict]:
+    return [json.loads(path.read_text()) for path in sorted(DEMO.glob("*.json"))]
+
+
+def _artifacts() -> list:
+    return [to_artifact(parse_document(path.read_bytes(), path.name), None) for path in sorted(DEMO.glob("*.json"))]
+
+
+def _filled(path: Path, events: int) -> None:
+    ledger = Store.open(f"sqlite:///{path}")
+    artifacts, goal = _artifacts(), 0
+    while ledger.event_count() < events:
+        unit = Ingest(ledger, "benchmark")
+        for _ in range(70):
+            unit.add(f"base-{goal}", artifacts)
+            goal += 1
+        unit.commit()
+    ledger.close()
+
+
+def _cli(side: str, url: str, *args: str) -> list[str]:
+    return [sys.executable, "-c", _PROCESS, side, "--database-url", url, *args]
+
+
+def _ratio(samples: dict[str, list[float]]) -> tuple[float, float, float]:
+    with_log, without = statistics.median(samples["with"]), statistics.median(samples["without"])
+    return with_log, without, with_log / without
+
+
+def append_costs(workdir: Path, base: int, rounds: int) -> list[tuple[str, float, float, float, float]]:
+    env = {**os.environ, "BENCHLEDGER_DEBUG": "1"}
+    urls = {"with": f"sqlite:///{workdir / 'with.sqlite'}", "without": f"sqlite:///{workdir / 'without.sqlite'}"}
+    _filled(workdir / "with.sqlite", base)
+    shutil.copy(workdir / "with.sqlite", workdir / "without.sqlite")
+    log(f"ledgers of {base} events built")
+
+    one: dict[str, list[float]] = {"with": [], "without": []}
+    bulk: dict[str, list[float]] = {"with": [], "without": []}
+    batch: dict[str, list[float]] = {"with": [], "without": []}
+    batches = workdir / "batches.ndjson"
+    documents = _demo_documents()
+    stores = {side: Store.open(url) for side, url in urls.items()}
+    artifacts = _artifacts()
+    for r in range(rounds):
+        batches.write_text("".join(json.dumps({"goal_id": f"bulk-{r}-{i}", "kind": None, "artifacts": documents}) + "\n" for i in range(100)))
+        for side in ("with", "without") if r % 2 else ("without", "with"):
+            one[side].append(timed_process(_cli(side, urls[side], "ingest", "--goal", f"one-{r}", str(RUN_FILE)), env))
+            fresh = f"sqlite:///{workdir / f'bulk-{side}-{r}.sqlite'}"
+            bulk[side].append(timed_process(_cli(side, fresh, "ingest-batches", str(batches)), env))
+            original = merkle_log.extend
+            if side == "without":
+                merkle_log.extend = lambda *args, **kwargs: None  # type: ignore[assignment]
+            try:
+                started = time.perf_counter()
+                ingest(stores[side], f"batch-{r}", artifacts, source="benchmark")
+                batch[side].append(time.perf_counter() - started)
+            finally:
+                merkle_log.extend = original  # type: ignore[assignment]
+        log(f"round {r + 1}/{rounds}")
+    for store in stores.values():
+        store.close()
+    return [
+        (f"one artifact, whole process (`ingest`, {base}-event ledger)", *_ratio(one), TARGET_APPEND),
+        ("100 batches of 6 artifacts, whole process (`ingest-batches`, fresh ledger)", *_ratio(bulk), TARGET_APPEND),
+        (f"one batch of 6 artifacts, in process (`ingest`, {base}-event ledger)", *_ratio(batch), TARGET_APPEND),
+    ]
+
+
+def _synthetic_log(path: Path, leaves: int) -> Store:
+    """A ledger whose log holds ``leaves`` synthetic leaves and one real goal at its end (only the log is read by ``prove``)."""
+    ledger = Store.open(f"sqlite:///{path}")
+    with ledger.transaction(write=True) as tx:
+        step = 100_000
+        for start in range(0, leaves, step):
+            merkle_log._grow(tx.connection, start, _frontier(tx, start), [merkle.leaf_hash(i.to_bytes(8, "big")) for i in range(start, min(leaves, start + step))])
+    return ledger
+
+
+def _frontier(tx: Transaction, size: int) -> list[bytes]:
+    hashes = merkle_log._frontier_hashes(tx.connection, size)
+    assert hashes is not None
+    return hashes
+
+
+def proof_costs(workdir: Path, big: int, rounds: int) -> list[tuple[str, float, float, float, float]]:
+    rows = []
+    timings: dict[int, float] = {}
+    sizes: dict[int, int] = {}
+    for leaves in (1000, big):
+        ledger = _synthetic_log(workdir / f"log-{leaves}.sqlite", leaves)
+        samples = []
+        for r in range(rounds):
+            index = (r * 7919) % leaves
+            started = time.perf_counter()
+            with ledger.reading() as connection:
+                tx = Transaction(connection)
+                path = merkle_log.proof(tx, merkle.inclusion_proof_ranges(index, leaves))
+                root = merkle_log.root(tx, leaves)
+            samples.append(time.perf_counter() - started)
+            leaf = merkle.leaf_hash(index.to_bytes(8, "big"))
+            merkle.verify_inclusion(index, leaves, leaf, path, root)
+            sizes[leaves] = len(path) * merkle.HASH_SIZE
+        timings[leaves] = statistics.median(samples)
+        ledger.close()
+        log(f"proofs in a log of {leaves} leaves measured")
+    rows.append((f"inclusion proof, read and verified ({big} vs 1000 leaves)", timings[big], timings[1000], timings[big] / timings[1000], TARGET_PROOF))
+    rows.append((f"inclusion proof size, bytes ({big} vs 1000 leaves)", sizes[big], sizes[1000], sizes[big] / sizes[1000], TARGET_PROOF))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--base", type=int, default=10_000, help="events in the ledger the one-artifact ingest goes into")
+    parser.add_argument("--big", type=int, default=1_000_000, help="leaves of the large log proofs are read from")
+    parser.add_argument("--workdir", type=Path, default=None)
+    options = parser.parse_args()
+    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="benchledger-merkle-"))
+    try:
+        rows = append_costs(workdir, options.base, options.rounds) + proof_costs(workdir, options.big, options.rounds)
+    finally:
+        if options.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("| measured | with log / big | without / small | ratio | target |\n| --- | --- | --- | --- | --- |")
+    for name, a, b, ratio, target in rows:
+        print(f"| {name} | {a:.4g} | {b:.4g} | {ratio:.3f} | <= {target} {'ok' if ratio <= target else 'MISSED'} |")
+
+
+if __name__ == "__main__":
+    main()
