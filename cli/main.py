@@ -45,7 +45,7 @@ COMMANDS = {
     "serve": "benchledger.cli.report:serve_command",
     "benchmark": "benchledger.cli.reviews:benchmark",
     "db": "benchledger.cli.db:db",
-    **{name: f"benchledger.cli.proofs:{name.replace('-', '_')}_command" for name in ("keygen", "checkpoint", "checkpoints", "prove", "prove-consistency", "verify-consistency")},
+    **{name: f"benchledger.cli.proofs:{name.replace('-', '_')}_command" for name in ("keygen", "checkpoint", "checkpoints", "prove", "prove-consistency", "verify-consistency", "publish", "verify")},
 }
 
 

@@ -1,24 +1,29 @@
-"""Commands of the ledger's Merkle log (docs/proofs.md): keygen, checkpoint, checkpoints, prove, prove-consistency, verify-consistency."""
+"""Commands of the ledger's Merkle log (docs/proofs.md): keygen, checkpoint, checkpoints, prove, prove-consistency,
+verify-consistency, publish and verify (claim bundles)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import click
 
-from benchledger.cli.common import open_ledger
+from benchledger.cli.common import open_ledger, with_goal
 from benchledger.cli.output import echo_json, echo_rows, format_option
 from benchledger.errors import InvalidInput
 
 TREE_SIZE_HELP = "The tree of the first N events (default: every event the ledger holds)."
 
 
-def _read_text(path: str, what: str) -> str:
+def _read_text(path: str, what: str, *, limit: int = 1024 * 1024) -> str:
     try:
         with open(path, encoding="utf-8", newline="") as file:
-            return file.read(1024 * 1024)
+            text = file.read(limit + 1)
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{what} {path}: cannot be read ({exc.strerror if isinstance(exc, OSError) else exc})") from None
+    if len(text) > limit:
+        raise InvalidInput(f"{what} {path}: larger than {limit} characters, not what benchledger writes")
+    return text
 
 
 def _public_keys(keys: tuple[str, ...], trusted: str | None) -> list[tuple[str, str]]:
@@ -158,3 +163,51 @@ def verify_consistency_command(old: str, new: str, proof: str, keys: tuple[str, 
         f"extends its tree of {checked.old_size} events (root {checked.old_root})"
     )
     click.echo("signatures: not checked (no --key)" if checked.signatures_checked is None else f"signatures: checked, by {checked.signatures_checked}")
+
+
+@with_goal(help="The goal whose comparison is published.")
+@click.command("publish")
+@click.option("--comparison", "comparison_id", required=True, metavar="ID", help="The comparison's name (its comparison_id), as `show` lists it.")
+@click.option("--key", "key_file", required=True, metavar="KEY", help="The signing key (keygen's PREFIX.key) of the checkpoint the bundle is proved against.")
+@click.option("--output", required=True, metavar="FILE", help="Where to write the claim bundle (JSON); never over an existing file.")
+@click.option("--origin", metavar="ORIGIN", help="The checkpoint's origin (default: the key's name).")
+@click.pass_context
+def publish_command(ctx: click.Context, goal: str, comparison_id: str, key_file: str, output: str, origin: str | None) -> None:
+    """Write a claim bundle: a comparison's reviews, every event they were computed from, an inclusion proof of each
+    against a checkpoint signed now (and kept), and the checkpoint. `verify` checks it with no ledger."""
+    with open_ledger(ctx) as ledger:
+        bundle = ledger.publish(goal, comparison_id, _read_text(key_file, "--key"), origin=origin, key_source=key_file)
+    document = bundle.as_dict()
+    try:
+        with open(output, "x", encoding="utf-8") as file:
+            json.dump(document, file, indent=1, ensure_ascii=False)
+            file.write("\n")
+    except OSError as exc:
+        raise InvalidInput(f"--output {output}: cannot be written ({exc.strerror}); publish never overwrites a file") from None
+    click.echo(f"wrote {output}: {len(document['reviews'])} review(s) of comparison {comparison_id!r}, {len(document['events'])} event(s) proved in the signed checkpoint")
+
+
+@click.command("verify")
+@click.argument("bundle", metavar="CLAIM.json")
+@click.option("--key", "keys", multiple=True, metavar="PUB", help="A public key (keygen's PREFIX.pub) the checkpoint must be signed by (repeatable).")
+@click.option("--trusted-keys", metavar="FILE", help="A file of public keys, one a line: the checkpoint must be signed by one of them.")
+@format_option("table", "json")
+def verify_command(bundle: str, keys: tuple[str, ...], trusted_keys: str | None, fmt: str) -> None:
+    """Check a claim bundle with no ledger and no network: the checkpoint's signature, every event's hashes and chain,
+    every inclusion proof, and the reviews recomputed from the events with the same reducers. Exits 1 naming the problem."""
+    from benchledger.ledger.api import verify_claim
+
+    if not keys and not trusted_keys:
+        raise click.UsageError("give the publisher's public key: --key PUB or --trusted-keys FILE")
+    checked = verify_claim(_read_text(bundle, "CLAIM.json", limit=256 * 1024 * 1024), _public_keys(keys, trusted_keys), name=bundle)
+    if fmt == "json":
+        echo_json(checked.as_dict())
+        return
+    click.echo(
+        f"verified: comparison {checked.comparison_id!r} of goal {checked.goal_id!r}, claim strength {checked.claim_strength}, "
+        f"from {checked.events} event(s) in the log {checked.origin!r} of {checked.tree_size} events, signed by {', '.join(checked.signed_by)}"
+    )
+    for line in checked.checked:
+        click.echo(f"- checked: {line}")
+    for line in checked.not_checked:
+        click.echo(f"- not checked: {line}")

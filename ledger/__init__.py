@@ -45,9 +45,9 @@ _API = {
         _FACADE,
     ),
     # Proofs from the Merkle log (docs/proofs.md).
-    **dict.fromkeys(("generate_key", "verify_consistency"), _FACADE),
+    **dict.fromkeys(("generate_key", "verify_claim", "verify_consistency"), _FACADE),
     **dict.fromkeys(
-        ("ConsistencyCheck", "ConsistencyProof", "InclusionProof", "InclusionProofs", "SignedCheckpoint", "TreeHead"),
+        ("ClaimBundle", "ClaimCheck", "ConsistencyCheck", "ConsistencyProof", "InclusionProof", "InclusionProofs", "SignedCheckpoint", "TreeHead"),
         _RESULTS,
     ),
     **dict.fromkeys(

@@ -29,6 +29,8 @@ from benchledger.errors import InvalidInput, capped
 from benchledger.ledger.results import (
     AuditProblem,
     AuditReport,
+    ClaimBundle,
+    ClaimCheck,
     Comparison,
     Comparisons,
     ConsistencyCheck,
@@ -77,7 +79,7 @@ __all__ = [
     "FilesPlan", "Ledger", "LoopxPlan", "ReportViews", "escape_lone_surrogates", "evaluate_review",
     "execute_baseline_failure_gate", "is_goal_id", "load_artifacts", "open", "open_existing", "plan_ingest",
     "plan_ingest_tree", "plan_loopx_import", "read_json", "schema_head", "schema_revision", "upgrade_schema",
-    "upgrade_schema_sql", "verify_consistency", "generate_key", "writes_committed",
+    "upgrade_schema_sql", "verify_claim", "verify_consistency", "generate_key", "writes_committed",
 ]
 
 LIBRARY_SOURCE = "library"
@@ -378,6 +380,14 @@ class Ledger:
 
         return SignedCheckpoint(**proofs.sign_checkpoint(self._store, signer(signing_key, key_source), origin=origin))
 
+    def publish(self, goal_id: str, comparison_id: str, signing_key: str, *, origin: str | None = None, key_source: str = "signing key") -> ClaimBundle:
+        """The claim bundle of comparison ``comparison_id`` of ``goal_id``: its reviews, the events they are a fold of, an
+        inclusion proof of each against a checkpoint signed now with ``signing_key`` (and kept)."""
+        from benchledger.ledger.service import claims
+        from benchledger.ledger.service.signing import signer
+
+        return ClaimBundle(claims.publish(self._store, goal_id, comparison_id, signer(signing_key, key_source), origin=origin))
+
     def checkpoints(self) -> list[SignedCheckpoint]:
         """The checkpoints ``sign_checkpoint`` signed, oldest first."""
         from benchledger.ledger.service import proofs
@@ -558,6 +568,16 @@ def verify_consistency(
 
         keys = verifier_keys(public_keys)
     return ConsistencyCheck(**proofs.verify_consistency(old_checkpoint, new_checkpoint, proof, keys=keys, names=names))
+
+
+def verify_claim(bundle: str, public_keys: Sequence[tuple[str, str]], *, name: str = "claim bundle") -> ClaimCheck:
+    """Check the text of a claim bundle ``publish`` wrote, with no ledger and no network: the checkpoint's signature by
+    one of ``public_keys`` (``(text, where)``), every event's hashes and chain, every inclusion proof, and the reviews
+    recomputed from the events; ``CheckFailed`` (exit status 1) naming the first problem."""
+    from benchledger.ledger.service import claims
+    from benchledger.ledger.service.signing import verifier_keys
+
+    return ClaimCheck(**claims.verify_bundle(bundle, verifier_keys(public_keys), name))
 
 
 def generate_key(name: str) -> tuple[str, str]:

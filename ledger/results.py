@@ -697,3 +697,31 @@ class ConsistencyCheck(_Flat):
     old_root: str
     new_root: str
     signatures_checked: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimBundle:
+    """``benchledger publish``: the claim bundle document (docs/proofs.md, "Claim bundles"), as written to its file."""
+
+    document: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.document
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheck(_Flat):
+    """``benchledger verify``: a claim bundle that held, what it was checked against, what was checked and what cannot be."""
+
+    ok: bool
+    goal_id: str
+    comparison_id: str
+    origin: str
+    tree_size: int
+    root_hash: str
+    signed_by: list[str]
+    events: int
+    reviews: list[str]
+    claim_strength: str | None
+    checked: list[str]
+    not_checked: list[str]

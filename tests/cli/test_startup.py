@@ -35,6 +35,7 @@ NOT_FOR_AN_INGEST = (
     "benchledger.cli.web",
     "benchledger.cli.proofs",
     "benchledger.ledger.service.exchange",
+    "benchledger.ledger.service.claims",
     "benchledger.ledger.service.proofs",
     "benchledger.ledger.service.signing",
     "benchledger.projections.tlog_checkpoint",

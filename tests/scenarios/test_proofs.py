@@ -209,3 +209,155 @@ def test_a_signing_key_is_refused_wherever_it_would_be_stored(migrated_url, tmp_
     result = invoke(migrated_url, "ingest", "--goal", "g1", leaked)
     assert result.exit_code == 1 and "signed-note signing key" in result.output
     assert invoke(migrated_url, "checkpoint", "--key", key, "--tree-size", "0").exit_code == 2  # (--key signs the current head)
+
+
+# -- claim bundles --------------------------------------------------------------------------------
+
+
+def _bundles(url: str, tmp_path: Path) -> tuple[dict, dict, str, str, str]:
+    """Two bundles of goal g1's comparison, proved in the trees of 14 and of 21 events; the signing key, its public key, another key."""
+    key, public = _keygen(tmp_path, "example.org/bench")
+    other_key, _ = _keygen(tmp_path, "example.org/other")
+    _ingest(url, "g0")
+    _ingest(url, "g1")
+    _ok(url, "publish", "--goal", "g1", "--comparison", "fixture-pair", "--key", key, "--output", str(tmp_path / "early.json"))
+    _ingest(url, "g2")
+    out = _ok(url, "publish", "--goal", "g1", "--comparison", "fixture-pair", "--key", key, "--output", str(tmp_path / "claim.json"))
+    assert out.startswith(f"wrote {tmp_path / 'claim.json'}: 3 review(s) of comparison 'fixture-pair', 7 event(s)")
+    early, late = (json.loads((tmp_path / name).read_text()) for name in ("early.json", "claim.json"))
+    return early, late, Path(key).read_text(), Path(public).read_text(), Path(other_key).read_text()
+
+
+def test_a_published_claim_verifies_offline_and_says_what_it_checked(migrated_url, tmp_path):
+    early, late, _, public, _ = _bundles(migrated_url, tmp_path)
+    assert parse_checkpoint(late["checkpoint"].split("\n\n")[0] + "\n").size == 21 and [e["position"] for e in late["events"]] == list(range(8, 15))
+    checked = invoke("sqlite://", "verify", str(tmp_path / "claim.json"), "--key", str(tmp_path / "example.org_bench.pub"))
+    assert checked.exit_code == 0, checked.output
+    assert "verified: comparison 'fixture-pair' of goal 'g1', claim strength candidate_score_recovery_needs_attribution_review" in checked.output
+    assert "- not checked: that the runs were honest" in checked.output
+    document = json.loads(invoke("sqlite://", "verify", str(tmp_path / "early.json"), "--key", str(tmp_path / "example.org_bench.pub"), "--format", "json").output)
+    assert document["tree_size"] == 14 and document["reviews"] == [f"{name} [{early['batch_id']}]" for name in ("learning-ledger", "review-claim", "review-verifier-attribution")]
+    assert [c["tree_size"] for c in json.loads(_ok(migrated_url, "checkpoints", "--format", "json"))] == [14, 21]
+    assert invoke("sqlite://", "verify", str(tmp_path / "claim.json")).exit_code == 2  # (no key: usage)
+    again = invoke(migrated_url, "publish", "--goal", "g1", "--comparison", "fixture-pair", "--key", str(tmp_path / "example.org_bench.key"), "--output", str(tmp_path / "claim.json"))
+    assert again.exit_code == 2 and "publish never overwrites a file" in again.output
+    unknown = invoke(migrated_url, "publish", "--goal", "g1", "--comparison", "nope", "--key", str(tmp_path / "example.org_bench.key"), "--output", str(tmp_path / "x.json"))
+    assert unknown.exit_code == 2 and "goal 'g1' holds no comparison 'nope'" in unknown.output
+
+
+def _tampered(early: dict, late: dict, other_key: str, rng) -> tuple[str, dict]:
+    """One generated tampering of ``late`` (what was done, the bundle)."""
+    from benchledger.ledger.service.signing import signer
+    from benchledger.ledger.storage import canonical
+
+    bundle = json.loads(json.dumps(late))
+    events, proofs = bundle["events"], bundle["inclusion_proofs"]
+    i = rng.randrange(len(events))
+    kind = rng.choice(
+        ["field", "payload", "rechained", "drop", "reorder", "add", "verdict", "review-row", "truncate", "other-checkpoint",
+         "other-key", "older-tree", "size", "proof-bit", "ids"]
+    )
+    if kind == "field":
+        name = rng.choice(["kind", "recorded_at", "source", "goal_id", "stream_version", "position", "event_id", "chain_hash", "prev_hash", "payload_sha256", "source_sha256", "schema_version"])
+        value = events[i][name]
+        events[i][name] = value + 1 if isinstance(value, int) else ("x" if value is None else value[:-1] + ("0" if value[-1] != "0" else "1"))
+        kind = f"field {name}"
+    elif kind in ("payload", "rechained"):
+        payload = json.loads(events[i]["payload"])
+        payload[f"forged_{rng.randrange(1000)}"] = rng.randrange(1000)
+        events[i]["payload"] = canonical.canonical_json(payload)
+        if kind == "rechained":  # a forger who recomputes the hashes, the id and the goal's chain from there on
+            forged = events[i]
+            forged["payload_sha256"] = canonical.sha256_hex(forged["payload"])
+            forged["event_id"] = canonical.event_id_for(forged["goal_id"], forged["kind"], forged["payload_sha256"], forged["source_sha256"])
+            previous = forged["prev_hash"]
+            for event in events[i:]:
+                event["prev_hash"] = previous
+                event["chain_hash"] = canonical.chain_hash(event["prev_hash"], **{k: event[k] for k in ("goal_id", "stream_version", "kind", "schema_version", "payload_sha256", "event_id", "recorded_at", "source", "source_sha256")})
+                previous = event["chain_hash"]
+    elif kind == "drop":
+        del events[i], proofs[i]
+    elif kind == "reorder":
+        j = (i + rng.randrange(1, len(events))) % len(events)
+        events[i], events[j], proofs[i], proofs[j] = events[j], events[i], proofs[j], proofs[i]
+    elif kind == "add":
+        where = rng.randrange(len(events) + 1)
+        events.insert(where, dict(events[i]))
+        proofs.insert(where, list(proofs[i]))
+    elif kind == "verdict":
+        row = rng.choice([r for r in bundle["reviews"] if r["payload"]])
+        row["payload"]["decision"] = {**row["payload"].get("decision", {}), "claim_strength": f"forged-{rng.randrange(10**6)}"}
+    elif kind == "review-row":
+        if rng.random() < 0.5:
+            del bundle["reviews"][rng.randrange(len(bundle["reviews"]))]
+        else:
+            bundle["reviews"][rng.randrange(len(bundle["reviews"]))]["position"] += 1
+    elif kind == "truncate":
+        proofs[i] = proofs[i][: rng.randrange(len(proofs[i]))]
+    elif kind == "other-checkpoint":  # the proofs of the tree of 14, the checkpoint of 21
+        j = rng.randrange(len(events))
+        proofs[j] = early["inclusion_proofs"][j]
+        if proofs[j] == late["inclusion_proofs"][j]:
+            bundle["inclusion_proofs"] = early["inclusion_proofs"]
+    elif kind == "other-key":
+        bundle["checkpoint"] = signer(other_key, "other").sign(late["checkpoint"].split("\n\n")[0] + "\n")
+    elif kind == "older-tree":  # an older checkpoint, signed by the right key, with these proofs
+        bundle["checkpoint"] = early["checkpoint"]
+    elif kind == "size":  # the proofs' tree size, or the checkpoint's (its signature kept), changed
+        change = rng.choice([-7, -1, 1, 2, 7])
+        if rng.random() < 0.5:
+            bundle["tree_size"] += change
+        else:
+            origin, size, rest = late["checkpoint"].split("\n", 2)
+            bundle["checkpoint"] = f"{origin}\n{int(size) + change}\n{rest}"
+    elif kind == "proof-bit":
+        j = rng.randrange(len(proofs[i]))
+        node = bytearray(bytes.fromhex(proofs[i][j]))
+        node[rng.randrange(32)] ^= 1 << rng.randrange(8)
+        proofs[i][j] = node.hex()
+    else:
+        bundle[rng.choice(["batch_id", "comparison_id", "goal_id"])] = "forged"
+    assert bundle != late, kind
+    return kind, bundle
+
+
+# What refuses a tampering that only one check can catch.
+REASONS = {
+    "rechained": "does not lead to the root of the tree of 21 leaves",
+    "other-key": "signed by none of the trusted keys",
+    "older-tree": "its proofs are for a tree of 21 events, its checkpoint is of 14",
+    "verdict": "the published reviews are not what the included events imply",
+    "proof-bit": "does not lead to the root",
+    "payload": "payload does not hash to payload_sha256",
+}
+
+
+def test_a_thousand_tampered_bundles_are_each_refused_with_a_reason(migrated_url, tmp_path):
+    import random
+    from collections import Counter
+
+    from benchledger.errors import BenchledgerError
+    from benchledger.ledger.api import verify_claim
+
+    early, late, _, public, other_key = _bundles(migrated_url, tmp_path)
+    keys = [(public, "team.pub")]
+    for untouched in (early, late):
+        assert verify_claim(json.dumps(untouched), keys).ok
+    rng = random.Random(29)
+    refused: Counter[str] = Counter()
+    for _ in range(1000):
+        kind, bundle = _tampered(early, late, other_key, rng)
+        with pytest.raises(BenchledgerError) as caught:
+            verify_claim(json.dumps(bundle), keys)
+            pytest.fail(f"{kind}: accepted")
+        assert str(caught.value).strip(), kind
+        assert REASONS.get(kind, "") in str(caught.value), (kind, str(caught.value))
+        refused[kind.split()[0]] += 1
+    assert len(refused) == 15 and min(refused.values()) > 30, refused
+    # the same through the command line, for one of each
+    for kind in ("verdict", "older-tree", "drop"):
+        while (made := _tampered(early, late, other_key, rng))[0] != kind:
+            pass
+        path = _keep(tmp_path, f"{kind}.json", json.dumps(made[1]))
+        result = invoke("sqlite://", "verify", path, "--key", str(tmp_path / "example.org_bench.pub"))
+        assert result.exit_code == 1 and "benchledger: claim bundle refused: " in result.output, (kind, result.output)
