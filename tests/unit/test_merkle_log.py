@@ -11,6 +11,8 @@ about to write; an append that fails leaves neither events nor nodes.
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -144,6 +146,33 @@ def test_an_append_that_fails_while_growing_the_log_writes_nothing(migrated_url,
     with pytest.raises(RuntimeError, match="killed while growing the log"):
         invoke(migrated_url, "ingest", "--goal", "g2", *DEMO)
     assert row_counts(migrated_url) == before
+    assert _audit_problems(migrated_url) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
+def test_a_process_killed_while_the_log_grows_leaves_nothing_torn(migrated_url):
+    """SIGKILL at the insert of the log's nodes, after the events' insert, in the same transaction: neither stays."""
+    _ingest(migrated_url, "g1")
+    before = row_counts(migrated_url)
+    pid = os.fork()
+    if pid == 0:  # the child: an ingest that dies as it writes the log
+        try:
+            from sqlalchemy import Engine, event
+
+            def die(connection, cursor, statement, *args):
+                if statement.lstrip().upper().startswith("INSERT INTO MERKLE_NODES"):
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+            event.listen(Engine, "before_cursor_execute", die)
+            invoke(migrated_url, "ingest", "--goal", "g2", *DEMO)
+        finally:
+            os._exit(3)  # (not reached: the insert of the log's nodes kills it)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    assert row_counts(migrated_url) == before
+    assert _audit_problems(migrated_url) == []
+    _ingest(migrated_url, "g2")
+    assert _stored_nodes(migrated_url) == _expected_nodes(migrated_url)
     assert _audit_problems(migrated_url) == []
 
 
