@@ -18,6 +18,9 @@ makes to keep the log) does nothing; everything else is unchanged.
 4. **Proofs as the log grows**: ``prove`` of one event (the library call, in
    process) and its proof's size at 10^3 events and at ``--big`` events (a
    log of synthetic leaves, built with the append's own code). Target <= 2x.
+5. **Verifying a claim bundle of 100 events**: ``verify_claim`` in process,
+   and ``benchledger verify`` as a whole process, against a whole-process
+   ``benchledger info``. Target (in process) <= 0.5x.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from benchmarks.harness import log, timed_process
 
 DEMO = Path(__file__).parents[1] / "examples" / "demo"
 RUN_FILE = DEMO / "04-run-baseline.json"
-TARGET_APPEND, TARGET_PROOF = 1.1, 2.0
+TARGET_APPEND, TARGET_PROOF, TARGET_VERIFY = 1.1, 2.0, 0.5
 # The console script, with or without the log kept (the same interpreter and start-up either way).
 _PROCESS = (
     "import sys\n"
@@ -165,6 +168,48 @@ def proof_costs(workdir: Path, big: int, rounds: int) -> list[tuple[str, float, 
     return rows
 
 
+def bundle_costs(workdir: Path, rounds: int) -> list[tuple[str, float, float, float, float]]:
+    """A goal of 25 batches (two runs and a comparison each, and the manifest: 100 events), its last comparison published."""
+    from benchledger.ledger.api import generate_key, verify_claim
+    from benchledger.ledger.api import open as open_ledger
+
+    url = f"sqlite:///{workdir / 'claims.sqlite'}"
+    documents = {path.name: json.loads(path.read_text()) for path in sorted(DEMO.glob("0[456]-*.json"))}
+    ledger = open_ledger(url)
+    for batch in range(25):
+        paths = []
+        for name, document in documents.items():
+            changed = dict(document)
+            if "job_name" in changed:
+                changed["job_name"] = f"{changed['job_name']}-{batch}"
+            if "comparison_id" in changed:
+                changed["comparison_id"] = f"pair-{batch}"
+            path = workdir / f"{batch}-{name}"
+            path.write_text(json.dumps(changed))
+            paths.append(str(path))
+        ledger.ingest("claims", paths, source="benchmark")
+    signing, public = generate_key("bench")
+    bundle = json.dumps(ledger.publish("claims", "pair-24", signing).as_dict())
+    (workdir / "claim.json").write_text(bundle)
+    (workdir / "bench.pub").write_text(public)
+    events = len(json.loads(bundle)["events"])
+    ledger.close()
+    env = {**os.environ, "BENCHLEDGER_DEBUG": "1"}
+    samples: dict[str, list[float]] = {"in process": [], "process": [], "info": []}
+    for _ in range(rounds):
+        started = time.perf_counter()
+        verify_claim(bundle, [(public, "bench.pub")])
+        samples["in process"].append(time.perf_counter() - started)
+        samples["process"].append(timed_process(_cli("with", url, "verify", str(workdir / "claim.json"), "--key", str(workdir / "bench.pub")), env))
+        samples["info"].append(timed_process(_cli("with", url, "info"), env))
+    verify, process, info = (statistics.median(samples[side]) for side in ("in process", "process", "info"))
+    log(f"bundles of {events} events verified")
+    return [
+        (f"`verify` of a {events}-event claim bundle, in process, vs whole-process `info`", verify, info, verify / info, TARGET_VERIFY),
+        (f"`verify` of a {events}-event claim bundle, whole process, vs whole-process `info`", process, info, process / info, TARGET_VERIFY),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
@@ -174,7 +219,7 @@ def main() -> None:
     options = parser.parse_args()
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="benchledger-merkle-"))
     try:
-        rows = append_costs(workdir, options.base, options.rounds) + proof_costs(workdir, options.big, options.rounds)
+        rows = append_costs(workdir, options.base, options.rounds) + proof_costs(workdir, options.big, options.rounds) + bundle_costs(workdir, options.rounds)
     finally:
         if options.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
