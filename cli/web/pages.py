@@ -12,11 +12,9 @@ text), the charts from ``cli.web.figures``.
 
 from __future__ import annotations
 
-import errno
 import functools
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,8 +28,7 @@ import jinja2
 import markupsafe
 
 from benchledger.cli.output import encoded, visible
-from benchledger.cli.web import figures
-from benchledger.errors import InvalidInput
+from benchledger.cli.web import figures, report_folder
 from benchledger.ledger.api import Ledger, is_goal_id
 
 # What a page may load: its own folder's (or origin's) scripts, styles and images, nothing else.
@@ -140,6 +137,15 @@ class Site:
             match = _REVIEW_FILE.fullmatch(parts[3])
             return self._review(goal, match.group(1), match.group(2)) if match else None
         return None
+
+    def is_folder(self, path: str) -> bool:
+        """Whether ``path`` (relative, no trailing slash) names a goal's folder, whose page is ``path/index.html``."""
+        parts = path.split("/")
+        return len(parts) == 2 and parts[0] == "goals" and self._shown(parts[1])
+
+    def not_found(self, path: str) -> Page:
+        """The page ``serve`` answers for a path with no page (status 404): it says so and links to the index."""
+        return self._html("not_found.html", "/", path=path)
 
     def _shown(self, goal: str) -> bool:
         if not is_goal_id(goal) or (self.goal_ids is not None and goal not in self.goal_ids):
@@ -255,64 +261,16 @@ def _pager(number: int, pages: int, name: Callable[[int], str]) -> dict[str, Any
 
 
 def write_site(site: Site, output: Path) -> int:
-    """Write every page of ``site`` under ``output``; returns how many files were written.
+    """Write every page of ``site`` as the report folder ``output`` (see :mod:`benchledger.cli.web.report_folder`); returns how many files."""
 
-    Never through a link: the folder (made here if missing) must hold no
-    symbolic link, since this command makes none (one planted in a shared
-    folder, ``goals/G/index.html`` -> another file, would have that file
-    overwritten with the page). Each folder on the way is opened without
-    following links, and each page is written to a new file of its own,
-    then renamed over the old one: a link planted meanwhile, symbolic or
-    hard, is replaced, never written through.
-    """
-    output.mkdir(parents=True, exist_ok=True)
-    _refuse_links(output)
-    written = 0
-    for path in site.paths():
-        page = site.render(path)
-        if page is None:
-            raise LookupError(f"the report lists {path} but has no page for it")
-        _write_file(output, path.split("/"), page.body)
-        written += 1
-    return written
+    def build(folder: Path) -> int:
+        written = 0
+        for path in site.paths():
+            page = site.render(path)
+            if page is None:
+                raise LookupError(f"the report lists {path} but has no page for it")
+            report_folder.write_file(folder, path.split("/"), page.body)
+            written += 1
+        return written
 
-
-def _refuse_links(output: Path) -> None:
-    for folder, folders, files in os.walk(output):  # folder links are listed, not followed
-        for name in sorted(folders + files):
-            if os.path.islink(os.path.join(folder, name)):
-                raise InvalidInput(
-                    f"refusing to write the report into {output}: {os.path.join(folder, name)} is a symbolic link "
-                    "benchledger did not make (remove it, or choose another folder)"
-                )
-
-
-def _write_file(output: Path, parts: list[str], body: bytes) -> None:
-    folder = os.open(output, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for depth, part in enumerate(parts[:-1]):
-            try:
-                os.mkdir(part, dir_fd=folder)
-            except FileExistsError:
-                pass
-            try:
-                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
-            except OSError as exc:
-                link = output.joinpath(*parts[: depth + 1])
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(link):  # planted after the folder was checked
-                    raise InvalidInput(f"refusing to write the report into {output}: {link} is a symbolic link benchledger did not make") from exc
-                raise
-            os.close(folder)
-            folder = inner
-        name = parts[-1]
-        draft = f".{name}.{os.getpid()}.partial"
-        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=folder)
-        try:
-            with os.fdopen(descriptor, "wb") as file:
-                file.write(body)
-            os.replace(draft, name, src_dir_fd=folder, dst_dir_fd=folder)
-        except BaseException:
-            os.unlink(draft, dir_fd=folder)
-            raise
-    finally:
-        os.close(folder)
+    return report_folder.write_report(output, build)

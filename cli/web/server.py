@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from benchledger.cli.web.pages import CONTENT_SECURITY_POLICY, Site
 from benchledger.ledger.api import Ledger
@@ -158,7 +158,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, b"internal error; see the server's log\n", "text/plain; charset=utf-8", with_body=with_body)
                 return
         if page is None:
-            self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8", with_body=with_body)
+            if self.site.is_folder(path):
+                # /goals/G names the goal's folder: its pages link relatively, so they must be read from /goals/G/
+                location = "/" + quote(path) + "/"
+                self._send(HTTPStatus.MOVED_PERMANENTLY, b"", "text/plain; charset=utf-8", extra={"Location": location}, with_body=False)
+                return
+            missing = self.site.not_found("/" + path)
+            self._send(HTTPStatus.NOT_FOUND, missing.body, missing.content_type, with_body=with_body)
             return
         cache = "no-store" if page.content_type.startswith(("text/html", "application/json")) else "max-age=3600"
         self._send(HTTPStatus.OK, page.body, page.content_type, extra={"Cache-Control": cache}, with_body=with_body)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
-from pathlib import PurePosixPath
 
 import pytest
 
@@ -156,16 +156,22 @@ def test_the_index_counts_every_problem_of_an_audit_that_lists_the_first_20(migr
 
 
 @pytest.mark.parametrize("planted", ["assets/plotly.min.js", f"goals/{GOAL}/index.html", "index.html", f"goals/{GOAL}"])
-def test_report_refuses_a_folder_holding_a_planted_link_and_writes_through_none(migrated_url, tmp_path, planted):
-    """Issue 30 item 2: a link planted in a shared folder had the file it points at overwritten with a page."""
+def test_report_refuses_an_earlier_report_holding_a_planted_link_and_writes_through_none(migrated_url, tmp_path, planted):
+    """Issue 30 item 2: a link planted in a shared folder had the file it points at overwritten with a page.
+
+    A folder holding no earlier report is refused whatever it holds (tests/scenarios/test_report_safety.py);
+    in an earlier report, a link is refused by name, and neither followed nor removed.
+    """
     ingest_demo(migrated_url, GOAL)
     site = tmp_path / "shared"
+    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "index.html").write_text("the victim's file\n")
     link = site / planted
-    link.parent.mkdir(parents=True)
+    shutil.rmtree(link) if link.is_dir() else link.unlink()
     link.symlink_to(victim if planted == f"goals/{GOAL}" else victim / "index.html")
+    before = sorted(p.relative_to(site).as_posix() for p in site.rglob("*"))
     result = invoke(migrated_url, "report", "--output", str(site))
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == (
@@ -173,24 +179,25 @@ def test_report_refuses_a_folder_holding_a_planted_link_and_writes_through_none(
         "(remove it, or choose another folder)\n"
     )
     assert [p.name for p in victim.iterdir()] == ["index.html"] and (victim / "index.html").read_text() == "the victim's file\n"
-    nothing_written = {planted, *(folder.as_posix() for folder in PurePosixPath(planted).parents if folder.name)}
-    assert {p.relative_to(site).as_posix() for p in site.rglob("*")} == nothing_written
+    assert link.is_symlink() and sorted(p.relative_to(site).as_posix() for p in site.rglob("*")) == before
+    assert [p.name for p in tmp_path.iterdir() if "benchledger-" in p.name] == []
 
 
 def test_a_link_planted_while_the_report_is_written_is_replaced_not_written_through(migrated_url, tmp_path, monkeypatch):
-    """The folder is checked first; a link that appears after the check is replaced by the page (written to a new file, renamed)."""
-    from benchledger.cli.web import pages
+    """The report is built in a new folder; a link that appears there while it is written is replaced by the page (written to a new file, renamed)."""
+    from benchledger.cli.web import report_folder
 
     ingest_demo(migrated_url, GOAL)
     site, victim = tmp_path / "site", tmp_path / "victim.html"
     victim.write_text("the victim's file\n")
-    checked = pages._refuse_links
+    write = report_folder.write_file
 
-    def check_then_plant(output):
-        checked(output)
-        (output / "index.html").symlink_to(victim)
+    def plant_then_write(root, parts, body):
+        if parts == ["index.html"]:
+            (root / "index.html").symlink_to(victim)
+        write(root, parts, body)
 
-    monkeypatch.setattr(pages, "_refuse_links", check_then_plant)
+    monkeypatch.setattr(report_folder, "write_file", plant_then_write)
     assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
     assert victim.read_text() == "the victim's file\n"
     assert not (site / "index.html").is_symlink() and GOAL in (site / "index.html").read_text()
