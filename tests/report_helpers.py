@@ -66,3 +66,31 @@ def running_serve(url: str, *options: str) -> Iterator[tuple[str, subprocess.Pop
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+PUBLIC_LEDGER = Path(__file__).resolve().parent / "data" / "loopx-public" / "benchmark-run-ledger.json"
+
+
+def public_runs(folder: Path) -> list[Path]:
+    """The public LoopX run ledger's 303 rows as ``benchmark_run_v0`` runs (real modes, real failure labels), one file each."""
+    ledger = json.loads(PUBLIC_LEDGER.read_text())
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for benchmark in ledger["benchmarks"].values():
+        for case in benchmark["cases"].values():
+            for row in case["runs"]:
+                run = {
+                    "schema_version": "benchmark_run_v0",
+                    "source_runner": "harbor",
+                    "benchmark_id": row["benchmark_id"],
+                    "job_name": row.get("job_name") or row["run_id"],
+                    "mode": row.get("mode") or row.get("arm_id") or "unknown",
+                    "real_run": True,
+                    "submit_eligible": False,
+                    "leaderboard_evidence": False,
+                    "official_task_score": {"kind": "verifier_reward", "value": row.get("official_score") or 0.0, "passed": bool(row.get("official_passed"))},
+                    "failure_attribution_labels": row.get("failure_labels") or [],
+                }
+                paths.append(folder / f"run-{row['run_id']}.json")
+                paths[-1].write_text(json.dumps(run))
+    return paths

@@ -8,16 +8,19 @@ it is shown as the characters it holds, never as markup.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
 from benchledger.cli.output import visible
 from benchledger.projections import lifecycle
 
 NOT_STARTED = "not_started"
-LAYOUT = {
+LAYOUT: dict[str, Any] = {
     "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
     "height": 340,
     "font": {"family": "system-ui, sans-serif", "size": 12},
@@ -25,15 +28,76 @@ LAYOUT = {
     "autosize": True,
 }
 
+# Axis labels longer than this are cut from the middle (the whole label is in the hover text).
+LABEL_WIDTH = 44
+# Pixels per bar of a horizontal bar chart, and per row of a legend under a chart.
+BAR_HEIGHT = 26
+BARS_AROUND = 110
+LEGEND_ROW_HEIGHT = 22
+LEGEND_COLUMNS = 2
+# Pixels under a plot for its tick labels and axis title (a legend under the plot starts there).
+BELOW_AXIS = 64
+# 24 distinct colours (Plotly's default ten repeat after ten modes; real ledgers hold twenty and more).
+MODE_COLOURS = qualitative.Dark24
+SINGLE_INSTANT_SPAN = timedelta(hours=1)
+PLOTLY_TIME = "%Y-%m-%d %H:%M:%S"
+
 
 def plain(value: Any) -> str:
     """``value`` as text Plotly shows verbatim (its tags and entities escaped, its invisible format characters :func:`visible`)."""
     return html.escape(visible("" if value is None else str(value)), quote=False)
 
 
-def _figure(fig: go.Figure, title: str) -> dict[str, Any]:
-    fig.update_layout(title={"text": plain(title)}, **LAYOUT)
+def short_label(label: str, width: int = LABEL_WIDTH) -> str:
+    """``label`` cut from the middle to ``width`` characters, keeping its start and its end (where labels differ)."""
+    if len(label) <= width:
+        return label
+    head = (width - 1) // 2
+    return label[:head] + "…" + label[len(label) - (width - 1 - head):]
+
+
+def _axis_labels(labels: Sequence[str]) -> list[str]:
+    """The labels as an axis shows them: shortened from the middle, unless that would make two of them read the same."""
+    shortened = [short_label(label) for label in labels]
+    return shortened if len(set(shortened)) == len(set(labels)) else list(labels)
+
+
+def _figure(fig: go.Figure, title: str, *, empty: str | None = None, height: int = LAYOUT["height"]) -> dict[str, Any]:
+    """The figure as JSON; ``empty`` names what is missing when there is nothing to draw (no axes, a sentence instead)."""
+    fig.update_layout(title={"text": plain(title)}, **{**LAYOUT, "height": height})
+    if empty is not None:
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        fig.update_layout(
+            showlegend=False,
+            annotations=[{"text": plain(f"no data: {empty}"), "showarrow": False, "xref": "paper", "yref": "paper",
+                          "x": 0.5, "y": 0.5, "font": {"size": 14, "color": "#667085"}}],
+        )
     return fig.to_plotly_json()
+
+
+def _legend_below(fig: go.Figure, entries: int, plot_height: int) -> int:
+    """A legend in rows under the plot (beside it, long names squeezed the plot; over it, they hid the bars); returns the figure's height."""
+    rows = math.ceil(entries / LEGEND_COLUMNS)
+    below = BELOW_AXIS + rows * LEGEND_ROW_HEIGHT
+    fig.update_layout(
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -BELOW_AXIS / plot_height, "yanchor": "top",
+                "entrywidth": 1 / LEGEND_COLUMNS, "entrywidthmode": "fraction", "font": {"size": 11}},
+        margin={**LAYOUT["margin"], "b": below},
+    )
+    return LAYOUT["margin"]["t"] + plot_height + below
+
+
+def _time_axis(fig: go.Figure, times: Sequence[str]) -> None:
+    """One instant (one event, or a batch recorded at once) gets an hour either side, so the ticks read as times, not microseconds."""
+    instants = {_instant(t) for t in times if t}
+    if len(instants) == 1:
+        (instant,) = instants
+        fig.update_xaxes(range=[(instant - SINGLE_INSTANT_SPAN).strftime(PLOTLY_TIME), (instant + SINGLE_INSTANT_SPAN).strftime(PLOTLY_TIME)])
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
 
 
 def timeline(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -55,9 +119,10 @@ def timeline(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for s in steps
     ]
     symbols = ["diamond" if s["gates_opened"] or s["gates_closed"] else "circle" for s in steps]
+    times = [s["recorded_at"] for s in steps]
     fig = go.Figure(
         go.Scatter(
-            x=[s["recorded_at"] for s in steps],
+            x=times,
             y=[plain(p) for p in phases],
             mode="lines+markers",
             line={"shape": "hv", "color": "#4c72b0"},
@@ -67,16 +132,18 @@ def timeline(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             name="phase",
         )
     )
-    fig.update_yaxes(categoryorder="array", categoryarray=[plain(p) for p in order if p in set(phases)], title="phase")
+    fig.update_yaxes(categoryorder="array", categoryarray=[plain(p) for p in order if p in set(phases)], title="phase", automargin=True)
     fig.update_xaxes(title="recorded at (UTC)")
-    return _figure(fig, "Lifecycle: phase after each change (◆ a gate opened or closed)")
+    _time_axis(fig, times)
+    return _figure(fig, "Lifecycle: phase after each change (◆ a gate opened or closed)", empty=None if steps else "no lifecycle change yet")
 
 
 def score_delta(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Official task score delta (treatment − baseline) per attempt over time; bucketed attempts show their range."""
     bucketed = any(p["attempts"] > 1 for p in points)
+    times = [p["at"] for p in points]
     scatter = go.Scatter(
-        x=[p["at"] for p in points],
+        x=times,
         y=[p["mean"] for p in points],
         mode="markers+lines" if bucketed else "markers",
         marker={"size": 8, "color": "#55a868"},
@@ -94,43 +161,54 @@ def score_delta(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     fig = go.Figure(scatter)
     fig.update_yaxes(title="score delta", zeroline=True)
     fig.update_xaxes(title="recorded at (UTC)")
-    return _figure(fig, "Score delta per attempt" + (" (buckets of attempts: mean, min–max)" if bucketed else ""))
+    _time_axis(fig, times)
+    title = "Score delta per attempt" + (" (buckets of attempts: mean, min–max)" if bucketed else "")
+    return _figure(fig, title, empty=None if points else "no attempt (a batch with a comparison) yet")
 
 
 def claim_strengths(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    names = [str(c["claim_strength"]) for c in counts]
     fig = go.Figure(
         go.Bar(
             x=[c["attempts"] for c in counts],
-            y=[plain(c["claim_strength"]) for c in counts],
+            y=[plain(name) for name in _axis_labels(names)],
             orientation="h",
             marker={"color": "#8172b3"},
             name="attempts",
+            hovertext=[plain(f"{name}: {c['attempts']}") for name, c in zip(names, counts, strict=True)],
+            hoverinfo="text",
         )
     )
     fig.update_xaxes(title="attempts")
     fig.update_yaxes(automargin=True)
-    return _figure(fig, "Claim strengths")
+    height = max(LAYOUT["height"], BARS_AROUND + BAR_HEIGHT * len(counts))
+    return _figure(fig, "Claim strengths", empty=None if counts else "no attempt reviewed yet", height=height)
 
 
 def attribution_labels(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Runs per failure attribution label, a bar per label stacked by mode (labels run long: cut from the middle, whole in the hover)."""
     modes = sorted({str(c["mode"]) for c in counts})
     labels = sorted({c["label"] for c in counts})
+    shown = [plain(label) for label in _axis_labels(labels)]
     by_key = {(c["label"], str(c["mode"])): c["runs"] for c in counts}
     fig = go.Figure(
         [
             go.Bar(
                 x=[by_key.get((label, mode), 0) for label in labels],
-                y=[plain(label) for label in labels],
+                y=shown,
                 orientation="h",
                 name=plain(mode),
+                hovertext=[plain(f"{label} · {mode}: {by_key.get((label, mode), 0)} run(s)") for label in labels],
+                hoverinfo="text",
             )
             for mode in modes
         ]
     )
-    fig.update_layout(barmode="stack")
+    fig.update_layout(barmode="stack", colorway=MODE_COLOURS, legend_traceorder="normal")
     fig.update_xaxes(title="runs")
-    fig.update_yaxes(automargin=True)
-    return _figure(fig, "Failure attribution labels of the runs, per mode")
+    fig.update_yaxes(automargin=True, autorange="reversed")  # the labels read top to bottom in their order
+    height = _legend_below(fig, len(modes), max(LAYOUT["height"] - 90, BAR_HEIGHT * len(labels)))
+    return _figure(fig, "Failure attribution labels of the runs, per mode", empty=None if counts else "no run names a failure attribution label", height=height)
 
 
 def learning_status(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -144,10 +222,11 @@ def learning_status(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             out.append(total)
         return out
 
+    times = [p["at"] for p in points]
     fig = go.Figure(
         [
             go.Scatter(
-                x=[p["at"] for p in points],
+                x=times,
                 y=so_far(status),
                 stackgroup="learning",
                 mode="lines+markers",
@@ -159,4 +238,6 @@ def learning_status(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     )
     fig.update_yaxes(title="learning ledgers so far")
     fig.update_xaxes(title="recorded at (UTC)")
-    return _figure(fig, "Learning status over time")
+    _time_axis(fig, times)
+    height = _legend_below(fig, len(statuses), LAYOUT["height"] - 90)
+    return _figure(fig, "Learning status over time", empty=None if points else "no learning ledger yet", height=height)

@@ -28,7 +28,7 @@ import jinja2
 import markupsafe
 
 from benchledger.cli.output import encoded, visible
-from benchledger.cli.web import figures, report_folder
+from benchledger.cli.web import figures, report_folder, review_fields
 from benchledger.ledger.api import Ledger, is_goal_id
 
 # What a page may load: its own folder's (or origin's) scripts, styles and images, nothing else.
@@ -76,7 +76,6 @@ def _environment() -> jinja2.Environment:
     env.filters["score"] = lambda value: "—" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
     env.filters["short"] = lambda value, n=12: str(value)[:n]
     env.tests["mapping"] = lambda value: isinstance(value, Mapping)
-    env.tests["sequence_value"] = lambda value: isinstance(value, list)
     return env
 
 
@@ -228,7 +227,8 @@ class Site:
         if extension == "json":
             document = {key: review[key] for key in ("goal_id", "projection", "key", "position", "status", "payload", "error")}
             return Page(encoded(json.dumps(document, indent=2, ensure_ascii=False) + "\n"), JSON_TYPE)
-        return self._html("review.html", "../../../", goal_id=goal, review=review)
+        payload = review_fields.shown(projection, review["payload"])
+        return self._html("review.html", "../../../", goal_id=goal, review=review, payload=payload)
 
 
 def _page_number(match: re.Match[str] | None, page_size: int) -> int | None:
