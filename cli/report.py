@@ -28,13 +28,15 @@ def _web() -> Any:
 
 @with_goals(help="Only this goal's pages (repeatable; default: every goal).")
 @click.command("report")
-@click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into (created if missing).")
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into: a new or empty one, or an earlier report (replaced whole); anything else is refused.")
 @click.pass_context
 def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> None:
     """Write an offline HTML report: an index of the goals (or those named by --goal) and a page per goal.
 
     Open OUTPUT/index.html in a browser: the pages load nothing from the
-    network (plotly.js is written once into OUTPUT/assets).
+    network (plotly.js is written once into OUTPUT/assets). The report is built
+    beside OUTPUT and then put in its place, with a .benchledger-report file
+    that lets the next report replace it.
     """
     pages, _ = _web()
     from datetime import UTC, datetime
