@@ -81,8 +81,8 @@ def _legend_below(fig: go.Figure, entries: int, plot_height: int) -> int:
     rows = math.ceil(entries / LEGEND_COLUMNS)
     below = BELOW_AXIS + rows * LEGEND_ROW_HEIGHT
     fig.update_layout(
-        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -BELOW_AXIS / plot_height, "yanchor": "top",
-                "entrywidth": 1 / LEGEND_COLUMNS, "entrywidthmode": "fraction", "font": {"size": 11}},
+        # entries flow in rows as wide as their names (a fixed share of the width overlapped long names on a narrow page)
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -BELOW_AXIS / plot_height, "yanchor": "top", "font": {"size": 11}},
         margin={**LAYOUT["margin"], "b": below},
     )
     return LAYOUT["margin"]["t"] + plot_height + below

@@ -111,6 +111,16 @@ def test_long_labels_fit_and_the_legend_is_under_the_bars(page, site):
         assert page.locator(f"#chart-{empty} .xtick").count() == 0
     chart.screenshot(path=str(ARTIFACTS / f"{kind}-real-attribution.png"))
     page.locator("#charts").screenshot(path=str(ARTIFACTS / f"{kind}-real-charts.png"))
+    # on a narrow page the legend's long mode names take a row each rather than overlap
+    page.set_viewport_size({"width": 760, "height": 900})
+    page.reload()
+    page.wait_for_selector("body[data-charts-rendered='5']", timeout=30_000)
+    entries = [_box(chart.locator(".legend .traces").nth(n)) for n in range(len(modes))]
+    overlapping = [(a, b) for i, a in enumerate(entries) for b in entries[i + 1:]
+                   if a["x"] < b["x"] + b["width"] - 1 and b["x"] < a["x"] + a["width"] - 1
+                   and a["y"] < b["y"] + b["height"] - 1 and b["y"] < a["y"] + a["height"] - 1]
+    assert overlapping == []
+    chart.screenshot(path=str(ARTIFACTS / f"{kind}-real-attribution-narrow.png"))
 
 
 def test_a_one_change_timeline_is_ticked_in_readable_times(page, site):
