@@ -28,4 +28,7 @@ $bl ingest --goal "$goal" "$demo/04-run-baseline.json" "$demo/05-run-treatment.j
 echo
 $bl history --goal "$goal"
 echo
+# The baseline and treatment of the comparison, side by side (the runs of its own task and batch).
+$bl runs --paired --goal "$goal"
+echo
 $bl audit --goal "$goal"
