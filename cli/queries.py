@@ -227,12 +227,26 @@ def status_command(ctx: click.Context, fmt: str) -> None:
             click.echo("all projections are current")
         for s in report.stale:
             click.echo(f"stale: {s.projection} stored by version {s.stored_version}, code is {s.code_version} ({s.rows} rows)")
+        for f in report.folded_by_other_versions:
+            others = f" and {f.goals - 1} other(s)" if f.goals > 1 else ""
+            click.echo(
+                visible(f"stale: goal {f.first_goal}{others} folded by a benchledger with other projection versions ({_version_changes(f.differences)}); "
+                "`benchledger replay` refolds them")
+            )
         for m in report.missing:
             click.echo(f"stale: no {m.projection} rows for {m.goals} goal(s), stored before this benchledger kept them (`benchledger replay` builds them)")
         _echo_faulted(report.faulted)
         for line in capped([f"{g.goal_id} reflects position {g.reflects_position}, head is {g.head_position}" for g in report.lagging_goals]):
             click.echo(f"lagging: {line}")
     ctx.exit(0 if report.ok else 1)
+
+
+def _version_changes(differences: Sequence[dict[str, Any]]) -> str:
+    """``comparison-batch: none -> 1, review-claim: 1 -> 2`` (none: that build did not compute it, or this one no longer does)."""
+    return ", ".join(
+        f"{d['projection']}: {'none' if d['folded_version'] is None else d['folded_version']} -> {'none' if d['code_version'] is None else d['code_version']}"
+        for d in differences
+    )
 
 
 # More workers than this only contend for the same CPUs and database connections.
@@ -321,4 +335,10 @@ def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | Non
         )
         for line in capped([f"{p.kind} (goal {p.goal_id}, position {p.position}): {p.detail}" for p in report.problems]):
             click.echo(f"- {line}")
+        outdated = report.as_dict()["outdated_count"]
+        if outdated:
+            click.echo(
+                f"\n{outdated} of the problems are rows an older benchledger stored (projection_outdated), not tampering: "
+                "`benchledger replay` rebuilds them"
+            )
     ctx.exit(0 if report.ok else 1)

@@ -37,6 +37,7 @@ from benchledger.ledger.results import (
     ConsistencyProof,
     CurrentRun,
     FaultedRow,
+    FoldedByOtherVersions,
     GoalRow,
     Goals,
     GoalView,
@@ -310,6 +311,7 @@ class Ledger:
         return StatusReport(
             report["ok"],
             [StaleProjection(**s) for s in report["stale"]],
+            [FoldedByOtherVersions(**f) for f in report["folded_by_other_versions"]],
             [MissingProjection(**m) for m in report["missing"]],
             [FaultedRow(**f) for f in report["faulted"]],
             [LaggingGoal(**g) for g in report["lagging_goals"]],

@@ -448,6 +448,19 @@ class StaleProjection(_Flat):
 
 
 @dataclass(frozen=True, slots=True)
+class FoldedByOtherVersions(_Flat):
+    """``goals`` goals (the first by id: ``first_goal``) folded by a benchledger whose projection versions differ from this one's.
+
+    ``differences``: ``{"projection", "folded_version", "code_version"}`` each, a version ``None`` where that build
+    (``folded_version``) or this one (``code_version``) does not compute the projection.
+    """
+
+    goals: int
+    first_goal: str
+    differences: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
 class MissingProjection(_Flat):
     """A projection this benchledger keeps that ``goals`` goals have no rows of (stored before it existed)."""
 
@@ -470,6 +483,7 @@ class StatusReport:
 
     ok: bool
     stale: list[StaleProjection]
+    folded_by_other_versions: list[FoldedByOtherVersions]
     missing: list[MissingProjection]
     faulted: list[FaultedRow]
     lagging_goals: list[LaggingGoal]
@@ -478,6 +492,7 @@ class StatusReport:
         return {
             "ok": self.ok,
             "stale": [s.as_dict() for s in self.stale],
+            "folded_by_other_versions": [f.as_dict() for f in self.folded_by_other_versions],
             "missing": [m.as_dict() for m in self.missing],
             "faulted": _capped(self.faulted),
             "lagging_goals": _capped(self.lagging_goals),
@@ -547,6 +562,8 @@ class AuditReport:
             "digest": self.digest,
             "problems": _capped(self.problems),
             "problem_count": len(self.problems),
+            # (rows an older benchledger stored, which `replay` rebuilds: not a sign of tampering)
+            "outdated_count": sum(p.kind == "projection_outdated" for p in self.problems),
         }
 
 

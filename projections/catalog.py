@@ -12,6 +12,7 @@ in its reducer module.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 
 from benchledger.projections import REVIEW_MODULES, retraction, review_module
 from benchledger.projections.artifacts import KINDS
@@ -60,6 +61,13 @@ def projection_versions() -> dict[str, int]:
     versions[CHECKPOINT] = CHECKPOINT_VERSION
     versions[COMPARISON_INDEX] = COMPARISON_INDEX_VERSION
     return versions
+
+
+def versions_differing(recorded: Mapping[str, object]) -> dict[str, tuple[object, int | None]]:
+    """The projections whose version in ``recorded`` (a checkpoint's ``versions``: the build that folded the goal)
+    is not this code's, each as (recorded version or None: not computed by that build, this code's or None: no longer computed)."""
+    current = projection_versions()
+    return {name: (recorded.get(name), current.get(name)) for name in sorted(set(current) | set(recorded)) if recorded.get(name) != current.get(name)}
 
 
 def step_key(position: int) -> str:

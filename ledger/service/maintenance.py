@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -72,10 +74,15 @@ def replay(
 
 @one_snapshot
 def status(ledger: Store) -> dict[str, Any]:
-    """Projections stored by older code or missing, faulted rows, and goals whose projections lag their events.
+    """What ``replay`` would change that an upgrade explains: rows stored by other versions, goals folded by a build
+    with other projection versions or before a projection existed, faulted rows, and goals whose projections lag their events.
 
-    Read as counts per projection and version, the faulted rows and each goal's
-    latest covered position: never the stored payloads.
+    Read as counts per projection and version, the faulted rows, each goal's
+    latest covered position and each goal's projector checkpoint (the versions
+    of the build that folded the goal: one small row per goal), never the
+    reviews' payloads. A goal whose checkpoint records this code's versions was
+    folded by this code whole (an ingest resumes only from such a checkpoint),
+    so a replay changes nothing of it unless something changed it outside benchledger.
     """
     code_versions = catalog.projection_versions()
     stats = ledger.projection_stats()
@@ -85,21 +92,51 @@ def status(ledger: Store) -> dict[str, Any]:
         if version != code_versions.get(name)
     ]
     heads = ledger.heads()
-    # Every goal has lifecycle steps (its first event is one); a ledger stored before they existed has none.
-    unstepped = len(heads) - stats.goals_by_projection.get(catalog.STEP, 0)
-    missing = [{"projection": catalog.STEP, "goals": unstepped}] if unstepped else []
+    # Every goal has lifecycle steps (its first event is one) and a checkpoint; a ledger stored before they existed has none.
+    missing = [
+        {"projection": name, "goals": len(heads) - stats.goals_by_projection.get(name, 0)}
+        for name in (catalog.STEP, catalog.CHECKPOINT)
+        if len(heads) > stats.goals_by_projection.get(name, 0)
+    ]
     lagging = [
         {"goal_id": head["goal_id"], "reflects_position": stats.covered.get(head["goal_id"]), "head_position": head["last_position"]}
         for head in heads
         if stats.covered.get(head["goal_id"], 0) < head["last_position"]
     ]
+    folded_by_other_versions = _folds_by_other_versions(ledger)
     return {
-        "ok": not stale and not missing and not stats.faulted and not lagging,
+        "ok": not stale and not missing and not stats.faulted and not lagging and not folded_by_other_versions,
         "stale": stale,
+        "folded_by_other_versions": folded_by_other_versions,
         "missing": missing,
         "faulted": stats.faulted,
         "lagging_goals": lagging,
     }
+
+
+def _folds_by_other_versions(ledger: Store) -> list[dict[str, Any]]:
+    """The goals whose checkpoint records other projection versions than this code's, grouped by what differs.
+
+    (A checkpoint that records no readable versions is no build's: audit names it as changed outside benchledger.)
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for goal, payload in ledger.current_payloads(catalog.CHECKPOINT):
+        recorded = recorded_versions(payload)
+        if recorded is None or not (differing := catalog.versions_differing(recorded)):
+            continue
+        differences = [{"projection": name, "folded_version": was, "code_version": now} for name, (was, now) in differing.items()]
+        group = groups.setdefault(json.dumps(differences), {"goals": 0, "first_goal": goal, "differences": differences})
+        group["goals"] += 1
+    return list(groups.values())
+
+
+def recorded_versions(checkpoint_payload: str | None) -> dict[str, Any] | None:
+    """The projection versions a stored checkpoint records (the build that folded its goal), or None when it records none readable."""
+    try:
+        versions = json.loads(checkpoint_payload)["versions"] if checkpoint_payload is not None else None
+    except (ValueError, TypeError, KeyError):
+        return None
+    return versions if isinstance(versions, dict) else None
 
 
 @one_snapshot
@@ -153,22 +190,64 @@ def audit(
 
 
 def _audit_goal(ledger: Store, folded: FoldedGoal, problems: list[Problem]) -> int:
-    """What differs between a goal's stored rows and its fold, added to ``problems``; returns how many rows it checked."""
+    """What differs between a goal's stored rows and its fold, added to ``problems``; returns how many rows it checked.
+
+    A difference an older benchledger explains (:func:`_older_build`) is ``projection_outdated``
+    (run ``replay``); any other is one no benchledger version stores: the row was changed outside benchledger.
+    """
     goal = folded.goal_id
     if folded.failure is not None:  # tampered events may not even fold (e.g. a manifest naming a lost event)
         problems.append(Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {folded.failure}"))
         return 0
+    older = _older_build(folded)
     extra = 0
     for (projection, _, key), want, have in folded.differences:
         where = (want or have)["position"]
         label = f"{projection} [{key}]"
-        if have is None:
+        extra += want is None
+        if projection in older:
+            problems.append(Problem("projection_outdated", goal, where, f"{label} {older[projection]}: run `benchledger replay`"))
+        elif have is None:
             problems.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
         elif want is None:
-            extra += 1
             problems.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
         else:
             fields = sorted(f for f in want if have.get(f) != want[f])
             problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
     problems += count_problems(goal, ledger.projection_counts(goal), folded.stored_counts)
     return folded.row_count + extra
+
+
+def _older_build(folded: FoldedGoal) -> dict[str, str]:
+    """The projections of a goal whose differences an older build explains, each with how, or none.
+
+    The goal's stored checkpoint records the versions of the build that folded
+    the goal. They explain its differences when they are an older build's (no
+    version newer than this code's) and the goal's stored rows agree with them:
+    every stored row of a projection whose version differs was written with
+    the recorded version, so none of them matches this code's fold (a
+    projection that build did not compute has no stored rows). A checkpoint
+    whose versions were edited to excuse a changed row fails that test.
+    """
+    checkpoint = next((have for (projection, _, _), _, have in folded.differences if projection == catalog.CHECKPOINT), None)
+    recorded = recorded_versions(checkpoint.get("payload")) if checkpoint is not None else None
+    if recorded is None:
+        return {}
+    differing = catalog.versions_differing(recorded)
+    if not differing or any(not isinstance(was, int | None) or (was is not None and now is not None and was > now) for was, now in differing.values()):
+        return {}
+    differing_rows = Counter(
+        projection for (projection, _, _), want, have in folded.differences if have is not None and have.get("projection_version") == recorded.get(projection)
+    )
+    if any(now is not None and folded.stored_counts.get(name, 0) != differing_rows[name] for name, (_, now) in differing.items()):
+        return {}
+    older = {
+        name: ("was not computed by the benchledger that stored this goal" if was is None else f"was stored by version {was}, this benchledger computes version {now}")
+        if now is not None
+        else f"is no longer computed (stored by version {was})"
+        for name, (was, now) in differing.items()
+    }
+    older[catalog.CHECKPOINT] = "was written by a benchledger with other projection versions (" + ", ".join(
+        f"{name} {'none' if was is None else was} -> {'none' if now is None else now}" for name, (was, now) in differing.items()
+    ) + ")"
+    return older

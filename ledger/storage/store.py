@@ -379,6 +379,23 @@ class Store:
                 [{"goal_id": g, "projection": p, "key": k, "error": e} for g, p, k, e in faulted],
             )
 
+    def current_payloads(self, projection: str) -> Iterator[tuple[str, str | None]]:
+        """(goal id, stored payload text) of every goal's ``current`` row of ``projection``, by goal id, a page at a time."""
+        rows = projection_rows.c
+        after = ""
+        with self.reading() as connection:
+            while True:
+                page = connection.execute(
+                    select(rows.goal_id, rows.payload)
+                    .where(rows.projection == projection, rows.key == "current", rows.goal_id > after)
+                    .order_by(rows.goal_id)
+                    .limit(1000)
+                ).all()
+                yield from ((goal, payload) for goal, payload in page)
+                if len(page) < 1000:
+                    return
+                after = page[-1][0]
+
 
 _NEWEST = projection_rows.alias("newest")
 # A goal's stored counts, each with the latest row of its projection (none for a count without rows).
