@@ -216,11 +216,16 @@ def input_path(file: str) -> Iterator[tuple[str, str]]:
 
 
 @contextmanager
-def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
+def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool = False) -> Iterator[Ledger]:
     """Open the ledger the root options name (its errors are reported by ``cli.main``).
 
     Creating the embedded default is said on stderr: a mistyped
     ``BENCHLEDGER_HOME`` would otherwise look like a ledger that lost its goals.
+    A SQLite ledger at an older schema revision is upgraded by a command that
+    ``writes`` (saying so on stderr, with the copy of the file kept as it was)
+    and refused by one that only reads, naming ``db upgrade``: a shared file is
+    never changed by a read (docs/configuration.md). ``any_revision``: opened at
+    whatever revision it is (``info``, which reports it).
     """
     from benchledger.cli.main import imports_frozen
 
@@ -230,7 +235,7 @@ def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
     with imports_frozen(ctx):
         from benchledger.ledger import api
 
-        ledger = api.open(url)
+        ledger = api.open(url, older_schema="as-is" if any_revision else "upgrade" if writes else "refuse")
     if not ledger.persistent:
         # `sqlite:///$LEDGER` with LEDGER unset: every command would "succeed" on a ledger that ends with the process.
         ledger.close()
@@ -240,5 +245,7 @@ def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
         )
     if ledger.created is not None:
         click.echo(f"benchledger: note: created a new, empty ledger at {ledger.created} (`benchledger info` names the ledger in use)", err=True)
+    if ledger.upgraded is not None:
+        click.echo(f"benchledger: note: {ledger.upgraded.notice()}", err=True)
     with ledger:
         yield ledger

@@ -21,16 +21,21 @@ def db() -> None:
     "--sql",
     "print_sql",
     is_flag=True,
-    help="Print the SQL instead of running it (connects to nothing), for an operator to review first.",
+    help="Print the SQL instead of running it, from the revision the database is at (read, nothing changed), for an operator to review first.",
 )
 @click.option(
     "--from-revision",
     metavar="REV",
-    help="With --sql: the revision the database is at now (default: an empty database).",
+    help="With --sql: print the SQL from revision REV instead (connects to nothing).",
 )
 @click.pass_context
 def upgrade_command(ctx: click.Context, revision: str, print_sql: bool, from_revision: str | None) -> None:
-    """Apply pending migrations (needed once per release on a server database)."""
+    """Apply pending migrations (needed once per release on a server database).
+
+    A SQLite ledger's file is first copied beside it as it was (ledger.sqlite.0004.bak:
+    the revision it was at), and the upgrade is said on stderr: an older
+    benchledger cannot open the upgraded file.
+    """
     from benchledger.ledger.api import upgrade_schema, upgrade_schema_sql
 
     if from_revision and not print_sql:
@@ -39,7 +44,10 @@ def upgrade_command(ctx: click.Context, revision: str, print_sql: bool, from_rev
         click.echo(upgrade_schema_sql(_url(ctx), revision, from_revision), nl=False)
         return
 
-    click.echo(f"ledger schema at revision {upgrade_schema(_url(ctx), revision)}")
+    upgraded = upgrade_schema(_url(ctx), revision)
+    if upgraded.from_revision is not None:
+        click.echo(f"benchledger: note: {upgraded.notice()}", err=True)
+    click.echo(f"ledger schema at revision {upgraded.revision}")
 
 
 @db.command("current")

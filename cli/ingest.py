@@ -142,7 +142,7 @@ def ingest_command(
         raise click.UsageError("--order orders the batches of --batch-per-directory ROOT; PATH... is one batch")
     plan = plan_ingest_tree(goal, root, include=include, order=order or "name") if root else plan_ingest(goal, paths, include=include)
     bar, progress = _progress(plan.file_count)
-    with open_ledger(ctx) as ledger, bar:
+    with open_ledger(ctx, writes=not dry_run) as ledger, bar:
         outcome = ledger.ingest_files(plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress, skip_unknown=skip_unknown)
     if not outcome.ok:
         echo_errors([f"{source}: {error}" for source, error in outcome.errors])
@@ -186,7 +186,7 @@ def ingest_batches_command(ctx: click.Context, fmt: str, file: str) -> None:
     """
     with contextlib.ExitStack() as stack:
         path, name = stack.enter_context(input_path(file))
-        ledger = stack.enter_context(open_ledger(ctx))
+        ledger = stack.enter_context(open_ledger(ctx, writes=True))
         bar = None
         if sys.stderr.isatty():
             bar = stack.enter_context(click.progressbar(length=1, label="appending artifacts", file=sys.stderr))
@@ -235,7 +235,7 @@ def retract_command(ctx: click.Context, event_ids: tuple[str, ...], reason: str,
     retraction, and `--as-of` a position before it shows the old view.
     Event ids are in `history --format json` (or `--wide`).
     """
-    with open_ledger(ctx) as ledger:
+    with open_ledger(ctx, writes=True) as ledger:
         retraction = ledger.retract(list(event_ids), reason, goal_id=goal, source="cli retract")
     if fmt == "json":
         echo_json(retraction.as_dict())

@@ -67,7 +67,7 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
 
     plan = plan_loopx_import(path, goal)
     if plan.ok:
-        with open_ledger(ctx) as ledger:
+        with open_ledger(ctx, writes=True) as ledger:
             report = ledger.import_loopx(plan, dry_run=dry_run)
     else:  # (nothing to write: the ledger is not even opened)
         report = plan.refusal(dry_run=dry_run)
@@ -131,7 +131,7 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
     """
     from benchledger.ledger import ExportRefused
 
-    with input_path(file) as (path, name), open_ledger(ctx) as ledger:
+    with input_path(file) as (path, name), open_ledger(ctx, writes=True) as ledger:
         try:
             result = ledger.import_export(path, unverifiable_tail=unverifiable_tail, name=name)
         except ExportRefused as exc:

@@ -232,7 +232,14 @@ def _report_output_failure(ctx: click.Context, exc: OSError, committed: int) -> 
     default=None,
     help="Output format of the command that follows, where it offers that format (a command's own --format wins).",
 )
-@click.version_option(__version__, "--version", prog_name="benchledger", message="%(prog)s %(version)s")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _print_version(ctx) if value and not ctx.resilient_parsing else None,
+    help="Name the build (version, commit when run from a git checkout, schema revision) and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, database_url: str | None, global_format: str | None) -> None:
     """benchledger: the durable, auditable ledger of agent-benchmark evidence."""
@@ -241,6 +248,49 @@ def cli(ctx: click.Context, database_url: str | None, global_format: str | None)
     ctx.obj["format"] = global_format
     if ctx.invoked_subcommand is not None:
         refuse_unused_root_format(ctx, global_format, cli.get_command(ctx, ctx.invoked_subcommand))
+
+
+def build_description() -> str:
+    """``benchledger 0.1.0 (commit 376fa2c1d2e3, schema revision 0005)``: the commit only where it is known (a git checkout)."""
+    from benchledger.ledger.api import schema_head
+
+    commit = _checkout_commit()
+    return f"benchledger {__version__} ({f'commit {commit}, ' if commit else ''}schema revision {schema_head()})"
+
+
+def _checkout_commit() -> str | None:
+    """The commit of the checkout this benchledger runs from (``+modified`` when its tracked files differ), else None.
+
+    Only when the checkout is this package's own (its ``src/benchledger`` is
+    this module's package): a wheel installed in a venv inside another
+    project's repository must not name that project's commit.
+    """
+    import subprocess
+    from pathlib import Path
+
+    import benchledger
+
+    package = Path(benchledger.__file__).resolve().parent  # (a strict editable install links to the checkout)
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True, timeout=5, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() / "src" / "benchledger" != package:
+        return None
+    commit = git("rev-parse", "--short=12", "HEAD")
+    if commit is None:
+        return None
+    return commit + ("+modified" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def _print_version(ctx: click.Context) -> None:
+    click.echo(build_description())
+    ctx.exit(0)
 
 
 def main() -> None:

@@ -50,13 +50,15 @@ def _echo_faulted(faulted: Sequence[FaultedRow]) -> None:
 @click.pass_context
 def info_command(ctx: click.Context, fmt: str) -> None:
     """Which ledger the commands use: its URL (password redacted), backend, schema revision, events, goals, file size."""
-    with open_ledger(ctx) as ledger:
+    with open_ledger(ctx, any_revision=True) as ledger:
         facts = ledger.info()
     if fmt == "json":
         echo_json(facts.as_dict())
         return
     revision = facts.schema_revision or "not initialized"
-    if facts.schema_revision != facts.schema_head:
+    if facts.schema_revision is not None and facts.schema_revision < facts.schema_head:
+        revision += f" (this benchledger needs {facts.schema_head}: run `benchledger db upgrade`)"
+    elif facts.schema_revision != facts.schema_head:
         revision += f" (this benchledger needs {facts.schema_head})"
     rows = [
         ["ledger", facts.url],
@@ -273,20 +275,33 @@ def _progress_bar(total: int, label: str):
 @click.command("replay")
 @goal_filter(help="Only this goal (default: every goal).")
 @click.option("--projection", help="Only this projection (a review name or goal-summary).")
+@click.option(
+    "--if-stale",
+    is_flag=True,
+    help="Only when `benchledger status` would report something (exit 1): otherwise say so and exit 0 (after an upgrade).",
+)
 @jobs_option
 @format_option("markdown", "json")
 @click.pass_context
-def replay_command(ctx: click.Context, goal: str | None, projection: str | None, jobs: int, fmt: str) -> None:
+def replay_command(ctx: click.Context, goal: str | None, projection: str | None, if_stale: bool, jobs: int, fmt: str) -> None:
     """Recompute stored projections from the events and replace them atomically.
 
     Every row is recomputed; only rows that differ from the stored ones are
     rewritten (the report says how many: 0 on a healthy ledger). Worker
     processes fold the goals; this one writes every row in one transaction.
+    With --if-stale, only when `status` finds the ledger stale: after
+    installing a newer benchledger, `benchledger db upgrade && benchledger replay --if-stale`.
 
     A reducer that raises marks its row faulted (queries say so) and the
     command exits 1.
     """
-    with open_ledger(ctx) as ledger:
+    with open_ledger(ctx, writes=True) as ledger:
+        if if_stale and ledger.status().ok:
+            if fmt == "json":
+                echo_json({"replayed": False, "reason": "all projections are current"})
+            else:
+                click.echo("all projections are current: nothing replayed")
+            return
         bar = _progress_bar(ledger.event_count(goal), "replaying")
         try:
             report = ledger.replay(goal_id=goal, projection=projection, progress=bar.update if bar else None, jobs=jobs)

@@ -149,7 +149,7 @@ def run_review(
     else:
         goal = ctx.meta.get(GOAL_META)
         if goal:
-            with open_ledger(ctx) as ledger:
+            with open_ledger(ctx, writes=True) as ledger:
                 payload = ledger.keep_review(goal, name, artifacts, options).payload
         else:
             payload = evaluate_review(name, artifacts, options).payload

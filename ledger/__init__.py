@@ -55,7 +55,7 @@ _API = {
             "AuditProblem", "AuditReport", "CurrentRun", "FaultedRow", "FoldedByOtherVersions", "GoalRow", "Goals", "GoalView", "History",
             "HistoryEntry", "LaggingGoal", "LedgerInfo", "Lifecycle", "Listing", "LoopxImport", "MissingProjection",
             "Outcome", "PassRate", "ProjectionRow", "Refusal", "ReplayReport", "Retraction", "Review", "Run",
-            "RunListing", "RunPair", "StaleProjection", "StatusReport",
+            "RunListing", "RunPair", "SchemaUpgrade", "StaleProjection", "StatusReport",
         ),
         _RESULTS,
     ),

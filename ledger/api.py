@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from benchledger.errors import InvalidInput, capped
+from benchledger.errors import InvalidInput, capped, redact_url
 from benchledger.ledger.results import (
     AuditProblem,
     AuditReport,
@@ -60,6 +60,7 @@ from benchledger.ledger.results import (
     Run,
     RunListing,
     RunPair,
+    SchemaUpgrade,
     SignedCheckpoint,
     StaleProjection,
     StatusReport,
@@ -88,13 +89,21 @@ LIBRARY_SOURCE = "library"
 INGEST_ORDERS = ("name", "time")
 
 
-def open(url: str | None = None) -> Ledger:
-    """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (created and migrated on first use)."""
+def open(url: str | None = None, *, older_schema: Literal["upgrade", "refuse", "as-is"] = "upgrade") -> Ledger:
+    """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (created on first use).
+
+    ``older_schema``: what a SQLite ledger at an older schema revision gets:
+    ``"upgrade"`` migrates it, first keeping a copy of its file
+    (:attr:`Ledger.upgraded` says so); ``"refuse"`` raises
+    :class:`~benchledger.errors.LedgerUnavailable` naming ``db upgrade``;
+    ``"as-is"`` leaves it (only :meth:`Ledger.info` can read such a ledger). A
+    server ledger at an older revision is refused, except ``"as-is"``.
+    """
     from benchledger.ledger.storage.config import new_default_ledger
     from benchledger.ledger.storage.store import open_store
 
     new_default = new_default_ledger(url)
-    ledger = Ledger(open_store(url))
+    ledger = Ledger(open_store(url, older=older_schema))
     ledger.created = new_default if new_default is not None and new_default.exists() else None
     return ledger
 
@@ -146,6 +155,12 @@ class Ledger:
     def persistent(self) -> bool:
         """False for an in-memory ledger (``sqlite://``), which ends with the process."""
         return self._store.persistent
+
+    @property
+    def upgraded(self) -> SchemaUpgrade | None:
+        """The schema migration opening this ledger made (an older SQLite ledger, ``older_schema="upgrade"``), else None."""
+        upgraded = self._store.upgraded
+        return None if upgraded is None else _schema_upgrade(upgraded)
 
     @property
     def url(self) -> str:
@@ -694,16 +709,23 @@ def schema_revision(url: str | None = None) -> str | None:
     return ledger_revision(resolve_url(url))
 
 
-def upgrade_schema(url: str | None = None, revision: str = "head") -> str | None:
-    """Migrate the ledger at ``url`` to ``revision``; returns the revision it is at now."""
+def upgrade_schema(url: str | None = None, revision: str = "head") -> SchemaUpgrade:
+    """Migrate the ledger at ``url`` to ``revision`` (a SQLite file: keeping a copy of it as it was first); what it did."""
     from benchledger.ledger.storage.config import resolve_url
     from benchledger.ledger.storage.migrate import upgrade_ledger
 
-    return upgrade_ledger(resolve_url(url), revision)
+    where = resolve_url(url)
+    now, upgraded = upgrade_ledger(where, revision)
+    return SchemaUpgrade(redact_url(where), None, now, None) if upgraded is None else _schema_upgrade(upgraded)
+
+
+def _schema_upgrade(upgraded: Any) -> SchemaUpgrade:
+    return SchemaUpgrade(upgraded.where, upgraded.from_revision, upgraded.to_revision, None if upgraded.backup is None else str(upgraded.backup))
 
 
 def upgrade_schema_sql(url: str | None = None, revision: str = "head", from_revision: str | None = None) -> str:
-    """The SQL that would migrate a ledger at ``from_revision`` (default: empty) to ``revision``, for ``url``'s backend; connects to nothing."""
+    """The SQL that would migrate the ``url`` ledger to ``revision``, for its backend: from ``from_revision`` (connecting
+    to nothing), else from the revision the database is at (read, nothing else)."""
     from benchledger.ledger.storage.config import resolve_url
     from benchledger.ledger.storage.migrate import upgrade_sql
 

@@ -448,6 +448,27 @@ class StaleProjection(_Flat):
 
 
 @dataclass(frozen=True, slots=True)
+class SchemaUpgrade(_Flat):
+    """A ledger's schema after ``db upgrade`` (or opening it to write): the revision it is at, the one it was at when
+    it was migrated (``None``: nothing was), and the copy kept of a SQLite file as it was (``None`` on a server)."""
+
+    where: str
+    from_revision: str | None
+    revision: str | None
+    backup: str | None
+
+    def notice(self) -> str:
+        """What was migrated, in a line (a command prints it on stderr)."""
+        if self.from_revision is None:
+            return f"the ledger at {self.where} is at schema revision {self.revision}"
+        kept = f"; the file as it was is kept as {self.backup}" if self.backup is not None else ""
+        return (
+            f"upgraded the ledger at {self.where} from schema revision {self.from_revision} to {self.revision}{kept} "
+            f"(a benchledger older than revision {self.revision} cannot open it)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class FoldedByOtherVersions(_Flat):
     """``goals`` goals (the first by id: ``first_goal``) folded by a benchledger whose projection versions differ from this one's.
 

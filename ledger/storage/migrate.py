@@ -1,17 +1,26 @@
 """Schema migrations (alembic, shipped in the ``migrations`` package).
 
-The embedded SQLite ledger is migrated automatically when it is opened. A
-server database is never migrated behind its owners' backs: opening one at an
-older revision fails with an actionable message. Checking the revision costs
-one query; alembic itself is only imported when a migration really runs.
+A new SQLite ledger is created at the head revision when it is opened. An
+existing SQLite ledger at an older revision is migrated only by a command that
+writes (:data:`UPGRADE`) or by ``db upgrade``, and never silently: first a copy
+of the file as it was is kept beside it (``ledger.sqlite.0004.bak``), then the
+caller is told what changed (:class:`Upgraded`, which the command prints on
+stderr), since an older benchledger can no longer open the file. A command that
+only reads refuses it (:data:`REFUSE`), naming ``db upgrade``. A server
+database is never migrated behind its owners' backs: opening one at an older
+revision fails with an actionable message. Checking the revision costs one
+query; alembic itself is only imported when a migration really runs.
 """
 
 from __future__ import annotations
 
 import io
+import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from sqlalchemy import Connection, Engine, inspect, text
 
@@ -34,6 +43,30 @@ class LedgerNeedsUpgrade(LedgerUnavailable):
 
 class LedgerTooNew(LedgerUnavailable):
     """The ledger is at a schema revision newer than this benchledger knows: a newer release wrote it."""
+
+
+class BackupFailed(LedgerUnavailable):
+    """The copy of a SQLite ledger kept before migrating it could not be written: nothing was migrated."""
+
+
+# What opening a ledger at an older schema revision does (a new, empty SQLite ledger is created either way):
+# UPGRADE migrates a SQLite ledger, keeping a copy of the file first; REFUSE raises LedgerNeedsUpgrade naming
+# `db upgrade`; AS_IS leaves it at its revision (``info``, which reports the revision). A server ledger is refused by both
+# UPGRADE and REFUSE: it is migrated by `db upgrade` only.
+UPGRADE: Literal["upgrade"] = "upgrade"
+REFUSE: Literal["refuse"] = "refuse"
+AS_IS: Literal["as-is"] = "as-is"
+OlderRevision = Literal["upgrade", "refuse", "as-is"]
+
+
+@dataclass(frozen=True)
+class Upgraded:
+    """A ledger migrated when it was opened (or by ``db upgrade``): from which revision to which, and the copy kept of a SQLite file."""
+
+    where: str
+    from_revision: str
+    to_revision: str
+    backup: Path | None  # (a SQLite ledger's file as it was; None on a server)
 
 
 class UnknownRevision(InvalidInput, ValueError):
@@ -121,22 +154,32 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 
 def upgrade_sql(url: str, revision: str = "head", from_revision: str | None = None) -> str:
-    """The SQL that upgrading a ``url`` ledger from ``from_revision`` (an empty database when
-    ``None``) to ``revision`` runs, rendered for the URL's dialect without connecting (alembic's
-    offline mode), so a server operator can review it before ``benchledger db upgrade``."""
-    from alembic import command
+    """The SQL that upgrading the ``url`` ledger to ``revision`` runs, rendered for the URL's dialect (alembic's
+    offline mode), so a server operator can review it before ``benchledger db upgrade``.
 
+    From ``from_revision`` when given (connecting to nothing), else from the
+    revision the database is at, which is read and nothing else (a SQLite file
+    that does not exist is an empty database; so is a database without tables).
+    """
+    from alembic import command
 
     # Creating the engine connects to nothing; it refuses a URL benchledger cannot use.
     engine = create_ledger_engine(url)
     engine.dispose()
+    where = engine.url.render_as_string(hide_password=True)
+    if from_revision is None:
+        sqlite_file = _sqlite_file(engine)
+        from_revision = None if sqlite_file is not None and not sqlite_file.exists() else ledger_revision(url)
+        if from_revision is not None and from_revision >= (script_head() if revision == "head" else revision):
+            return f"-- the ledger at {where} is at schema revision {from_revision}: nothing to run\n"
     buffer = io.StringIO()
     config = _alembic_config(output_buffer=buffer)
     # The URL only names the dialect; ConfigParser would read a '%' of a password as interpolation.
     config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
     with _revisions_named_by_user():
         command.upgrade(config, f"{from_revision}:{revision}" if from_revision else revision, sql=True)
-    return buffer.getvalue()
+    target = script_head() if revision == "head" else revision
+    return f"-- the ledger at {where}: schema revision {from_revision or 'none (empty)'} to {target}\n" + buffer.getvalue()
 
 
 @contextmanager
@@ -158,35 +201,94 @@ def script_head() -> str:
     return ScriptDirectory(str(Path(migrations.__file__).parent)).get_current_head()
 
 
-def ensure_current(engine: Engine) -> None:
-    """Bring an embedded SQLite ledger to head; refuse a server ledger that is behind, and any database
-    that is not a benchledger ledger or is newer than this benchledger (:func:`recognized_revision`)."""
+def ensure_current(engine: Engine, older: OlderRevision = UPGRADE) -> Upgraded | None:
+    """Bring a new SQLite ledger to head, and an older one as ``older`` says (:data:`UPGRADE`, :data:`REFUSE`,
+    :data:`AS_IS`); refuse a server ledger that is behind (unless :data:`AS_IS`), and any database that is not a
+    benchledger ledger or (unless :data:`AS_IS`) is newer than this benchledger (:func:`recognized_revision`).
+
+    Returns what was migrated, if anything (:class:`Upgraded`).
+    """
     with engine.connect() as connection:
-        revision = recognized_revision(connection)
-    if revision == HEAD_REVISION:
-        return
-    if engine.dialect.name == "sqlite":
+        revision = recognized_revision(connection, refuse_newer=older != AS_IS)
+    if revision == HEAD_REVISION or (older == AS_IS and revision is not None):
+        return None
+    sqlite = engine.dialect.name == "sqlite"
+    if sqlite and revision is None:  # a new ledger: nothing to keep a copy of, nobody to tell but the creating command
         upgrade(engine)
-        return
+        return None
+    if sqlite and older == UPGRADE:
+        return _upgrade_with_backup(engine, revision)
     where = engine.url.render_as_string(hide_password=True)
-    found = f"at revision {revision}" if revision else "not initialized"
+    found = f"at schema revision {revision}" if revision else "not initialized"
+    if sqlite:  # (a command that only reads)
+        raise LedgerNeedsUpgrade(
+            f"the ledger at {where} is {found}; this benchledger needs revision {HEAD_REVISION} and a command that only reads "
+            f"does not upgrade it: run `benchledger db upgrade` (it keeps a copy of the file as it was)"
+        )
     raise LedgerNeedsUpgrade(
         f"the ledger at {where} is {found}; this benchledger needs revision {HEAD_REVISION}: "
         f"run `benchledger --database-url URL db upgrade`"
     )
 
 
-def upgrade_ledger(url: str, revision: str = "head") -> str | None:
-    """``benchledger db upgrade``: migrate the ledger at ``url`` to ``revision``; returns the revision it is now at."""
+def _sqlite_file(engine: Engine) -> Path | None:
+    """The file of a SQLite ledger (None on a server, or for an in-memory database)."""
+    if engine.dialect.name != "sqlite" or engine.url.database in (None, "", ":memory:"):
+        return None
+    database = engine.url.database
+    if database.startswith("file:"):  # (a URI filename: file:PATH?...)
+        database = database[len("file:") :].split("?", 1)[0]
+    return Path(database)
+
+
+def _upgrade_with_backup(engine: Engine, revision: str | None, target: str = "head") -> Upgraded:
+    """Migrate a SQLite ledger to ``target``, first keeping a copy of its file as it was: ``FILE.<revision>.bak``
+    (``FILE.<revision>.2.bak``, ... when that name is taken: a copy is never overwritten)."""
+    where = engine.url.render_as_string(hide_password=True)
+    source = _sqlite_file(engine)
+    assert source is not None
+    backup = source.with_name(f"{source.name}.{revision or 'empty'}.bak")
+    number = 1
+    while backup.exists():
+        number += 1
+        backup = source.with_name(f"{source.name}.{revision or 'empty'}.{number}.bak")
+    try:
+        # SQLite's backup API copies a consistent snapshot, the write-ahead log's committed pages included.
+        with engine.connect() as connection, closing(sqlite3.connect(backup)) as copy:
+            connection.connection.driver_connection.backup(copy)
+    except (OSError, sqlite3.Error) as exc:
+        backup.unlink(missing_ok=True)
+        raise BackupFailed(
+            f"cannot keep a copy of the ledger at {where} before upgrading it from schema revision {revision} ({backup}: {exc}); "
+            "nothing was changed: make its folder writable, or copy the file yourself and run `benchledger db upgrade` there"
+        ) from exc
+    upgrade(engine, target)
+    with engine.connect() as connection:
+        now = current_revision(connection) or "none"
+    return Upgraded(where, revision or "none", now, backup)
+
+
+def upgrade_ledger(url: str, revision: str = "head") -> tuple[str | None, Upgraded | None]:
+    """``benchledger db upgrade``: migrate the ledger at ``url`` to ``revision`` (a SQLite file: keeping a copy of it first);
+    returns the revision it is now at, and what was migrated (None: nothing, or a new ledger created)."""
 
     engine = create_ledger_engine(url)
     try:
         with database_errors_as_unavailable(url):
             with engine.connect() as connection:
-                recognized_revision(connection)  # (alembic would take over a foreign database's tables, or fail half-way)
-            upgrade(engine, revision)
+                # (alembic would take over a foreign database's tables, or fail half-way)
+                before = recognized_revision(connection)
+            target = script_head() if revision == "head" else revision
+            upgraded = None
+            if engine.dialect.name == "sqlite" and before is not None and before < target:
+                upgraded = _upgrade_with_backup(engine, before, revision)
+            else:
+                upgrade(engine, revision)
             with engine.connect() as connection:
-                return current_revision(connection)
+                now = current_revision(connection)
+            if upgraded is None and before is not None and now != before:
+                upgraded = Upgraded(engine.url.render_as_string(hide_password=True), before, now or "none", None)
+            return now, upgraded
     finally:
         engine.dispose()
 

@@ -45,7 +45,7 @@ from benchledger.ledger.storage.event_records import (
     row_to_event,
 )
 from benchledger.ledger.storage.guard import Storable, refuse_unstorable
-from benchledger.ledger.storage.migrate import ensure_current
+from benchledger.ledger.storage.migrate import UPGRADE, OlderRevision, Upgraded, ensure_current
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
 from benchledger.ledger.storage.transaction import Transaction
 
@@ -69,6 +69,8 @@ class Store:
         self.engine = engine
         # Set on the view :meth:`snapshot` yields: every read goes through this one read transaction.
         self._snapshot_connection = snapshot_connection
+        # What opening the ledger migrated (an older SQLite ledger opened to write), else None.
+        self.upgraded: Upgraded | None = None
 
     @property
     def persistent(self) -> bool:
@@ -80,17 +82,21 @@ class Store:
         return self.engine.dialect.name
 
     @classmethod
-    def open(cls, url: str, *, migrate: bool = True) -> Store:
-        """Open the ledger at ``url``; an in-memory URL gets a fresh schema."""
+    def open(cls, url: str, *, migrate: bool = True, older: OlderRevision = UPGRADE) -> Store:
+        """Open the ledger at ``url``; an in-memory URL gets a fresh schema. ``older``: what a ledger at an older
+        schema revision gets (:func:`~benchledger.ledger.storage.migrate.ensure_current`); ``migrate=False``: nothing is checked."""
         engine = create_ledger_engine(url)
+        upgraded = None
         with database_errors_as_unavailable(url):
             if engine.url.database in (None, "", ":memory:") and engine.dialect.name == "sqlite":
                 metadata.create_all(engine)
             elif migrate:
-                ensure_current(engine)
+                upgraded = ensure_current(engine, older)
             else:
                 engine.connect().close()
-        return cls(engine)
+        store = cls(engine)
+        store.upgraded = upgraded
+        return store
 
     @classmethod
     def in_memory(cls) -> Store:
@@ -453,11 +459,11 @@ def one_snapshot(read: Callable[Concatenate[Store, P], R]) -> Callable[Concatena
     return in_one_snapshot
 
 
-def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
+def open_store(url: str | None = None, *, migrate: bool = True, older: OlderRevision = UPGRADE) -> Store:
     """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (see ``ledger.storage.config``)."""
     from benchledger.ledger.storage.config import resolve_url
 
-    return Store.open(resolve_url(url), migrate=migrate)
+    return Store.open(resolve_url(url), migrate=migrate, older=older)
 
 
 class _TransactionContext:

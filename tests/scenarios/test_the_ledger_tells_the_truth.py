@@ -224,7 +224,8 @@ def test_version_names_the_installed_distribution():
     from click.testing import CliRunner
 
     from benchledger.cli.main import cli
+    from benchledger.ledger.api import schema_head
 
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
-    assert result.output == f"benchledger {version('benchledger')}\n"
+    assert result.output.startswith(f"benchledger {version('benchledger')} (") and result.output.endswith(f"schema revision {schema_head()})\n")
