@@ -230,3 +230,53 @@ def test_version_names_the_build_commit_and_schema_head():
     done = subprocess.run([sys.executable, "-m", "benchledger", "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith(f"benchledger {__version__} (commit {commit}")
     assert done.stdout.endswith(", schema revision 0005)\n")
+
+
+# What status and audit say of an upgrade rests on one rule: a change to what a projection stores bumps its version
+# (projections/catalog.py). The rows this corpus folds into, per projection: (its version, a digest of its rows). A
+# change to a reducer or linking rule that changes them without a version bump fails here, before a ledger an older
+# build folded could pass for current.
+PINNED_ROWS = {
+    "attempt-learning-gate": (2, "4e9f95689585aa0e"),
+    "comparison-batch": (1, "3ca7017b0968187e"),
+    "goal-summary": (1, "b582ce6f289c81b4"),
+    "learning-ledger": (1, "c463cd00ed680bf4"),
+    "lifecycle-state": (1, "f5d1ae7d8ae1dd1f"),
+    "lifecycle-step": (1, "7df2d8746e837184"),
+    "projector-checkpoint": (1, "9a714203c96b85b9"),  # (digested without its `versions`, which any bump changes)
+    "review-claim": (1, "4abd9c1635596c8d"),
+    "review-runner-invariants": (1, "c992f5d9bfae5f9e"),
+    "review-verifier-attribution": (1, "d482cfb80c212609"),
+}
+
+
+def test_a_change_to_what_a_projection_stores_comes_with_a_new_version(tmp_path):
+    from benchledger.ledger.api import open as open_ledger
+    from benchledger.ledger.api import plan_loopx_import
+    from benchledger.ledger.storage.store import Store
+    from benchledger.projections.catalog import CHECKPOINT, projection_versions
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    with open_ledger(url) as ledger:
+        for kind, name in (("preflight", "01-preflight.json"), ("launch", "02-launch.json"), ("post-launch", "03-post-launch.json")):
+            ledger.ingest("demo", [str(DEMO / name)], kind=kind)
+        ledger.ingest("demo", [str(DEMO / name) for name in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json")])
+        ledger.import_loopx(plan_loopx_import(str(LOOPX_LEDGER), "public"))
+    store = Store.open(url)
+    digests = {}
+    for row in store.projection_rows():
+        payload = row["payload"]
+        if row["projection"] == CHECKPOINT:
+            payload = json.dumps({k: v for k, v in json.loads(payload).items() if k != "versions"}, sort_keys=True)
+        digests.setdefault(row["projection"], hashlib.sha256()).update(json.dumps([row["goal_id"], row["key"], row["status"], payload, row["error"]]).encode())
+    store.close()
+    versions = projection_versions()
+    found = {name: (versions[name], digest.hexdigest()[:16]) for name, digest in digests.items()}
+    changed = [
+        f"{name}: its rows changed at version {versions[name]}: bump its version (status then lists the rows older builds stored as stale) "
+        f"and pin {found[name]}"
+        for name, (version, pinned) in PINNED_ROWS.items()
+        if version == versions[name] and pinned != found[name][1]
+    ]
+    assert not changed, changed
+    assert {name: version for name, (version, _) in PINNED_ROWS.items()} == {name: versions[name] for name in found}, f"pin the new versions: {found}"
