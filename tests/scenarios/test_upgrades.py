@@ -62,7 +62,26 @@ def run_older(build: Path, url: str, *args: str) -> subprocess.CompletedProcess:
     return done
 
 
-def written_by(build: Path, url: str) -> None:
+@pytest.fixture(scope="session")
+def written_by(older_builds, tmp_path_factory):
+    """``written_by(commit, url)``: the ledger at ``url`` as the older build ``commit`` writes it (:func:`write_with`);
+    a SQLite ledger is written once per commit and copied."""
+    written: dict[str, Path] = {}
+
+    def write(commit: str, url: str) -> None:
+        if not url.startswith("sqlite"):
+            write_with(older_builds[commit], url)
+            return
+        if commit not in written:
+            written[commit] = tmp_path_factory.mktemp(f"ledger-{commit}") / "ledger.sqlite"
+            write_with(older_builds[commit], f"sqlite:///{written[commit]}")
+            assert not written[commit].with_name("ledger.sqlite-wal").exists()  # (the last connection folded the log into the file)
+        shutil.copy(written[commit], sqlite_path(url))
+
+    return write
+
+
+def write_with(build: Path, url: str) -> None:
     """The demo goal, ingested step by step, and the public LoopX run ledger imported, by the older ``build``."""
     if url.startswith("postgresql"):
         assert run_older(build, url, "db", "upgrade").returncode == 0
@@ -88,16 +107,16 @@ def sqlite_path(url: str) -> Path:
     return Path(url.removeprefix("sqlite:///"))
 
 
-def test_a_ledger_an_older_build_folded_as_this_one_does_is_current_and_audits_clean(ledger_url, older_builds):
-    written_by(older_builds["698219f"], ledger_url)  # (its projection versions are this build's)
+def test_a_ledger_an_older_build_folded_as_this_one_does_is_current_and_audits_clean(ledger_url, written_by):
+    written_by("698219f", ledger_url)  # (its projection versions are this build's)
     upgrade = invoke(ledger_url, "db", "upgrade")
     assert upgrade.exit_code == 0 and "from schema revision 0004 to 0005" in upgrade.stderr
     assert (invoke(ledger_url, "status").stdout, invoke(ledger_url, "audit").exit_code) == ("all projections are current\n", 0)
     assert invoke(ledger_url, "replay", "--if-stale").stdout == "all projections are current: nothing replayed\n"
 
 
-def test_an_older_builds_ledger_is_stale_until_replayed_and_audit_says_why(ledger_url, older_builds):
-    written_by(older_builds["f45266d"], ledger_url)
+def test_an_older_builds_ledger_is_stale_until_replayed_and_audit_says_why(ledger_url, written_by):
+    written_by("f45266d", ledger_url)
 
     upgrade = invoke(ledger_url, "db", "upgrade")
     assert upgrade.exit_code == 0, upgrade.output
@@ -132,8 +151,8 @@ def test_an_older_builds_ledger_is_stale_until_replayed_and_audit_says_why(ledge
     assert (again.exit_code, again.stdout) == (0, "all projections are current: nothing replayed\n")
 
 
-def test_audit_tells_a_row_changed_outside_benchledger_from_an_older_builds_rows(ledger_url, older_builds):
-    written_by(older_builds["f45266d"], ledger_url)
+def test_audit_tells_a_row_changed_outside_benchledger_from_an_older_builds_rows(ledger_url, written_by):
+    written_by("f45266d", ledger_url)
     assert invoke(ledger_url, "db", "upgrade").exit_code == 0
     edit_in_sql(ledger_url, "UPDATE projection_rows SET payload = replace(payload, 'true', 'false') WHERE projection = 'review-claim' AND goal_id = 'demo'")
 
@@ -147,8 +166,8 @@ def test_audit_tells_a_row_changed_outside_benchledger_from_an_older_builds_rows
     ]
 
 
-def test_a_checkpoint_edited_to_excuse_a_changed_row_is_not_an_older_build(ledger_url, older_builds):
-    written_by(older_builds["f45266d"], ledger_url)
+def test_a_checkpoint_edited_to_excuse_a_changed_row_is_not_an_older_build(ledger_url, written_by):
+    written_by("f45266d", ledger_url)
     assert invoke(ledger_url, "db", "upgrade").exit_code == 0
     assert invoke(ledger_url, "replay").exit_code == 0
     # an edited row, and the goal's checkpoint made to claim an older review-claim version
@@ -162,9 +181,9 @@ def test_a_checkpoint_edited_to_excuse_a_changed_row_is_not_an_older_build(ledge
     assert problems and {p["kind"] for p in problems} == {"projection_mismatch"}
 
 
-def test_a_read_only_command_refuses_an_older_sqlite_ledger_and_changes_nothing(tmp_path, older_builds):
+def test_a_read_only_command_refuses_an_older_sqlite_ledger_and_changes_nothing(tmp_path, older_builds, written_by):
     url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
-    written_by(older_builds["698219f"], url)
+    written_by("698219f", url)
     before = sha256(sqlite_path(url))
 
     for args in (["goals"], ["status"], ["audit"], ["show", "demo"], ["history", "demo"], ["export"], ["runs"], ["ingest", "--dry-run", "--goal", "demo", str(DEMO / "02-launch.json")]):
@@ -182,9 +201,9 @@ def test_a_read_only_command_refuses_an_older_sqlite_ledger_and_changes_nothing(
     assert run_older(older_builds["698219f"], url, "goals").returncode == 0  # the teammate's older build still opens it
 
 
-def test_a_command_that_writes_upgrades_an_older_sqlite_ledger_saying_so_and_keeping_the_file_as_it_was(tmp_path, older_builds):
+def test_a_command_that_writes_upgrades_an_older_sqlite_ledger_saying_so_and_keeping_the_file_as_it_was(tmp_path, older_builds, written_by):
     url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
-    written_by(older_builds["f45266d"], url)
+    written_by("f45266d", url)
     original = tmp_path / "original.sqlite"
     shutil.copy(sqlite_path(url), original)
 
@@ -207,8 +226,8 @@ def test_a_command_that_writes_upgrades_an_older_sqlite_ledger_saying_so_and_kee
     assert backup.exists() and (tmp_path / "ledger.sqlite.0003.2.bak").exists()
 
 
-def test_db_upgrade_sql_starts_from_the_databases_revision(ledger_url, older_builds):
-    written_by(older_builds["698219f"], ledger_url)
+def test_db_upgrade_sql_starts_from_the_databases_revision(ledger_url, written_by):
+    written_by("698219f", ledger_url)
     sql = invoke(ledger_url, "db", "upgrade", "--sql")
     assert sql.exit_code == 0, sql.output
     assert sql.stdout.startswith("-- the ledger at ") and ": schema revision 0004 to 0005\n" in sql.stdout
