@@ -216,9 +216,10 @@ def _history_row(e: HistoryEntry) -> list[Any]:
 @format_option("markdown", "json")
 @click.pass_context
 def status_command(ctx: click.Context, fmt: str) -> None:
-    """Projections stored by an older reducer version, faulted rows, and goals whose projections lag.
+    """Projections stored by an older reducer version, goals folded by a benchledger with other projection
+    versions (after an upgrade: which projections, from which version to which), faulted rows, and goals whose projections lag.
 
-    Exits 1 when anything needs `benchledger replay`.
+    Exits 1 when anything needs `benchledger replay` (`replay --if-stale` runs it only then).
     """
     with open_ledger(ctx) as ledger:
         report = ledger.status()
