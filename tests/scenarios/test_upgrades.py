@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from benchledger.ledger.storage.migrate import HEAD_REVISION
 from tests.helpers import edit_in_sql, invoke
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -110,7 +111,7 @@ def sqlite_path(url: str) -> Path:
 def test_a_ledger_an_older_build_folded_as_this_one_does_is_current_and_audits_clean(ledger_url, written_by):
     written_by("698219f", ledger_url)  # (its projection versions are this build's)
     upgrade = invoke(ledger_url, "db", "upgrade")
-    assert upgrade.exit_code == 0 and "from schema revision 0004 to 0005" in upgrade.stderr
+    assert upgrade.exit_code == 0 and f"from schema revision 0004 to {HEAD_REVISION}" in upgrade.stderr
     assert (invoke(ledger_url, "status").stdout, invoke(ledger_url, "audit").exit_code) == ("all projections are current\n", 0)
     assert invoke(ledger_url, "replay", "--if-stale").stdout == "all projections are current: nothing replayed\n"
 
@@ -120,7 +121,7 @@ def test_an_older_builds_ledger_is_stale_until_replayed_and_audit_says_why(ledge
 
     upgrade = invoke(ledger_url, "db", "upgrade")
     assert upgrade.exit_code == 0, upgrade.output
-    assert "from schema revision 0003 to 0005" in upgrade.stderr
+    assert f"from schema revision 0003 to {HEAD_REVISION}" in upgrade.stderr
 
     status = invoke(ledger_url, "status")
     assert status.exit_code == 1, status.output
@@ -190,11 +191,11 @@ def test_a_read_only_command_refuses_an_older_sqlite_ledger_and_changes_nothing(
         refused = invoke(url, *args)
         assert refused.exit_code == 2, (args, refused.output)
         assert refused.stdout == ""
-        assert refused.stderr.count("\n") == 1 and "is at schema revision 0004; this benchledger needs revision 0005" in refused.stderr
+        assert refused.stderr.count("\n") == 1 and f"is at schema revision 0004; this benchledger needs revision {HEAD_REVISION}" in refused.stderr
         assert "run `benchledger db upgrade`" in refused.stderr
     info = invoke(url, "info")
-    assert info.exit_code == 0 and "0004 (this benchledger needs 0005: run `benchledger db upgrade`)" in info.stdout
-    assert invoke(url, "db", "current").stdout == "0004 (head 0005: needs `benchledger db upgrade`)\n"
+    assert info.exit_code == 0 and f"0004 (this benchledger needs {HEAD_REVISION}: run `benchledger db upgrade`)" in info.stdout
+    assert invoke(url, "db", "current").stdout == f"0004 (head {HEAD_REVISION}: needs `benchledger db upgrade`)\n"
 
     assert sha256(sqlite_path(url)) == before
     assert not list(tmp_path.glob("*.bak"))
@@ -211,10 +212,10 @@ def test_a_command_that_writes_upgrades_an_older_sqlite_ledger_saying_so_and_kee
     assert ingest.exit_code == 0, ingest.output
     backup = tmp_path / "ledger.sqlite.0003.bak"
     assert ingest.stderr == (
-        f"benchledger: note: upgraded the ledger at {url} from schema revision 0003 to 0005; the file as it was is kept as {backup} "
-        "(a benchledger older than revision 0005 cannot open it)\n"
+        f"benchledger: note: upgraded the ledger at {url} from schema revision 0003 to {HEAD_REVISION}; the file as it was is kept as {backup} "
+        f"(a benchledger older than revision {HEAD_REVISION} cannot open it)\n"
     )
-    assert json.loads(invoke(url, "info", "--format", "json").stdout)["schema_revision"] == "0005"
+    assert json.loads(invoke(url, "info", "--format", "json").stdout)["schema_revision"] == HEAD_REVISION
     # the copy is the ledger as the older build left it: that build opens it, and it holds what it held
     older = run_older(older_builds["f45266d"], f"sqlite:///{backup}", "export")
     assert older.returncode == 0, older.stderr
@@ -230,13 +231,13 @@ def test_db_upgrade_sql_starts_from_the_databases_revision(ledger_url, written_b
     written_by("698219f", ledger_url)
     sql = invoke(ledger_url, "db", "upgrade", "--sql")
     assert sql.exit_code == 0, sql.output
-    assert sql.stdout.startswith("-- the ledger at ") and ": schema revision 0004 to 0005\n" in sql.stdout
+    assert sql.stdout.startswith("-- the ledger at ") and f": schema revision 0004 to {HEAD_REVISION}\n" in sql.stdout
     assert "Running upgrade 0004 -> 0005" in sql.stdout
     assert "0003 -> 0004" not in sql.stdout and "CREATE TABLE events" not in sql.stdout
     assert invoke(ledger_url, "db", "current").stdout.startswith("0004 ")  # read, nothing changed
 
     assert invoke(ledger_url, "db", "upgrade").exit_code == 0
-    assert invoke(ledger_url, "db", "upgrade", "--sql").stdout.endswith("is at schema revision 0005: nothing to run\n")
+    assert invoke(ledger_url, "db", "upgrade", "--sql").stdout.endswith(f"is at schema revision {HEAD_REVISION}: nothing to run\n")
     # --from-revision still connects to nothing
     offline = invoke("postgresql://nobody@127.0.0.1:1/absent", "db", "upgrade", "--sql", "--from-revision", "0004")
     assert offline.exit_code == 0 and "Running upgrade 0004 -> 0005" in offline.stdout
@@ -248,7 +249,7 @@ def test_version_names_the_build_commit_and_schema_head():
 
     done = subprocess.run([sys.executable, "-m", "benchledger", "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith(f"benchledger {__version__} (commit {commit}")
-    assert done.stdout.endswith(", schema revision 0005)\n")
+    assert done.stdout.endswith(f", schema revision {HEAD_REVISION})\n")
 
 
 # What status and audit say of an upgrade rests on one rule: a change to what a projection stores bumps its version
