@@ -69,7 +69,7 @@ def checkpoint_command(ctx: click.Context, tree_size: int | None, origin: str | 
     """
     if key_file is not None and tree_size is not None:
         raise click.UsageError("--key signs the current tree head: --tree-size is for an unsigned checkpoint")
-    with open_ledger(ctx) as ledger:
+    with open_ledger(ctx, writes=key_file is not None) as ledger:  # (a signed checkpoint is kept in the ledger)
         if key_file is None:
             head = ledger.checkpoint(tree_size=tree_size, origin=origin)
         else:
@@ -175,7 +175,7 @@ def verify_consistency_command(old: str, new: str, proof: str, keys: tuple[str, 
 def publish_command(ctx: click.Context, goal: str, comparison_id: str, key_file: str, output: str, origin: str | None) -> None:
     """Write a claim bundle: a comparison's reviews, every event they were computed from, an inclusion proof of each
     against a checkpoint signed now (and kept), and the checkpoint. `verify` checks it with no ledger."""
-    with open_ledger(ctx) as ledger:
+    with open_ledger(ctx, writes=True) as ledger:
         bundle = ledger.publish(goal, comparison_id, _read_text(key_file, "--key"), origin=origin, key_source=key_file)
     document = bundle.as_dict()
     try:
