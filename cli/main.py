@@ -9,6 +9,7 @@ propagate instead (the test suite sets it, so bugs fail tests loudly).
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import os
@@ -110,7 +111,11 @@ class _Root(click.Group):
         real_stdout, sys.stdout = sys.stdout, _OutputStream(sys.stdout)
         committed_before = writes_committed()
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                # What is still buffered is written here, where a closed pipe is told apart (not at the interpreter's exit).
+                sys.stdout.flush()
         except _OutputFailed as failure:
             _report_output_failure(ctx, failure.error, writes_committed() - committed_before)
         except KeyboardInterrupt:
@@ -192,12 +197,18 @@ def _report_interruption(ctx: click.Context, committed: int) -> None:
     ctx.exit(INTERRUPTED)
 
 
+# The status a shell reports for `git log | head` or `grep … | head`: killed by SIGPIPE, 128 + 13.
+CLOSED_PIPE = 141
+
+
 def _report_output_failure(ctx: click.Context, exc: OSError, committed: int) -> None:
     """A report that cannot be printed: a warning once the command committed its change (``committed`` transactions), else an error.
 
-    Standard output is then pointed at the null device, so the interpreter's
-    final flush of what is still buffered does not fail again. (docs/cli.md,
-    "Exit codes", states the rule.)
+    A reader that closed the pipe (``benchledger history … | head``, EPIPE) wanted
+    no more: the command ends quietly as git and grep do, exit 141 (0 when it
+    committed a change, which is there). Standard output is then pointed at the
+    null device, so the interpreter's final flush of what is still buffered does
+    not fail again. (docs/cli.md, "Exit codes", states the rule.)
     """
     from benchledger.errors import USAGE
 
@@ -206,6 +217,8 @@ def _report_output_failure(ctx: click.Context, exc: OSError, committed: int) -> 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # (no file descriptor: an in-process test runner)
         pass
+    if exc.errno == errno.EPIPE:
+        ctx.exit(0 if committed else CLOSED_PIPE)
     if committed:
         click.echo(
             f"benchledger: warning: the report could not be written to standard output ({reason}); "

@@ -21,23 +21,24 @@ from benchledger.cli.output import (
     wide_option,
 )
 from benchledger.errors import capped
-from benchledger.ledger.results import FaultedRow, HistoryEntry, Lifecycle
+from benchledger.ledger.results import FaultedRow, GoalView, History, HistoryEntry, Lifecycle
 from benchledger.projections.catalog import EVENT_KINDS
 
 AS_OF_HELP = (
     "Only the events up to this global position, or those the ledger recorded at or before TIME "
     "(ISO-8601, no offset = UTC; compared with the ledger's recording time, recorded_at, never an artifact's own time; "
-    "a time to the second, as tables print it, takes in that whole second)."
+    "a TIME without a fraction takes in the whole day, hour, minute or second it names: 2026-12-04 is up to its last microsecond)."
 )
 
 
-def _as_of_text(as_of: str | None, position: int | None) -> str | None:
-    """What an --as-of answer is as of, in words: the position, and the ledger time it was resolved from."""
-    if position is None:
+def _as_of_text(as_of: str | None, view: GoalView | History) -> str | None:
+    """What an --as-of answer is as of, in words: the position, and the instant of ledger time it was resolved from."""
+    if view.as_of_position is None:
         return None
-    if as_of is not None and not as_of.strip().isdigit():
-        return f"as of position {position}: the events the ledger recorded (recorded_at, UTC) at or before {utc_text(as_of)}"
-    return f"as of position {position}"
+    if view.as_of_time is None:
+        return f"as of position {view.as_of_position}"
+    whole = f" (--as-of {as_of} takes in that whole {view.as_of_period})" if view.as_of_period else ""
+    return f"as of position {view.as_of_position}: the events the ledger recorded (recorded_at, UTC) at or before {view.as_of_time}{whole}"
 
 
 def _echo_faulted(faulted: Sequence[FaultedRow]) -> None:
@@ -122,7 +123,7 @@ def show_command(
         return
     from benchledger.projections import REVIEW_MODULES, review_module
 
-    when = _as_of_text(as_of, view.as_of_position) or "current"
+    when = _as_of_text(as_of, view) or "current"
     click.echo(visible(f"# Goal `{goal}` ({when}; head at position {view.head_position})\n"))
     shown = sum(len(rows) for rows in view.projections.values())
     listing = ", ".join(f"{name} {count}" for name, count in view.counts.items())
@@ -183,7 +184,7 @@ def history_command(
             echo_json_listing(view)
             return
         headers = ["changed", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
-        when = _as_of_text(as_of, view.as_of_position)
+        when = _as_of_text(as_of, view)
         if fmt == "table" and when:
             click.echo(when)
         title = f"# Lifecycle history of `{goal}`" + (f" ({when})" if when else "")

@@ -224,6 +224,8 @@ class Ledger:
             shown["head_position"],
             {name: [ProjectionRow(**row) for row in rows] for name, rows in shown["projections"].items()},
             shown["counts"],
+            shown["as_of_time"],
+            shown["as_of_period"],
         )
 
     def history(
@@ -242,7 +244,11 @@ class Ledger:
         query = views.HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only)
         with ExitStack() as held:
             view = held.enter_context(views.history_reader(self._store, goal_id, query))
-            return History(goal_id, view.as_of_position, map(_history_entry, view.entries), held.pop_all().close)
+            as_of = view.as_of
+            return History(
+                goal_id, as_of and as_of.position, map(_history_entry, view.entries), held.pop_all().close,
+                as_of and as_of.time, as_of and as_of.period,
+            )
 
     # -- runs --------------------------------------------------------------------------------
 

@@ -179,13 +179,18 @@ class History(Listing[HistoryEntry]):
 
     rows_name = "entries"
 
-    def __init__(self, goal_id: str, as_of_position: int | None, rows: Iterator[HistoryEntry], close: Callable[[], None]) -> None:
+    def __init__(
+        self, goal_id: str, as_of_position: int | None, rows: Iterator[HistoryEntry], close: Callable[[], None],
+        as_of_time: str | None = None, as_of_period: str | None = None,
+    ) -> None:
         super().__init__(rows, close)
         self.goal_id = goal_id
         self.as_of_position = as_of_position  # the position ``as_of`` named, or None
+        self.as_of_time = as_of_time  # the instant an ``as_of`` TIME named (recorded_at, UTC), or None
+        self.as_of_period = as_of_period  # the day, hour, minute or second that TIME took in whole, or None
 
     def head(self) -> dict[str, Any]:
-        return {"goal_id": self.goal_id, "as_of_position": self.as_of_position}
+        return {"goal_id": self.goal_id, "as_of_position": self.as_of_position, "as_of_time": self.as_of_time, "as_of_period": self.as_of_period}
 
 
 # -- a goal's projections ------------------------------------------------------------------------
@@ -223,11 +228,15 @@ class GoalView:
     head_position: int
     projections: dict[str, list[ProjectionRow]]
     counts: dict[str, int]
+    as_of_time: str | None = None  # the instant an ``as_of`` TIME named (recorded_at, UTC)
+    as_of_period: str | None = None  # the day, hour, minute or second that TIME took in whole
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "goal_id": self.goal_id,
             "as_of_position": self.as_of_position,
+            "as_of_time": self.as_of_time,
+            "as_of_period": self.as_of_period,
             "head_position": self.head_position,
             "projections": {name: [row.as_dict() for row in rows] for name, rows in self.projections.items()},
             "counts": self.counts,

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, true
@@ -40,64 +40,95 @@ def _payload(row: dict[str, Any]) -> Any:
 # Positions are 64-bit on every backend (PostgreSQL BIGINT); a larger number names no position.
 MAX_POSITION = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]+")
-# A time given to the second, without a fraction (as tables, CSV and markdown print it).
-_WHOLE_SECONDS = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?![.,0-9])")
+# How much of an ISO-8601 time a value gives (the date: a calendar date, an ordinal date or an ISO
+# week, with or without its day; then the hour, minute, second and a fraction, each optional).
+_PRECISION = re.compile(
+    r"(?P<date>[0-9]{4}-?(?:W[0-9]{2}(?P<weekday>-?[0-9])?|[0-9]{2}-?[0-9]{2}|[0-9]{3}))"
+    r"(?:[T ](?P<hour>[0-9]{2})(?::?(?P<minute>[0-9]{2})(?::?(?P<second>[0-9]{2})(?P<fraction>[.,][0-9]+)?)?)?)?"
+)
+_PERIODS = {"week": timedelta(weeks=1), "day": timedelta(days=1), "hour": timedelta(hours=1), "minute": timedelta(minutes=1), "second": timedelta(seconds=1)}
 
 
-def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> int | None:
+@dataclass(frozen=True)
+class Point:
+    """A ``POSITION|TIME`` value as the ledger reads it: a position, or the instant (``recorded_at`` text) a time names.
+
+    ``period``: the week, day, hour, minute or second a time without a fraction
+    names (``None``: a position, or a time to the fraction, one instant).
+    """
+
+    position: int | None = None
+    start: str | None = None  # the period's first instant
+    end: str | None = None  # its last (the same as ``start`` for one instant)
+    period: str | None = None
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """What ``--as-of`` resolved to: the position, and the instant a TIME named (``None`` for a position)."""
+
+    position: int
+    time: str | None = None
+    period: str | None = None
+
+
+def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> AsOf | None:
     """``as_of`` as a global position: ASCII digits are a position, anything else an ISO-8601 time.
 
     A time names the last event of the goal the ledger recorded at or before
-    it (0: none). Refused with one line (:class:`InvalidAsOf`): other digits
-    (``²``), a position beyond 64 bits, a date that does not exist
-    (``2026-02-30``) or one outside the years a UTC timestamp can name.
+    it (0: none); a time given to the day, hour, minute or second (no
+    fraction) takes in that whole period. Refused with one line
+    (:class:`InvalidAsOf`): other digits (``²``), a position beyond 64 bits, a
+    date that does not exist (``2026-02-30``) or one outside the years a UTC
+    timestamp can name.
     """
-    return _resolve_point(ledger, goal_id, "--as-of", as_of, latest_at_or_before=True)
+    if as_of is None:
+        return None
+    point = _parse_point("--as-of", as_of)
+    return AsOf(_resolve_point(ledger, goal_id, point, latest_at_or_before=True), point.end, point.period)
 
 
 def resolve_ledger_as_of(ledger: Store, as_of: str | None) -> int | None:
     """``as_of`` as :func:`resolve_as_of` reads it, over the whole ledger: a time names the last event recorded at or before it."""
-    return _resolve_point(ledger, None, "--as-of", as_of, latest_at_or_before=True)
+    return None if as_of is None else _resolve_point(ledger, None, _parse_point("--as-of", as_of), latest_at_or_before=True)
 
 
-def _resolve_point(ledger: Store, goal_id: str | None, option: str, value: str | None, *, latest_at_or_before: bool) -> int | None:
-    """A ``POSITION|TIME`` option as a position: a time is the goal's last event recorded at or before it
-    (``latest_at_or_before``) or its first event recorded at or after it (otherwise; none: past the end)."""
-    if value is None:
-        return None
-    point = _parse_point(option, value)
-    if isinstance(point, int):
-        return point
-    if latest_at_or_before and _WHOLE_SECONDS.search(value):
-        # Tables print recorded times to the second: "at or before 08:52:54" takes in that whole second,
-        # so the time a row shows includes that row (the ledger records microseconds).
-        point = point[: -len("000000Z")] + "999999Z"
+def _resolve_point(ledger: Store, goal_id: str | None, point: Point, *, latest_at_or_before: bool) -> int:
+    """A ``POSITION|TIME`` option as a position: a time is the goal's (``None``: the ledger's) last event recorded at or before
+    its period's end (``latest_at_or_before``) or its first event recorded at or after its period's start (otherwise; none: past the end)."""
+    if point.position is not None:
+        return point.position
     recorded = events.c.recorded_at
     of_goal = events.c.goal_id == goal_id if goal_id is not None else true()  # (None: the whole ledger)
     with ledger.reading() as connection:
         if latest_at_or_before:
-            found = connection.execute(select(func.max(events.c.position)).where(of_goal, recorded <= point)).scalar()
+            found = connection.execute(select(func.max(events.c.position)).where(of_goal, recorded <= point.end)).scalar()
             return found or 0
-        found = connection.execute(select(func.min(events.c.position)).where(of_goal, recorded >= point)).scalar()
+        found = connection.execute(select(func.min(events.c.position)).where(of_goal, recorded >= point.start)).scalar()
         return MAX_POSITION if found is None else found
 
 
-def _refuse_an_empty_range(since: str | None, until: str | None) -> None:
+def _refuse_an_empty_range(since: str, start: Point, until: str, end: Point) -> None:
     """``--since`` after ``--until`` (two positions, or two times) selects nothing: say so rather than print an empty table."""
-    if since is None or until is None:
-        return
-    start, end = _parse_point("--since", since), _parse_point("--until", until)
-    if type(start) is type(end) and start > end:  # (a position and a time are compared once resolved, per goal)
+    # (a position and a time are compared once resolved, per goal)
+    if (start.position is not None and end.position is not None and start.position > end.position) or (
+        start.start is not None and end.end is not None and start.start > end.end
+    ):
         raise InvalidAsOf(f"--since {_shown(since)} is after --until {_shown(until)}: no entry lies between them")
 
 
-def _parse_point(option: str, value: str) -> int | str:
-    """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise."""
+def _parse_point(option: str, value: str) -> Point:
+    """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise.
+
+    A time without a fraction names a period, the whole of it: ``2026-12-04``
+    the day, ``2026-12-04T08:30`` that minute, ``…T08:30:15`` that second
+    (the ledger records microseconds); its start and end are the first and last microsecond.
+    """
     text = value.strip()
     if _DIGITS.fullmatch(text):
         if len(text.lstrip("0")) > 19 or int(text) > MAX_POSITION:
             raise InvalidAsOf(f"{option} {_shown(text)} is beyond any position (at most {MAX_POSITION})")
-        return int(text)
+        return Point(position=int(text))
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
@@ -105,10 +136,23 @@ def _parse_point(option: str, value: str) -> int | str:
         raise InvalidAsOf(f"{option} {_shown(value)} is neither a position nor an ISO-8601 time{reason}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
+    period = _period(text)
     try:
-        return utc_timestamp(moment)
+        end = moment + _PERIODS[period] - timedelta(microseconds=1) if period else moment
+        return Point(start=utc_timestamp(moment), end=utc_timestamp(end), period=period)
     except OverflowError:
         raise InvalidAsOf(f"{option} {_shown(value)} is outside the times a UTC timestamp can name") from None
+
+
+def _period(text: str) -> str | None:
+    """The period a time ``text`` (one ``fromisoformat`` reads) names: its finest field, ``None`` when it has a fraction."""
+    given = _PRECISION.match(text)
+    if given is None or given["fraction"]:
+        return None
+    for field in ("second", "minute", "hour"):
+        if given[field]:
+            return field
+    return "week" if "W" in given["date"] and not given["weekday"] else "day"
 
 
 def _shown(text: str) -> str:
@@ -214,7 +258,8 @@ def show(
     head = ledger.require_goal(goal_id)
     if projection is not None and projection not in catalog.projection_versions():
         raise InvalidInput(f"--projection {projection!r} is not a projection; known: {', '.join(sorted(catalog.projection_versions()))}")
-    position = resolve_as_of(ledger, goal_id, as_of)
+    resolved = resolve_as_of(ledger, goal_id, as_of)
+    position = None if resolved is None else resolved.position
     if position is None:
         if projection is None:
             counts, rows = ledger.goal_projections(goal_id)
@@ -240,9 +285,14 @@ def show(
             rows = list(latest.values())
         else:
             rows = folded[offset : None if limit is None else offset + limit]
+    if key is not None and not rows:
+        when = "" if position is None else f" as of position {position}"
+        raise InvalidInput(f"no row {key!r} in projection {projection} of goal {goal_id!r}{when} (a key is an event id, 'current', or a step's 12-digit position)")
     return {
         "goal_id": goal_id,
         "as_of_position": position,
+        "as_of_time": None if resolved is None else resolved.time,
+        "as_of_period": None if resolved is None else resolved.period,
         "head_position": head["last_position"],
         "projections": _rows_by_projection(rows),
         "counts": dict(sorted(counts.items())),
@@ -275,16 +325,16 @@ class LifecycleStep:
 
 @dataclass(frozen=True)
 class HistoryView:
-    """A goal's history as :func:`history_reader` streams it: the ``--as-of`` position it resolved, and the entries."""
+    """A goal's history as :func:`history_reader` streams it: what ``--as-of`` resolved to, and the entries."""
 
-    as_of_position: int | None
+    as_of: AsOf | None
     entries: Iterator[dict[str, Any]]
 
 
 def history(ledger: Store, goal_id: str, **query: Any) -> dict[str, Any]:
     """Every event of the goal in order (or those ``query`` selects, :class:`HistoryFilter`), with the lifecycle after it."""
     with history_reader(ledger, goal_id, HistoryFilter(**query)) as view:
-        return {"goal_id": goal_id, "as_of_position": view.as_of_position, "entries": list(view.entries)}
+        return {"goal_id": goal_id, "as_of_position": None if view.as_of is None else view.as_of.position, "entries": list(view.entries)}
 
 
 @contextmanager
@@ -300,9 +350,16 @@ def history_reader(ledger: Store, goal_id: str, query: HistoryFilter = HistoryFi
     with ledger.snapshot() as view, view.reading() as connection:
         view.require_goal(goal_id)
         as_of = resolve_as_of(view, goal_id, query.as_of)
-        _refuse_an_empty_range(query.since, query.until)
-        lowest = _resolve_point(view, goal_id, "--since", query.since, latest_at_or_before=False) or 0
-        highest = min(p for p in (as_of, _resolve_point(view, goal_id, "--until", query.until, latest_at_or_before=True), MAX_POSITION) if p is not None)
+        since = None if query.since is None else _parse_point("--since", query.since)
+        until = None if query.until is None else _parse_point("--until", query.until)
+        if query.since is not None and since is not None and query.until is not None and until is not None:
+            _refuse_an_empty_range(query.since, since, query.until, until)
+        lowest = 0 if since is None else _resolve_point(view, goal_id, since, latest_at_or_before=False)
+        highest = min(
+            MAX_POSITION,
+            MAX_POSITION if as_of is None else as_of.position,
+            MAX_POSITION if until is None else _resolve_point(view, goal_id, until, latest_at_or_before=True),
+        )
         if stored_steps(connection, goal_id):
             entries = _stored_history(connection, goal_id, query, lowest, highest)
         else:

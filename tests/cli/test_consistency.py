@@ -315,10 +315,10 @@ def test_as_of_says_which_time_it_compares(demo_and_loopx):
     entries = json.loads(ok(url, "history", "demo", "--format", "json"))["entries"]
     moment = entries[3]["recorded_at"]
     table = ok(url, "history", "demo", "--as-of", moment).splitlines()
-    assert table[0] == f"as of position 4: the events the ledger recorded (recorded_at, UTC) at or before {utc_text(moment)}"
+    assert table[0] == f"as of position 4: the events the ledger recorded (recorded_at, UTC) at or before {moment}"
     assert ok(url, "history", "demo", "--as-of", "3").splitlines()[0] == "as of position 3"
     markdown = ok(url, "history", "demo", "--as-of", moment, "--format", "markdown").splitlines()[0]
-    assert markdown == f"# Lifecycle history of `demo` (as of position 4: the events the ledger recorded (recorded_at, UTC) at or before {utc_text(moment)})"
+    assert markdown == f"# Lifecycle history of `demo` (as of position 4: the events the ledger recorded (recorded_at, UTC) at or before {moment})"
 
 
 # -- shell completion ------------------------------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""Small things that teach a user not to trust a tool (issue #28, items 7, 14-17), as a user types them, on both backends."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import invoke, row_counts
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "examples" / "demo"
+BENCHLEDGER = str(Path(sys.executable).parent / "benchledger")
+
+NOT_READY = {"schema_version": "benchmark_preflight_fixture_v0", "ready": False, "first_blocker": "docker_daemon_unreachable"}
+READY = {"schema_version": "benchmark_preflight_fixture_v0", "ready": True, "first_blocker": "ready_for_private_managed_no_upload_pilot_review"}
+
+
+def _ok(url: str, *args: str, env: dict | None = None) -> str:
+    result = invoke(url, *args, env=env)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _json(url: str, *args: str) -> dict:
+    return json.loads(_ok(url, *args, "--format", "json"))
+
+
+def _write(path: Path, document) -> Path:
+    path.write_text(json.dumps(document, indent=2))
+    return path
+
+
+def _history(url: str, goal: str, *args: str) -> list[dict]:
+    return _json(url, "history", "--goal", goal, *args)["entries"]
+
+
+# -- 17. `cmd | head` ----------------------------------------------------------------------------------------------
+
+
+def _many_preflights(url: str, tmp_path: Path, count: int) -> None:
+    """One goal ``big`` of ``count`` preflights: more output than a pipe holds (64 KiB)."""
+    artifacts = [{**NOT_READY, "generated_at": f"2026-11-23T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"} for i in range(count)]
+    lines = tmp_path / "big.ndjson"
+    lines.write_text(json.dumps({"goal_id": "big", "kind": None, "artifacts": artifacts}) + "\n")
+    _ok(url, "ingest-batches", str(lines))
+
+
+def _piped_to_head(url: str, command: str) -> subprocess.CompletedProcess:
+    """``set -o pipefail; benchledger … COMMAND | head -n 2`` in a real shell: the status is benchledger's."""
+    env = {k: v for k, v in os.environ.items() if k != "BENCHLEDGER_DEBUG"}
+    script = f"set -o pipefail; '{BENCHLEDGER}' --database-url '{url}' {command} | head -n 2 > /dev/null"
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly_with_141_as_git_and_grep_do(migrated_url, tmp_path):
+    _many_preflights(migrated_url, tmp_path, 1500)
+    for command in ("export", "history --goal big", "history --goal big --format csv", "history --goal big --format json"):
+        piped = _piped_to_head(migrated_url, command)
+        assert (piped.returncode, piped.stderr) == (141, ""), command
+    # the whole output still reaches a reader that reads it all
+    whole = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; '{BENCHLEDGER}' --database-url '{migrated_url}' history --goal big --format csv | wc -l"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert (whole.returncode, whole.stdout.strip(), whole.stderr) == (0, "1502", "")
+
+
+def test_a_committed_ingest_whose_reader_closed_the_pipe_still_exits_0_quietly(migrated_url, tmp_path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(1500):
+        _write(folder / f"p{i:04d}.json", {**NOT_READY, "generated_at": f"2026-11-23T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"})
+    piped = _piped_to_head(migrated_url, f"ingest --goal many --format json '{folder}'")
+    assert (piped.returncode, piped.stderr) == (0, "")
+    assert row_counts(migrated_url)["events"] == 1501
+
+
+# -- 16. show --key, --as-of precision -----------------------------------------------------------------------------
+
+
+def test_show_of_a_key_no_row_has_exits_2_naming_it(migrated_url):
+    _ok(migrated_url, "ingest", "--goal", "demo", str(DEMO))
+    result = invoke(migrated_url, "show", "--goal", "demo", "--projection", "review-claim", "--key", "nope")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("benchledger: no row 'nope' in projection review-claim of goal 'demo'"), result.stderr
+    assert result.stdout == ""
+    (row,) = _json(migrated_url, "show", "--goal", "demo", "--projection", "lifecycle-state", "--key", "current")["projections"]["lifecycle-state"]
+    assert row["key"] == "current"
+    replayed = invoke(migrated_url, "show", "--goal", "demo", "--as-of", "2", "--projection", "review-claim", "--key", "nope")
+    assert replayed.exit_code == 2 and "no row 'nope'" in replayed.stderr and "as of position 2" in replayed.stderr
+
+
+def test_a_time_without_a_fraction_takes_in_the_whole_day_minute_or_second_it_names_and_says_so(migrated_url):
+    _ok(migrated_url, "ingest", "--goal", "demo", str(DEMO))
+    entries = _history(migrated_url, "demo")
+    recorded = entries[-1]["recorded_at"]  # e.g. 2026-12-04T23:25:15.123456Z
+    day, minute, second = recorded[:10], recorded[:16], recorded[:19]
+    last = entries[-1]["position"]
+    for given, period, instant in (
+        (day, "day", f"{day}T23:59:59.999999Z"),
+        (minute, "minute", f"{minute}:59.999999Z"),
+        (second, "second", f"{second}.999999Z"),
+        (second + "Z", "second", f"{second}.999999Z"),
+    ):
+        view = _json(migrated_url, "history", "--goal", "demo", "--as-of", given)
+        assert (view["as_of_position"], view["as_of_time"], view["as_of_period"]) == (last, instant, period), given
+        first_line = _ok(migrated_url, "history", "--goal", "demo", "--as-of", given).splitlines()[0]
+        assert first_line == (
+            f"as of position {last}: the events the ledger recorded (recorded_at, UTC) at or before {instant} "
+            f"(--as-of {given} takes in that whole {period})"
+        )
+        shown = _json(migrated_url, "show", "--goal", "demo", "--as-of", given)
+        assert (shown["as_of_position"], shown["as_of_time"], shown["as_of_period"]) == (last, instant, period)
+        # --until the same value ends at the same instant; --since it starts at the period's first instant
+        assert [e["position"] for e in _history(migrated_url, "demo", "--until", given)] == [e["position"] for e in entries]
+        assert [e["position"] for e in _history(migrated_url, "demo", "--since", given, "--until", given)] == [e["position"] for e in entries]
+    # a time to the fraction is that instant, not a period
+    view = _json(migrated_url, "history", "--goal", "demo", "--as-of", recorded)
+    assert (view["as_of_time"], view["as_of_period"]) == (recorded, None)
+    first_line = _ok(migrated_url, "history", "--goal", "demo", "--as-of", recorded).splitlines()[0]
+    assert first_line == f"as of position {last}: the events the ledger recorded (recorded_at, UTC) at or before {recorded}"
+    # the day before holds nothing; a position is a position
+    before = _json(migrated_url, "history", "--goal", "demo", "--as-of", "2000-01-01")
+    assert (before["as_of_position"], before["as_of_time"], before["entries"]) == (0, "2000-01-01T23:59:59.999999Z", [])
+    assert _json(migrated_url, "history", "--goal", "demo", "--as-of", "3")["as_of_time"] is None
