@@ -21,7 +21,7 @@ from benchledger.cli.output import (
     wide_option,
 )
 from benchledger.errors import capped
-from benchledger.ledger.results import FaultedRow, GoalView, History, HistoryEntry, Lifecycle
+from benchledger.ledger.results import AuditProblem, FaultedRow, GoalView, History, HistoryEntry, Lifecycle
 from benchledger.projections.catalog import EVENT_KINDS
 
 AS_OF_HELP = (
@@ -324,6 +324,11 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
     ctx.exit(1 if report.faulted else 0)
 
 
+def _where(problem: AuditProblem) -> str:
+    """Where an audit problem is: its goal and position, each where it has one."""
+    return ", ".join(part for part in (problem.goal_id and f"goal {problem.goal_id}", problem.position and f"position {problem.position}") if part) or "the ledger"
+
+
 @click.command("audit")
 @goal_filter(help="Audit only this goal (its chain, its projections, a digest over its events).")
 @click.option("--expect-digest", metavar="DIGEST", help="A digest printed by an earlier audit: prove that history is unchanged.")
@@ -350,7 +355,12 @@ def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | Non
             f"# Audit: {verdict}\n\n- events checked: {report.events_checked}\n- goals checked: {report.goals_checked}\n"
             f"- projections checked: {report.projections_checked}\n- digest: `{report.digest}`"
         )
-        for line in capped([f"{p.kind} (goal {p.goal_id}, position {p.position}): {p.detail}" for p in report.problems]):
+        if report.expected_digest is not None:
+            position = report.expected_digest.split(":")[0]
+            scope = "the goal's history up to version" if goal else "the history up to position"
+            verdict = "verified: " + scope + f" {position} is unchanged" if report.expected_digest_verified else "NOT verified (below)"
+            click.echo(f"- expected digest `{report.expected_digest}`: {verdict}")
+        for line in capped([f"{p.kind} ({_where(p)}): {p.detail}" for p in report.problems]):
             click.echo(f"- {line}")
         outdated = report.as_dict()["outdated_count"]
         if outdated:

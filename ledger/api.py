@@ -381,6 +381,8 @@ class Ledger:
             report["projections_checked"],
             report["digest"],
             [AuditProblem(**p) for p in report["problems"]],
+            report["expected_digest"],
+            report["expected_digest_verified"],
         )
 
     # -- proofs (docs/proofs.md) ------------------------------------------------------------

@@ -582,6 +582,8 @@ class AuditReport:
     projections_checked: int
     digest: str
     problems: list[AuditProblem]
+    expected_digest: str | None = None  # the --expect-digest given
+    expected_digest_verified: bool | None = None  # whether the history still has it (None: none given)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -590,6 +592,8 @@ class AuditReport:
             "goals_checked": self.goals_checked,
             "projections_checked": self.projections_checked,
             "digest": self.digest,
+            "expected_digest": self.expected_digest,
+            "expected_digest_verified": self.expected_digest_verified,
             "problems": _capped(self.problems),
             "problem_count": len(self.problems),
             # (rows an older benchledger stored, which `replay` rebuilds: not a sign of tampering)

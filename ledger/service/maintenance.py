@@ -185,6 +185,8 @@ def audit(
         "goals_checked": len(ledger_goals),
         "projections_checked": projections_checked,
         "digest": report.digest,
+        "expected_digest": expect_digest,
+        "expected_digest_verified": report.expected_digest_verified,
         "problems": [p.as_dict() for p in problems],
     }
 

@@ -35,6 +35,8 @@ class ChainReport:
     goals: set[str] = field(default_factory=set)
     digest: str = ""
     problems: list[Problem] = field(default_factory=list)
+    # Whether the history has the expected digest (``None``: none was expected).
+    expected_digest_verified: bool | None = None
 
 
 def format_digest(last_position: int, running: str) -> str:
@@ -147,12 +149,22 @@ def verify_events(
         if expected_position is not None and covered == expected_position:
             digest_checked = True
             if running != expected_running:
-                problem("digest_mismatch", event, f"history up to {_covered_name(scope_goal)} {expected_position} differs from the expected digest")
+                # The digest covers every event up to here, of every goal in scope: which one differs no
+                # digest can tell, so the problem names the two digests and no goal (not this event's).
+                report.problems.append(Problem(
+                    "digest_mismatch", scope_goal, event.position,
+                    f"the {_scope_name(scope_goal)} up to {_covered_name(scope_goal)} {expected_position} has digest "
+                    f"{format_digest(expected_position, running)}, not the expected {expect_digest}: an event at or before it "
+                    "was changed, removed, inserted or reordered (another problem names it where its own hashes no longer match), "
+                    "or the digest is another ledger's",
+                ))
 
     if expected_position is not None and not digest_checked:
         report.problems.append(
-            Problem("digest_mismatch", scope_goal, None, f"the {'goal' if scope_goal else 'ledger'} has no event at {_covered_name(scope_goal)} {expected_position}: history was truncated")
+            Problem("digest_mismatch", scope_goal, None, f"the {_scope_name(scope_goal)} has no event at {_covered_name(scope_goal)} {expected_position}: history was truncated")
         )
+    if expected_position is not None:
+        report.expected_digest_verified = digest_checked and not any(p.kind == "digest_mismatch" for p in report.problems)
 
     for head in heads:
         goal_id = head["goal_id"]
@@ -182,6 +194,10 @@ def verify_events(
 
 def _covered_name(scope_goal: str | None) -> str:
     return "position" if scope_goal is None else "version"
+
+
+def _scope_name(scope_goal: str | None) -> str:
+    return "ledger" if scope_goal is None else f"goal {scope_goal!r}"
 
 
 def count_problems(goal_id: str, counts: Mapping[str, int], held: Mapping[str, int]) -> list[Problem]:

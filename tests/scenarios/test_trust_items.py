@@ -126,3 +126,38 @@ def test_a_time_without_a_fraction_takes_in_the_whole_day_minute_or_second_it_na
     before = _json(migrated_url, "history", "--goal", "demo", "--as-of", "2000-01-01")
     assert (before["as_of_position"], before["as_of_time"], before["entries"]) == (0, "2000-01-01T23:59:59.999999Z", [])
     assert _json(migrated_url, "history", "--goal", "demo", "--as-of", "3")["as_of_time"] is None
+
+
+# -- 15. audit --expect-digest -------------------------------------------------------------------------------------
+
+
+def test_audit_says_the_expected_digest_was_verified_and_a_mismatch_blames_no_goal(migrated_url, tmp_path):
+    _ok(migrated_url, "ingest", "--goal", "a", str(_write(tmp_path / "a1.json", NOT_READY)))
+    _ok(migrated_url, "ingest", "--goal", "b", str(_write(tmp_path / "b1.json", READY)))
+    digest = _json(migrated_url, "audit")["digest"]
+    _ok(migrated_url, "ingest", "--goal", "a", str(_write(tmp_path / "a2.json", READY)))
+
+    kept = _json(migrated_url, "audit", "--expect-digest", digest)
+    assert (kept["ok"], kept["expected_digest"], kept["expected_digest_verified"]) == (True, digest, True)
+    assert f"- expected digest `{digest}`: verified: the history up to position 4 is unchanged" in _ok(
+        migrated_url, "audit", "--expect-digest", digest
+    ).splitlines()
+    assert _json(migrated_url, "audit")["expected_digest_verified"] is None  # none expected, none claimed
+
+    # The same evidence ingested into another ledger is other history (other times, other chains):
+    # position 4 is goal b's batch there, but nothing says b was tampered with.
+    other = f"sqlite:///{tmp_path / 'other.sqlite'}"
+    _ok(other, "ingest", "--goal", "a", str(tmp_path / "a1.json"))
+    _ok(other, "ingest", "--goal", "b", str(tmp_path / "b1.json"))
+    result = invoke(other, "audit", "--expect-digest", digest, "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert (report["expected_digest"], report["expected_digest_verified"]) == (digest, False)
+    (problem,) = report["problems"]
+    actual = report["digest"]
+    assert (problem["kind"], problem["goal_id"], problem["position"]) == ("digest_mismatch", None, 4)
+    assert f"has digest {actual}, not the expected {digest}" in problem["detail"]
+    text = invoke(other, "audit", "--expect-digest", digest).stdout.splitlines()
+    assert f"- expected digest `{digest}`: NOT verified (below)" in text
+    (line,) = [line for line in text if line.startswith("- digest_mismatch")]
+    assert line.startswith("- digest_mismatch (position 4): the ledger up to position 4 has digest") and "goal" not in line
