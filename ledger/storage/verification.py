@@ -153,7 +153,7 @@ def verify_events(
                 # digest can tell, so the problem names the two digests and no goal (not this event's).
                 report.problems.append(Problem(
                     "digest_mismatch", scope_goal, event.position,
-                    f"the {_scope_name(scope_goal)} up to {_covered_name(scope_goal)} {expected_position} has digest "
+                    f"history up to {_covered_name(scope_goal)} {expected_position} of the {_scope_name(scope_goal)} has digest "
                     f"{format_digest(expected_position, running)}, not the expected {expect_digest}: an event at or before it "
                     "was changed, removed, inserted or reordered (another problem names it where its own hashes no longer match), "
                     "or the digest is another ledger's",
