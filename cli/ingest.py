@@ -216,7 +216,7 @@ def _sized(bar: Any):
 
 
 @click.command("retract")
-@click.argument("event_ids", metavar="EVENT_ID...", nargs=-1, required=True)
+@click.argument("events", metavar="EVENT...", nargs=-1, required=True)
 @click.option(
     "--reason",
     cls=OneValueOption,
@@ -225,20 +225,44 @@ def _sized(bar: Any):
     help="Why the evidence is withdrawn (kept in the ledger: no local paths or secrets).",
 )
 @goal_filter(help="The goal that holds the events (default: the one goal they belong to).")
+@click.option("--dry-run", is_flag=True, help="Check everything and say what would change; write nothing.")
 @format_option("markdown", "json")
 @click.pass_context
-def retract_command(ctx: click.Context, event_ids: tuple[str, ...], reason: str, goal: str | None, fmt: str) -> None:
-    """Withdraw mistaken evidence: append a retraction of EVENT_ID... (never deletes).
+def retract_command(ctx: click.Context, events: tuple[str, ...], reason: str, goal: str | None, dry_run: bool, fmt: str) -> None:
+    """Withdraw mistaken evidence: append a retraction of EVENT... (never deletes).
+
+    EVENT is an event id, a unique prefix of one (at least 4 characters), or
+    @POSITION, the global position `history` prints in its `pos` column
+    (`benchledger retract @42`). Ids are in `history --wide` and `--format json`.
 
     From the retraction on, the goal's projections, lifecycle, `runs` and
     `show` read as if the retracted events were absent; `history` shows the
-    retraction, and `--as-of` a position before it shows the old view.
-    Event ids are in `history --format json` (or `--wide`).
+    retraction and marks what it withdrew, and `--as-of` a position before it
+    shows the old view.
     """
-    with open_ledger(ctx, writes=True) as ledger:
-        retraction = ledger.retract(list(event_ids), reason, goal_id=goal, source="cli retract")
+    with open_ledger(ctx, writes=not dry_run) as ledger:
+        retraction = ledger.retract(list(events), reason, goal_id=goal, source="cli retract", dry_run=dry_run)
     if fmt == "json":
         echo_json(retraction.as_dict())
+        return
+    if retraction.dry_run:
+        click.echo(f"# would retract {len(retraction.retracts)} event(s) of goal `{retraction.goal_id}` (dry run: nothing was written)\n")
     else:
         click.echo(f"# retracted {len(retraction.retracts)} event(s) of goal `{retraction.goal_id}` at position {retraction.position}\n")
-        click.echo("\n".join(f"- {event_id}" for event_id in retraction.retracts))
+    click.echo("\n".join(f"- @{e.position} {e.kind} {e.event_id}: {e.summary}" for e in retraction.events))
+    before, after = retraction.lifecycle_before, retraction.lifecycle_after
+    click.echo(f"\nreason: {retraction.reason}")
+    click.echo(f"lifecycle: {_lifecycle_text(before)} -> {_lifecycle_text(after)}" + _gate_changes(before, after))
+
+
+def _lifecycle_text(lifecycle: Any) -> str:
+    return "none" if lifecycle is None else f"phase {lifecycle.current_phase}, first blocker {lifecycle.first_blocker}"
+
+
+def _gate_changes(before: Any, after: Any) -> str:
+    """The gates a retraction opens (+) and closes (-), or "(unchanged)" when the lifecycle stays as it is."""
+    if before == after:
+        return " (unchanged)"
+    old, new = (before and before.gates) or {}, (after and after.gates) or {}
+    changed = [f"{'+' if new.get(g) is True else '-'}{g}" for g in dict.fromkeys([*old, *new]) if old.get(g) != new.get(g)]
+    return f"; gates {' '.join(changed)}" if changed else ""

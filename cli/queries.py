@@ -171,7 +171,9 @@ def history_command(
     """The goal's lifecycle history: every event, and the lifecycle state after it.
 
     Entries where the lifecycle phase or a gate changed are marked with '*'
-    (the gates column lists +opened / -closed gates). A run's summary starts
+    (the gates column lists +opened / -closed gates); an event a retraction
+    withdrew is marked "by @POS", the retraction's position (JSON retracted_by,
+    with its reason). --wide, CSV and markdown carry each event's id. A run's summary starts
     with its outcome (passed / failed and its score); "recorded" is when the
     ledger recorded the event, "artifact time" the time the artifact itself
     states, where it states one (a LoopX run-ledger row's recorded_at), both UTC.
@@ -183,28 +185,35 @@ def history_command(
         if fmt == "json":
             echo_json_listing(view)
             return
-        headers = ["changed", "pos", "ver", "recorded", "artifact time", "kind", "summary", "phase", "first blocker", "next transition", "gate changes"]
+        # Event ids are what `retract` takes: a wide table, CSV and markdown carry them (a fitted table: `retract @POS`).
+        with_ids = wide or fmt != "table"
+        headers = [
+            "changed", "pos", "ver", *(["event id"] if with_ids else []), "recorded", "artifact time", "kind", "retracted",
+            "summary", "phase", "first blocker", "next transition", "gate changes",
+        ]
         when = _as_of_text(as_of, view)
         if fmt == "table" and when:
             click.echo(when)
         title = f"# Lifecycle history of `{goal}`" + (f" ({when})" if when else "")
-        echo_rows(headers, map(_history_row, view), fmt, wide=wide, title=title)
+        echo_rows(headers, (_history_row(entry, with_ids) for entry in view), fmt, wide=wide, title=title)
 
 
 # What a row shows of an entry whose lifecycle row is faulted.
 _NO_LIFECYCLE = Lifecycle(None, None, None, None)
 
 
-def _history_row(e: HistoryEntry) -> list[Any]:
+def _history_row(e: HistoryEntry, with_id: bool) -> list[Any]:
     life = e.lifecycle or _NO_LIFECYCLE
     changed = e.phase_changed or bool(e.gates_changed)
     return [
         "*" if changed else "",
         e.position,
         e.stream_version,
+        *([e.event_id] if with_id else []),
         utc_text(e.recorded_at),
         utc_text(e.artifact_time),
         e.kind,
+        "" if e.retracted_by is None else f"by @{e.retracted_by.position}",
         e.summary,
         life.current_phase,
         life.first_blocker,

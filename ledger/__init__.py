@@ -54,7 +54,7 @@ _API = {
         (
             "AuditProblem", "AuditReport", "CurrentRun", "FaultedRow", "FoldedByOtherVersions", "GoalRow", "Goals", "GoalView", "History",
             "HistoryEntry", "LaggingGoal", "LedgerInfo", "Lifecycle", "Listing", "LoopxImport", "MissingProjection",
-            "Outcome", "PassRate", "ProjectionRow", "Refusal", "ReplayReport", "Retraction", "Review", "Run",
+            "Outcome", "PassRate", "ProjectionRow", "Refusal", "ReplayReport", "RetractedBy", "RetractedEvent", "Retraction", "Review", "Run",
             "RunListing", "RunPair", "SchemaUpgrade", "StaleProjection", "StatusReport",
         ),
         _RESULTS,

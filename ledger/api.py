@@ -55,6 +55,8 @@ from benchledger.ledger.results import (
     ProjectionRow,
     Refusal,
     ReplayReport,
+    RetractedBy,
+    RetractedEvent,
     Retraction,
     Review,
     Run,
@@ -489,12 +491,24 @@ class Ledger:
 
         return ingest_batch_file(self._store, path, name=name, started=started, progress=progress)
 
-    def retract(self, event_ids: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = LIBRARY_SOURCE) -> Retraction:
-        """Append a retraction of ``event_ids`` (one goal's) with ``reason``: from it on, the goal reads as if they were absent."""
+    def retract(
+        self, event_ids: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = LIBRARY_SOURCE, dry_run: bool = False
+    ) -> Retraction:
+        """Append a retraction of ``event_ids`` (one goal's) with ``reason``: from it on, the goal reads as if they were absent.
+
+        An event is named by its id, a unique prefix of it (at least 4 characters) or ``@POSITION``;
+        ``dry_run``: everything is checked, the answer says what would change, nothing is written.
+        """
         from benchledger.ledger.service.retract import retract
 
-        event = retract(self._store, event_ids, reason, goal_id=goal_id, source=source).event
-        return Retraction(event.goal_id, event.event_id, event.position, event.payload["retracts"], event.payload["reason"])
+        done = retract(self._store, event_ids, reason, goal_id=goal_id, source=source, dry_run=dry_run)
+        plan = done.plan
+        return Retraction(
+            done.goal_id, done.event_id, done.position, [e.event_id for e in plan.withdrawn], plan.reason, done.dry_run,
+            [RetractedEvent(e.event_id, e.position, e.kind, summary) for e, summary in zip(plan.withdrawn, done.withdrawn_summaries)],
+            None if plan.lifecycle_before is None else Lifecycle(**plan.lifecycle_before),
+            None if plan.lifecycle_after is None else Lifecycle(**plan.lifecycle_after),
+        )
 
     # -- exchange ----------------------------------------------------------------------------
 
@@ -536,12 +550,13 @@ class Ledger:
 
 
 def _history_entry(entry: dict[str, Any]) -> HistoryEntry:
-    outcome, lifecycle = entry["outcome"], entry["lifecycle"]
+    outcome, lifecycle, retracted_by = entry["outcome"], entry["lifecycle"], entry["retracted_by"]
     return HistoryEntry(
         **{
             **entry,
             "outcome": None if outcome is None else Outcome(**outcome),
             "lifecycle": None if lifecycle is None else Lifecycle(**lifecycle),
+            "retracted_by": None if retracted_by is None else RetractedBy(**retracted_by),
         }
     )
 

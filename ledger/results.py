@@ -17,7 +17,7 @@ are the API's vocabulary, read together.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from benchledger.errors import SHOWN_PROBLEMS
@@ -141,6 +141,15 @@ class Outcome(_Flat):
 
 
 @dataclass(frozen=True, slots=True)
+class RetractedBy(_Flat):
+    """The retraction that withdrew an event: its id, its position, and why."""
+
+    event_id: str
+    position: int
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryEntry:
     """One event of a goal's history and the lifecycle after it (``None``: its lifecycle row is faulted)."""
 
@@ -156,6 +165,7 @@ class HistoryEntry:
     lifecycle_status: str
     phase_changed: bool
     gates_changed: list[str]
+    retracted_by: RetractedBy | None = None  # the retraction (at or before an --as-of) that withdrew the event
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -171,6 +181,7 @@ class HistoryEntry:
             "lifecycle_status": self.lifecycle_status,
             "phase_changed": self.phase_changed,
             "gates_changed": self.gates_changed,
+            "retracted_by": None if self.retracted_by is None else self.retracted_by.as_dict(),
         }
 
 
@@ -605,17 +616,37 @@ class AuditReport:
 
 
 @dataclass(frozen=True, slots=True)
+class RetractedEvent(_Flat):
+    """An event a retraction withdraws: its id, position, kind and what ``history`` says of it."""
+
+    event_id: str
+    position: int
+    kind: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
 class Retraction:
-    """The retraction ``retract`` appended: where, which events it withdraws, and why."""
+    """The retraction ``retract`` appended (``dry_run``: would append): where, which events it withdraws, why, and the
+    goal's lifecycle before and after it."""
 
     goal_id: str
     event_id: str
     position: int
     retracts: list[str]
     reason: str
+    dry_run: bool = False
+    events: list[RetractedEvent] = field(default_factory=list)
+    lifecycle_before: Lifecycle | None = None
+    lifecycle_after: Lifecycle | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"goal_id": self.goal_id, "event_id": self.event_id, "position": self.position, "retracts": self.retracts, "reason": self.reason}
+        return {
+            "goal_id": self.goal_id, "event_id": self.event_id, "position": self.position, "retracts": self.retracts,
+            "reason": self.reason, "dry_run": self.dry_run, "events": [e.as_dict() for e in self.events],
+            "lifecycle_before": None if self.lifecycle_before is None else self.lifecycle_before.as_dict(),
+            "lifecycle_after": None if self.lifecycle_after is None else self.lifecycle_after.as_dict(),
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from benchledger.ledger.read.points import resolve_ledger_as_of
 from benchledger.ledger.read.runs import UnknownFilterValue, runs_model
-from benchledger.ledger.read.views import resolve_ledger_as_of
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import runs, statistics
 

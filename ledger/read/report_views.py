@@ -36,7 +36,16 @@ from benchledger.ledger.read.json_sql import (
     values_in,
 )
 from benchledger.ledger.read.runs import goal_pass_rates
-from benchledger.ledger.read.views import LifecycleStep, goal_listing_row, history, history_entry, stored_steps
+from benchledger.ledger.read.views import (
+    LifecycleStep,
+    goal_listing_row,
+    goal_retractions,
+    history,
+    history_entry,
+    retraction_list,
+    stored_steps,
+    withdrawn_by,
+)
 from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store
@@ -341,14 +350,16 @@ def lifecycle_timeline(ledger: Store, goal_id: str, *, limit: int = TIMELINE_POI
     are counted in the database and only the latest ``limit`` are read, with
     their events, so the page costs the same however long the goal. A goal
     without current steps (a ledger not yet replayed) is read through
-    :func:`benchledger.ledger.read.views.history`, which folds it.
+    :func:`benchledger.ledger.read.views.history`, which folds it. ``retractions``:
+    the goal's retractions with their reasons and what they withdrew (few: read whole).
     """
     with ledger.snapshot() as view, view.reading() as connection:
         head = view.require_goal(goal_id)
+        retractions = retraction_list(view, connection, goal_id)
         if not stored_steps(connection, goal_id):
             entries = history(view, goal_id, changes_only=True)["entries"]
             changes = [_timeline_step(e) for e in entries if e["phase_changed"] or e["gates_changed"]]
-            return {"events": head["last_version"], "changes": len(changes), "steps": changes[-limit:] if limit else []}
+            return {"events": head["last_version"], "changes": len(changes), "steps": changes[-limit:] if limit else [], "retractions": retractions}
         step = projection_rows
         changed = and_(
             step.c.projection == catalog.STEP, step.c.goal_id == goal_id, readable(step.c.payload, ledger.dialect),
@@ -359,12 +370,13 @@ def lifecycle_timeline(ledger: Store, goal_id: str, *, limit: int = TIMELINE_POI
             select(*events.c, step.c.payload.label("step_payload")).select_from(step).join(events, events.c.position == step.c.position)
             .where(changed).order_by(step.c.key.desc()).limit(limit)
         ).all()
+        withdrawn = withdrawn_by(goal_retractions(connection, goal_id))
     width = len(events.c)
     shown = [
-        _timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload))))
+        _timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload)), withdrawn.get(row.event_id)))
         for row in reversed(latest)
     ]
-    return {"events": head["last_version"], "changes": total, "steps": shown}
+    return {"events": head["last_version"], "changes": total, "steps": shown, "retractions": retractions}
 
 
 def _timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -382,6 +394,7 @@ def _timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
         "gates_opened": [g for g in entry["gates_changed"] if gates.get(g) is True],
         "gates_closed": [g for g in entry["gates_changed"] if gates.get(g) is not True],
         "faulted": entry["lifecycle_status"] == "faulted",
+        "retracted_by": entry["retracted_by"],
     }
 
 

@@ -11,152 +11,32 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, true
+from sqlalchemy import func, select
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.storage.event_records import StoredEvent, row_to_event, utc_timestamp
+from benchledger.ledger.read.points import (
+    MAX_POSITION,
+    AsOf,
+    parse_point,
+    refuse_an_empty_range,
+    resolve_as_of,
+    resolve_point,
+)
+from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows
 from benchledger.ledger.storage.store import Store, one_snapshot
-from benchledger.projections import catalog
+from benchledger.projections import catalog, retraction
 from benchledger.projections.history import artifact_time, event_outcome, event_summary, stored_summary
 from benchledger.projections.projector import project_goal
 
 
-class InvalidAsOf(InvalidInput, ValueError):
-    """An ``--as-of`` value that is neither a position nor an ISO-8601 time."""
-
-
 def _payload(row: dict[str, Any]) -> Any:
     return None if row["payload"] is None else json.loads(row["payload"])
-
-
-# Positions are 64-bit on every backend (PostgreSQL BIGINT); a larger number names no position.
-MAX_POSITION = 2**63 - 1
-_DIGITS = re.compile(r"[0-9]+")
-# How much of an ISO-8601 time a value gives (the date: a calendar date, an ordinal date or an ISO
-# week, with or without its day; then the hour, minute, second and a fraction, each optional).
-_PRECISION = re.compile(
-    r"(?P<date>[0-9]{4}-?(?:W[0-9]{2}(?P<weekday>-?[0-9])?|[0-9]{2}-?[0-9]{2}|[0-9]{3}))"
-    r"(?:[T ](?P<hour>[0-9]{2})(?::?(?P<minute>[0-9]{2})(?::?(?P<second>[0-9]{2})(?P<fraction>[.,][0-9]+)?)?)?)?"
-)
-_PERIODS = {"week": timedelta(weeks=1), "day": timedelta(days=1), "hour": timedelta(hours=1), "minute": timedelta(minutes=1), "second": timedelta(seconds=1)}
-
-
-@dataclass(frozen=True)
-class Point:
-    """A ``POSITION|TIME`` value as the ledger reads it: a position, or the instant (``recorded_at`` text) a time names.
-
-    ``period``: the week, day, hour, minute or second a time without a fraction
-    names (``None``: a position, or a time to the fraction, one instant).
-    """
-
-    position: int | None = None
-    start: str | None = None  # the period's first instant
-    end: str | None = None  # its last (the same as ``start`` for one instant)
-    period: str | None = None
-
-
-@dataclass(frozen=True)
-class AsOf:
-    """What ``--as-of`` resolved to: the position, and the instant a TIME named (``None`` for a position)."""
-
-    position: int
-    time: str | None = None
-    period: str | None = None
-
-
-def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> AsOf | None:
-    """``as_of`` as a global position: ASCII digits are a position, anything else an ISO-8601 time.
-
-    A time names the last event of the goal the ledger recorded at or before
-    it (0: none); a time given to the day, hour, minute or second (no
-    fraction) takes in that whole period. Refused with one line
-    (:class:`InvalidAsOf`): other digits (``²``), a position beyond 64 bits, a
-    date that does not exist (``2026-02-30``) or one outside the years a UTC
-    timestamp can name.
-    """
-    if as_of is None:
-        return None
-    point = _parse_point("--as-of", as_of)
-    return AsOf(_resolve_point(ledger, goal_id, point, latest_at_or_before=True), point.end, point.period)
-
-
-def resolve_ledger_as_of(ledger: Store, as_of: str | None) -> int | None:
-    """``as_of`` as :func:`resolve_as_of` reads it, over the whole ledger: a time names the last event recorded at or before it."""
-    return None if as_of is None else _resolve_point(ledger, None, _parse_point("--as-of", as_of), latest_at_or_before=True)
-
-
-def _resolve_point(ledger: Store, goal_id: str | None, point: Point, *, latest_at_or_before: bool) -> int:
-    """A ``POSITION|TIME`` option as a position: a time is the goal's (``None``: the ledger's) last event recorded at or before
-    its period's end (``latest_at_or_before``) or its first event recorded at or after its period's start (otherwise; none: past the end)."""
-    if point.position is not None:
-        return point.position
-    recorded = events.c.recorded_at
-    of_goal = events.c.goal_id == goal_id if goal_id is not None else true()  # (None: the whole ledger)
-    with ledger.reading() as connection:
-        if latest_at_or_before:
-            found = connection.execute(select(func.max(events.c.position)).where(of_goal, recorded <= point.end)).scalar()
-            return found or 0
-        found = connection.execute(select(func.min(events.c.position)).where(of_goal, recorded >= point.start)).scalar()
-        return MAX_POSITION if found is None else found
-
-
-def _refuse_an_empty_range(since: str, start: Point, until: str, end: Point) -> None:
-    """``--since`` after ``--until`` (two positions, or two times) selects nothing: say so rather than print an empty table."""
-    # (a position and a time are compared once resolved, per goal)
-    if (start.position is not None and end.position is not None and start.position > end.position) or (
-        start.start is not None and end.end is not None and start.start > end.end
-    ):
-        raise InvalidAsOf(f"--since {_shown(since)} is after --until {_shown(until)}: no entry lies between them")
-
-
-def _parse_point(option: str, value: str) -> Point:
-    """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise.
-
-    A time without a fraction names a period, the whole of it: ``2026-12-04``
-    the day, ``2026-12-04T08:30`` that minute, ``…T08:30:15`` that second
-    (the ledger records microseconds); its start and end are the first and last microsecond.
-    """
-    text = value.strip()
-    if _DIGITS.fullmatch(text):
-        if len(text.lstrip("0")) > 19 or int(text) > MAX_POSITION:
-            raise InvalidAsOf(f"{option} {_shown(text)} is beyond any position (at most {MAX_POSITION})")
-        return Point(position=int(text))
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        reason = "" if str(exc).startswith("Invalid isoformat") else f" ({exc})"
-        raise InvalidAsOf(f"{option} {_shown(value)} is neither a position nor an ISO-8601 time{reason}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    period = _period(text)
-    try:
-        end = moment + _PERIODS[period] - timedelta(microseconds=1) if period else moment
-        return Point(start=utc_timestamp(moment), end=utc_timestamp(end), period=period)
-    except OverflowError:
-        raise InvalidAsOf(f"{option} {_shown(value)} is outside the times a UTC timestamp can name") from None
-
-
-def _period(text: str) -> str | None:
-    """The period a time ``text`` (one ``fromisoformat`` reads) names: its finest field, ``None`` when it has a fraction."""
-    given = _PRECISION.match(text)
-    if given is None or given["fraction"]:
-        return None
-    for field in ("second", "minute", "hour"):
-        if given[field]:
-            return field
-    return "week" if "W" in given["date"] and not given["weekday"] else "day"
-
-
-def _shown(text: str) -> str:
-    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 @one_snapshot
@@ -350,21 +230,77 @@ def history_reader(ledger: Store, goal_id: str, query: HistoryFilter = HistoryFi
     with ledger.snapshot() as view, view.reading() as connection:
         view.require_goal(goal_id)
         as_of = resolve_as_of(view, goal_id, query.as_of)
-        since = None if query.since is None else _parse_point("--since", query.since)
-        until = None if query.until is None else _parse_point("--until", query.until)
+        since = None if query.since is None else parse_point("--since", query.since)
+        until = None if query.until is None else parse_point("--until", query.until)
         if query.since is not None and since is not None and query.until is not None and until is not None:
-            _refuse_an_empty_range(query.since, since, query.until, until)
-        lowest = 0 if since is None else _resolve_point(view, goal_id, since, latest_at_or_before=False)
+            refuse_an_empty_range(query.since, since, query.until, until)
+        lowest = 0 if since is None else resolve_point(view, goal_id, since, latest_at_or_before=False)
         highest = min(
             MAX_POSITION,
             MAX_POSITION if as_of is None else as_of.position,
-            MAX_POSITION if until is None else _resolve_point(view, goal_id, until, latest_at_or_before=True),
+            MAX_POSITION if until is None else resolve_point(view, goal_id, until, latest_at_or_before=True),
         )
+        withdrawn = withdrawn_by(goal_retractions(connection, goal_id, upto_position=None if as_of is None else as_of.position))
         if stored_steps(connection, goal_id):
-            entries = _stored_history(connection, goal_id, query, lowest, highest)
+            entries = _stored_history(connection, goal_id, query, lowest, highest, withdrawn)
         else:
-            entries = _folded_history(view, goal_id, query, lowest, highest)
+            entries = _folded_history(view, goal_id, query, lowest, highest, withdrawn)
         yield HistoryView(as_of, entries)
+
+
+def goal_retractions(connection: Any, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
+    """The goal's retractions up to ``upto_position`` (all: ``None``), in stream order.
+
+    Retractions are few: read whole through the (goal_id, kind) index, sorted
+    after reading (ordered in SQL, SQLite walks the goal's whole key range instead).
+    """
+    selected = select(events).where(events.c.goal_id == goal_id, events.c.kind == retraction.KIND)
+    if upto_position is not None:
+        selected = selected.where(events.c.position <= upto_position)
+    return sorted(map(row_to_event, connection.execute(selected)), key=lambda event: event.position)
+
+
+def withdrawn_by(retractions: list[StoredEvent]) -> dict[str, dict[str, Any]]:
+    """Each event id the ``retractions`` withdraw, with the retraction that did (its event id, position and reason)."""
+    return {
+        event_id: {"event_id": r.event_id, "position": r.position, "reason": r.payload.get("reason")}
+        for r in retractions
+        for event_id in retraction.retracted_by(r)
+    }
+
+
+def retraction_list(ledger: Store, connection: Any, goal_id: str) -> list[dict[str, Any]]:
+    """The goal's retractions, newest first, each with its reason and the events it withdrew (position, kind, summary)."""
+    retractions = goal_retractions(connection, goal_id)
+    withdrawn = ledger.events_by_id([i for r in retractions for i in retraction.retracted_by(r)])
+    return [
+        {
+            "event_id": r.event_id,
+            "position": r.position,
+            "recorded_at": r.recorded_at,
+            "reason": r.payload.get("reason"),
+            "retracts": [
+                {"event_id": i, "position": e.position, "kind": e.kind, "summary": event_summary(e.kind, e.payload)}
+                for i in retraction.retracted_by(r)
+                if (e := withdrawn.get(i)) is not None
+            ],
+        }
+        for r in reversed(retractions)
+    ]
+
+
+def events_matching(ledger: Store, reference: str, *, goal_id: str | None = None, limit: int = 11) -> list[StoredEvent]:
+    """The events (at most ``limit``, of ``goal_id`` when given) a ``retract`` reference names: ``@POSITION``
+    the event at that global position, anything else the events whose id starts with it (lower case)."""
+    selected = select(events)
+    if goal_id is not None:
+        selected = selected.where(events.c.goal_id == goal_id)
+    if reference.startswith("@"):
+        selected = selected.where(events.c.position == int(reference[1:]))
+    else:
+        selected = selected.where(events.c.event_id.like(reference.lower() + "%"))
+    with ledger.reading() as connection:
+        return [row_to_event(row) for row in connection.execute(selected.order_by(events.c.position).limit(limit))]
 
 
 def stored_steps(connection: Any, goal_id: str) -> bool:
@@ -387,7 +323,9 @@ def _step(row: Any) -> LifecycleStep:
     return LifecycleStep(row.position, None if row.payload is None else json.loads(row.payload))
 
 
-def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
+def _stored_history(
+    connection: Any, goal_id: str, query: HistoryFilter, lowest: int, highest: int, withdrawn: Mapping[str, dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
     # Within a goal stream versions follow positions: the bounds become a range of the (goal, version) index.
     version = events.c.stream_version
     selected = select(events).where(events.c.goal_id == goal_id)
@@ -428,10 +366,12 @@ def _stored_history(connection: Any, goal_id: str, query: HistoryFilter, lowest:
                 return
             key = catalog.step_key(page[-1].position)
 
-    return _entries(pages(), steps_from)
+    return _entries(pages(), steps_from, withdrawn)
 
 
-def _folded_history(ledger: Store, goal_id: str, query: HistoryFilter, lowest: int, highest: int) -> Iterator[dict[str, Any]]:
+def _folded_history(
+    ledger: Store, goal_id: str, query: HistoryFilter, lowest: int, highest: int, withdrawn: Mapping[str, dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
     """The history of a goal without current step rows: its events up to ``highest`` folded now (see :func:`history_reader`)."""
     folded = ledger.read_goal(goal_id, upto_position=highest)
     projector = project_goal(folded, strict=False, lifecycle_only=True)
@@ -445,11 +385,13 @@ def _folded_history(ledger: Store, goal_id: str, query: HistoryFilter, lowest: i
     ]
     if query.limit is not None:
         shown = shown[-query.limit :]
-    return _entries(iter(shown), lambda _: iter(steps))
+    return _entries(iter(shown), lambda _: iter(steps), withdrawn)
 
 
-def _entries(shown: Iterator[StoredEvent], steps_from: Callable[[int], Iterator[LifecycleStep]]) -> Iterator[dict[str, Any]]:
-    """``shown`` (in order), each with the latest step at or before it: the history's entries."""
+def _entries(
+    shown: Iterator[StoredEvent], steps_from: Callable[[int], Iterator[LifecycleStep]], withdrawn: Mapping[str, dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """``shown`` (in order), each with the latest step at or before it and the retraction that withdrew it: the history's entries."""
     first = next(shown, None)
     if first is None:
         return
@@ -458,11 +400,12 @@ def _entries(shown: Iterator[StoredEvent], steps_from: Callable[[int], Iterator[
     for event in itertools.chain([first], shown):
         while pending is not None and pending.position <= event.position:
             current, pending = pending, next(steps, None)
-        yield history_entry(event, current)
+        yield history_entry(event, current, withdrawn.get(event.event_id))
 
 
-def history_entry(event: StoredEvent, step: LifecycleStep | None) -> dict[str, Any]:
-    """A history entry: ``event`` and the lifecycle after it, ``step`` (the latest step at or before it)."""
+def history_entry(event: StoredEvent, step: LifecycleStep | None, retracted_by: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A history entry: ``event``, the lifecycle after it, ``step`` (the latest step at or before it), and the retraction
+    that withdrew it (:func:`withdrawn_by`; ``None``: none)."""
     payload = event.payload
     here = step is not None and step.position == event.position and step.payload is not None
     lifecycle = None if step is None or step.payload is None else stored_summary(step.payload)
@@ -479,4 +422,5 @@ def history_entry(event: StoredEvent, step: LifecycleStep | None) -> dict[str, A
         "lifecycle_status": "ok" if lifecycle is not None else "faulted",
         "phase_changed": step.payload["phase_changed"] if here else False,
         "gates_changed": step.payload["gates_changed"] if here else [],
+        "retracted_by": retracted_by,
     }

@@ -1,23 +1,102 @@
-"""Retraction: an event that makes earlier events of a goal absent from its position on (``projections.retraction``)."""
+"""Retraction: an event that makes earlier events of a goal absent from its position on (``projections.retraction``).
+
+An event is named by its id, a unique prefix of it, or ``@POSITION`` (its
+global position, the ``pos`` column of ``history``); a dry run says what the
+retraction would change and writes nothing.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from benchledger.errors import VersionConflict, capped
+from benchledger.ledger.read.views import events_matching
 from benchledger.ledger.service.ingest import Ingest
-from benchledger.ledger.storage.event_records import Appended, NewEvent, StreamAppend
+from benchledger.ledger.storage.event_records import NewEvent, StoredEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
 from benchledger.ledger.storage.store import Store, one_snapshot
-from benchledger.projections import retraction
+from benchledger.projections import catalog, retraction
+from benchledger.projections.history import event_summary, lifecycle_summary
+from benchledger.projections.projector import project_goal
 
 # since; a goal that busy writers keep moving is checked again this many times before giving up.
 RETRACT_ATTEMPTS = 5
+# The shortest id prefix taken (git's rule): shorter ones name too many events to be meant.
+MIN_PREFIX = 4
+# Candidates an ambiguous prefix lists.
+SHOWN_CANDIDATES = 10
+_POSITION = re.compile(r"@[0-9]{1,19}")
+_PREFIX = re.compile(r"[0-9a-fA-F-]+")
+
+
+@dataclass(frozen=True)
+class RetractionPlan:
+    """A retraction, checked against the goal as it is: what it appends, what it withdraws, and the lifecycle before and after."""
+
+    append: StreamAppend
+    withdrawn: list[StoredEvent]
+    reason: str
+    lifecycle_before: dict[str, Any] | None
+    lifecycle_after: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class RetractionDone:
+    """What :func:`retract` appended (or, ``dry_run``, would have): the retraction's id and position, and its plan."""
+
+    plan: RetractionPlan
+    event_id: str
+    position: int
+    dry_run: bool = False
+    withdrawn_summaries: list[str] = field(default_factory=list)
+
+    @property
+    def goal_id(self) -> str:
+        return self.plan.append.goal_id
+
+
+def resolve_references(ledger: Store, references: Sequence[str], goal_id: str | None) -> list[str]:
+    """The event ids ``references`` name (ids, unique prefixes of at least :data:`MIN_PREFIX` characters, ``@POSITION``), in order.
+
+    Refused (:class:`retraction.InvalidRetraction`, every problem named): a
+    reference of another shape, one that names no event (of ``goal_id`` when
+    given), a prefix several events share (each candidate listed: id, goal,
+    position, kind).
+    """
+    ids: list[str] = []
+    problems: list[str] = []
+    for reference in references:
+        text = reference.strip()
+        if not _POSITION.fullmatch(text) and not (_PREFIX.fullmatch(text) and len(text) >= MIN_PREFIX):
+            position = f" (position {text}: @{text})" if text.isdigit() else ""
+            problems.append(
+                f"{reference!r}: not an event id, a prefix of one (at least {MIN_PREFIX} characters of 0-9, a-f and -) or @POSITION{position}"
+            )
+            continue
+        found = events_matching(ledger, text, goal_id=goal_id, limit=SHOWN_CANDIDATES + 1)
+        where = "" if goal_id is None else f" of goal {goal_id!r}"
+        if not found:
+            what = "no event at position " + text[1:] if text.startswith("@") else "no event id starts with it"
+            problems.append(f"{reference}: {what}{where}")
+        elif len(found) > 1:
+            count = f"more than {SHOWN_CANDIDATES}" if len(found) > SHOWN_CANDIDATES else str(len(found))
+            listed = "; ".join(f"{e.event_id} (goal {e.goal_id}, position {e.position}, {e.kind})" for e in found[:SHOWN_CANDIDATES])
+            problems.append(f"{reference}: {count} events{where} start with it, give more of the id: {listed}")
+        else:
+            ids.append(found[0].event_id)
+    if problems:
+        raise retraction.InvalidRetraction("cannot retract, nothing was written: " + "; ".join(capped(problems)))
+    return ids
 
 
 @one_snapshot
-def _retraction_plan(ledger: Store, event_ids: Sequence[str], reason: str, goal_id: str | None) -> StreamAppend:
-    """The append of a retraction to the goal holding ``event_ids``, once the rules allow it (:func:`retraction.retraction_problems`)."""
+def _retraction_plan(ledger: Store, references: Sequence[str], reason: str, goal_id: str | None) -> RetractionPlan:
+    """The append of a retraction to the goal holding the events ``references`` name, once the rules allow it
+    (:func:`retraction.retraction_problems`), with what it withdraws and the goal's lifecycle before and after it."""
+    event_ids = list(dict.fromkeys(resolve_references(ledger, references, goal_id)))
     found = ledger.events_by_id(event_ids)
     goals = sorted({event.goal_id for event in found.values()})
     if goal_id is None and len(goals) > 1:
@@ -34,30 +113,60 @@ def _retraction_plan(ledger: Store, event_ids: Sequence[str], reason: str, goal_
     local = [i for i in event_ids if i in found and found[i].goal_id == target]
     goal_events = ledger.read_goal(target) if target is not None else []
     problems += retraction.retraction_problems(goal_events, local, reason) if local or not problems else []
-    if problems:
+    if problems or target is None or head is None:
         raise retraction.InvalidRetraction("cannot retract, nothing was written: " + "; ".join(capped(problems)))
-    event = NewEvent(retraction.KIND, retraction.retraction_payload(event_ids, reason), retraction.SCHEMA, origin="the retraction")
-    return StreamAppend(target, [event], expected_version=head["last_version"])
+    payload = retraction.retraction_payload(event_ids, reason)
+    event = NewEvent(retraction.KIND, payload, retraction.SCHEMA, origin="the retraction")
+    planned = _Planned(event_id="(planned)", kind=retraction.KIND, position=head["last_position"] + 1, payload=payload,
+                       stream_version=head["last_version"] + 1)
+    return RetractionPlan(
+        StreamAppend(target, [event], expected_version=head["last_version"]),
+        [found[i] for i in event_ids],
+        reason,
+        _lifecycle(goal_events),
+        _lifecycle([*goal_events, planned]),
+    )
 
 
-def retract(ledger: Store, event_ids: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = "cli retract") -> Appended:
-    """Append a retraction of ``event_ids`` to the goal holding them (docs/linking.md "Retracted evidence"); nothing is deleted.
+@dataclass(frozen=True)
+class _Planned:
+    """The retraction as the fold reads it, before it is appended (the fold reads no id or hash of it)."""
 
-    Refused (:class:`retraction.InvalidRetraction`, nothing written) when an
-    id is unknown, of another goal, a retraction or a batch manifest, or
-    retracted already, or the reason is empty or one the store may not keep
-    (a local path, a secret: the store's guard, as for any write). The goal's
-    projections are folded again in the same transaction.
+    event_id: str
+    kind: str
+    position: int
+    payload: Any
+    stream_version: int
+
+
+def _lifecycle(goal_events: Sequence[Any]) -> dict[str, Any] | None:
+    """The goal's lifecycle after ``goal_events`` (its phase, first blocker, next transition, gates); ``None``: faulted or none."""
+    if not goal_events:
+        return None
+    row = project_goal(goal_events, strict=False, lifecycle_only=True).rows.get((catalog.LIFECYCLE, "current"))
+    return None if row is None or row.payload is None else lifecycle_summary(row.payload)
+
+
+def retract(
+    ledger: Store, references: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = "cli retract", dry_run: bool = False
+) -> RetractionDone:
+    """Append a retraction of the events ``references`` name to the goal holding them (docs/linking.md "Retracted evidence"); nothing is deleted.
+
+    Refused (:class:`retraction.InvalidRetraction`, nothing written) when a
+    reference names no event or several (:func:`resolve_references`), an event
+    is of another goal, a retraction or a batch manifest, or retracted already,
+    or the reason is empty or one the store may not keep (a local path, a
+    secret: the store's guard, as for any write). The goal's projections are
+    folded again in the same transaction. ``dry_run``: everything is checked
+    and nothing is written.
     """
-    ids = list(dict.fromkeys(event_ids))
     attempt = 1
     while True:
-        plan = _retraction_plan(ledger, ids, reason, goal_id)
-        unit = Ingest(ledger, source)
-        unit.add_events(plan.goal_id, plan.events, expected_version=plan.expected_version)
+        plan = _retraction_plan(ledger, references, reason, goal_id)
+        unit = Ingest(ledger, source, dry_run=dry_run)
+        unit.add_events(plan.append.goal_id, plan.append.events, expected_version=plan.append.expected_version)
         try:
             (written,) = unit.commit().raise_if_refused().events
-            return Appended(ledger.events_by_id([written.event_id])[written.event_id], written.status)
         except UnstorableContent as exc:
             raise retraction.InvalidRetraction(f"cannot retract: {exc}") from exc
         except VersionConflict:
@@ -66,3 +175,6 @@ def retract(ledger: Store, event_ids: Sequence[str], reason: str, *, goal_id: st
             if attempt == RETRACT_ATTEMPTS:
                 raise
             attempt += 1
+            continue
+        summaries = [event_summary(e.kind, e.payload) for e in plan.withdrawn]
+        return RetractionDone(plan, written.event_id, written.position, dry_run, summaries)

@@ -160,4 +160,98 @@ def test_audit_says_the_expected_digest_was_verified_and_a_mismatch_blames_no_go
     text = invoke(other, "audit", "--expect-digest", digest).stdout.splitlines()
     assert f"- expected digest `{digest}`: NOT verified (below)" in text
     (line,) = [line for line in text if line.startswith("- digest_mismatch")]
-    assert line.startswith("- digest_mismatch (position 4): the ledger up to position 4 has digest") and "goal" not in line
+    assert line.startswith("- digest_mismatch (position 4): history up to position 4 of the ledger has digest") and "goal" not in line
+
+
+# -- 7. retraction a person can use --------------------------------------------------------------------------------
+
+
+def _two_preflights(url: str, tmp_path: Path) -> list[dict]:
+    _ok(url, "ingest", "--goal", "w", str(_write(tmp_path / "p1.json", NOT_READY)))
+    _ok(url, "ingest", "--goal", "w", str(_write(tmp_path / "p2.json", READY)))
+    return [e for e in _history(url, "w") if e["kind"] == "preflight"]
+
+
+def test_history_shows_event_ids_where_retract_needs_them(migrated_url, tmp_path):
+    first, second = _two_preflights(migrated_url, tmp_path)
+    wide = _ok(migrated_url, "history", "--goal", "w", "--wide").splitlines()
+    assert "event id" in wide[0].split("  ")
+    assert any(first["event_id"] in line for line in wide) and any(second["event_id"] in line for line in wide)
+    csv_lines = _ok(migrated_url, "history", "--goal", "w", "--format", "csv").splitlines()
+    assert csv_lines[0].split(",")[3] == "event id" and csv_lines[1].split(",")[3] == first["event_id"]
+    assert first["event_id"] in _ok(migrated_url, "history", "--goal", "w", "--format", "markdown")
+    help_text = " ".join(_ok(migrated_url, "retract", "--help").split())
+    assert "@POSITION" in help_text and "history --wide" in help_text
+
+
+def test_retract_takes_a_unique_prefix_or_a_position_and_a_dry_run_writes_nothing(migrated_url, tmp_path):
+    first, second = _two_preflights(migrated_url, tmp_path)
+    before = row_counts(migrated_url)
+
+    dry = _json(migrated_url, "retract", second["event_id"][:8], "--reason", "wrong host", "--dry-run")
+    assert (dry["dry_run"], dry["retracts"], dry["reason"]) == (True, [second["event_id"]], "wrong host")
+    assert [(e["event_id"], e["position"], e["kind"]) for e in dry["events"]] == [(second["event_id"], second["position"], "preflight")]
+    assert dry["lifecycle_before"]["first_blocker"] != dry["lifecycle_after"]["first_blocker"] == "preflight_not_ready"
+    text = _ok(migrated_url, "retract", f"@{second['position']}", "--reason", "wrong host", "--dry-run")
+    assert text.startswith("# would retract 1 event(s) of goal `w` (dry run: nothing was written)")
+    assert f"- @{second['position']} preflight {second['event_id']}: " in text
+    assert "first blocker preflight_not_ready" in text.splitlines()[-1]
+    assert row_counts(migrated_url) == before  # nothing written
+
+    done = _json(migrated_url, "retract", f"@{second['position']}", "--reason", "wrong host")
+    assert (done["dry_run"], done["retracts"]) == (False, [second["event_id"]])
+    assert (done["event_id"], done["position"], done["lifecycle_after"]) == (dry["event_id"], dry["position"], dry["lifecycle_after"])
+    assert _json(migrated_url, "show", "--goal", "w")["projections"]["lifecycle-state"][0]["payload"]["first_blocker"] == "preflight_not_ready"
+    # a position of another goal's event, with --goal, and one past the end are refused by name
+    _ok(migrated_url, "ingest", "--goal", "other", str(_write(tmp_path / "o.json", NOT_READY)))
+    other = invoke(migrated_url, "retract", "@1", "--goal", "other", "--reason", "x")
+    assert other.exit_code == 2 and "@1: no event at position 1 of goal 'other'" in other.stderr
+    assert "no event at position 999" in invoke(migrated_url, "retract", "@999", "--reason", "x").stderr
+    short = invoke(migrated_url, "retract", "3", "--reason", "x")
+    assert short.exit_code == 2 and "(position 3: @3)" in short.stderr
+
+
+def test_an_ambiguous_prefix_is_refused_listing_the_candidates(migrated_url, tmp_path):
+    _many_preflights(migrated_url, tmp_path, 1500)
+    ids = sorted(e["event_id"] for e in _history(migrated_url, "big"))
+    shared = next(a[:4] for a, b in zip(ids, ids[1:]) if a[:4] == b[:4])  # 1,500 ids, 16 bits of prefix: some share one (ids are content hashes: the same on every run)
+    candidates = [i for i in ids if i.startswith(shared)]
+    before = row_counts(migrated_url)
+    result = invoke(migrated_url, "retract", shared, "--reason", "x")
+    assert result.exit_code == 2
+    assert f"{shared}: {len(candidates)} events start with it, give more of the id: " in result.stderr
+    assert all(f"{i} (goal big, position " in result.stderr for i in candidates)
+    assert row_counts(migrated_url) == before
+    longer = next(i for i in candidates)[:13]
+    assert _json(migrated_url, "retract", longer, "--reason", "x", "--dry-run")["retracts"] == [candidates[0]]
+
+
+def test_retracted_events_are_marked_in_history_and_in_the_report(migrated_url, tmp_path):
+    first, second = _two_preflights(migrated_url, tmp_path)
+    done = _json(migrated_url, "retract", second["event_id"], "--reason", "preflight of the wrong host")
+    entries = {e["event_id"]: e for e in _history(migrated_url, "w")}
+    assert entries[second["event_id"]]["retracted_by"] == {"event_id": done["event_id"], "position": done["position"], "reason": "preflight of the wrong host"}
+    assert entries[first["event_id"]]["retracted_by"] is None
+    # as of before the retraction, nothing was retracted yet
+    old = {e["event_id"]: e for e in _history(migrated_url, "w", "--as-of", str(done["position"] - 1))}
+    assert old[second["event_id"]]["retracted_by"] is None
+    # a table, CSV and markdown mark it with the retraction's position
+    table = _ok(migrated_url, "history", "--goal", "w").splitlines()
+    assert "retracted" in table[0]
+    (marked,) = [line for line in table if f"by @{done['position']}" in line]
+    assert marked.split()[1] == str(second["position"])
+    rows = _ok(migrated_url, "history", "--goal", "w", "--format", "csv").splitlines()
+    header = rows[0].split(",")
+    by_id = {row.split(",")[3]: row.split(",")[header.index("retracted")] for row in rows[1:]}
+    assert (by_id[second["event_id"]], by_id[first["event_id"]]) == (f"by @{done['position']}", "")
+    assert f"| by @{done['position']} |" in _ok(migrated_url, "history", "--goal", "w", "--format", "markdown")
+
+    site = tmp_path / "site"
+    _ok(migrated_url, "report", "--goal", "w", "--output", str(site))
+    page = (site / "goals" / "w" / "index.html").read_text()
+    retractions = page[page.index('<section id="retractions">') :]
+    assert "preflight of the wrong host" in retractions[: retractions.index("</section>")]
+    assert second["event_id"] in retractions[: retractions.index("</section>")]
+    timeline = page[page.index('<table class="timeline">') : page.index("</table>")]
+    (row,) = [r for r in timeline.split("<tr>") if f'<td class="num">{second["position"]}</td>' in r]
+    assert f"retracted at position {done['position']}" in row

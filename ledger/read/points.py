@@ -1,0 +1,145 @@
+"""``POSITION|TIME`` options (``--as-of``, ``--since``, ``--until``) as global positions of a goal's events.
+
+ASCII digits are a position; anything else is an ISO-8601 time compared with
+the ledger's recording time (``recorded_at``). One precision rule: a time
+without a fraction names its whole week, day, hour, minute or second.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import func, select, true
+
+from benchledger.errors import InvalidInput
+from benchledger.ledger.storage.event_records import utc_timestamp
+from benchledger.ledger.storage.schema import events
+from benchledger.ledger.storage.store import Store
+
+
+class InvalidAsOf(InvalidInput, ValueError):
+    """An ``--as-of`` value that is neither a position nor an ISO-8601 time."""
+
+
+# Positions are 64-bit on every backend (PostgreSQL BIGINT); a larger number names no position.
+MAX_POSITION = 2**63 - 1
+_DIGITS = re.compile(r"[0-9]+")
+# How much of an ISO-8601 time a value gives (the date: a calendar date, an ordinal date or an ISO
+# week, with or without its day; then the hour, minute, second and a fraction, each optional).
+_PRECISION = re.compile(
+    r"(?P<date>[0-9]{4}-?(?:W[0-9]{2}(?P<weekday>-?[0-9])?|[0-9]{2}-?[0-9]{2}|[0-9]{3}))"
+    r"(?:[T ](?P<hour>[0-9]{2})(?::?(?P<minute>[0-9]{2})(?::?(?P<second>[0-9]{2})(?P<fraction>[.,][0-9]+)?)?)?)?"
+)
+_PERIODS = {"week": timedelta(weeks=1), "day": timedelta(days=1), "hour": timedelta(hours=1), "minute": timedelta(minutes=1), "second": timedelta(seconds=1)}
+
+
+@dataclass(frozen=True)
+class Point:
+    """A ``POSITION|TIME`` value as the ledger reads it: a position, or the instant (``recorded_at`` text) a time names.
+
+    ``period``: the week, day, hour, minute or second a time without a fraction
+    names (``None``: a position, or a time to the fraction, one instant).
+    """
+
+    position: int | None = None
+    start: str | None = None  # the period's first instant
+    end: str | None = None  # its last (the same as ``start`` for one instant)
+    period: str | None = None
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """What ``--as-of`` resolved to: the position, and the instant a TIME named (``None`` for a position)."""
+
+    position: int
+    time: str | None = None
+    period: str | None = None
+
+
+def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> AsOf | None:
+    """``as_of`` as a global position: ASCII digits are a position, anything else an ISO-8601 time.
+
+    A time names the last event of the goal the ledger recorded at or before
+    it (0: none); a time given to the day, hour, minute or second (no
+    fraction) takes in that whole period. Refused with one line
+    (:class:`InvalidAsOf`): other digits (``²``), a position beyond 64 bits, a
+    date that does not exist (``2026-02-30``) or one outside the years a UTC
+    timestamp can name.
+    """
+    if as_of is None:
+        return None
+    point = parse_point("--as-of", as_of)
+    return AsOf(resolve_point(ledger, goal_id, point, latest_at_or_before=True), point.end, point.period)
+
+
+def resolve_ledger_as_of(ledger: Store, as_of: str | None) -> int | None:
+    """``as_of`` as :func:`resolve_as_of` reads it, over the whole ledger: a time names the last event recorded at or before it."""
+    return None if as_of is None else resolve_point(ledger, None, parse_point("--as-of", as_of), latest_at_or_before=True)
+
+
+def resolve_point(ledger: Store, goal_id: str | None, point: Point, *, latest_at_or_before: bool) -> int:
+    """A ``POSITION|TIME`` option as a position: a time is the goal's (``None``: the ledger's) last event recorded at or before
+    its period's end (``latest_at_or_before``) or its first event recorded at or after its period's start (otherwise; none: past the end)."""
+    if point.position is not None:
+        return point.position
+    recorded = events.c.recorded_at
+    of_goal = events.c.goal_id == goal_id if goal_id is not None else true()  # (None: the whole ledger)
+    with ledger.reading() as connection:
+        if latest_at_or_before:
+            found = connection.execute(select(func.max(events.c.position)).where(of_goal, recorded <= point.end)).scalar()
+            return found or 0
+        found = connection.execute(select(func.min(events.c.position)).where(of_goal, recorded >= point.start)).scalar()
+        return MAX_POSITION if found is None else found
+
+
+def refuse_an_empty_range(since: str, start: Point, until: str, end: Point) -> None:
+    """``--since`` after ``--until`` (two positions, or two times) selects nothing: say so rather than print an empty table."""
+    # (a position and a time are compared once resolved, per goal)
+    if (start.position is not None and end.position is not None and start.position > end.position) or (
+        start.start is not None and end.end is not None and start.start > end.end
+    ):
+        raise InvalidAsOf(f"--since {_shown(since)} is after --until {_shown(until)}: no entry lies between them")
+
+
+def parse_point(option: str, value: str) -> Point:
+    """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise.
+
+    A time without a fraction names a period, the whole of it: ``2026-12-04``
+    the day, ``2026-12-04T08:30`` that minute, ``…T08:30:15`` that second
+    (the ledger records microseconds); its start and end are the first and last microsecond.
+    """
+    text = value.strip()
+    if _DIGITS.fullmatch(text):
+        if len(text.lstrip("0")) > 19 or int(text) > MAX_POSITION:
+            raise InvalidAsOf(f"{option} {_shown(text)} is beyond any position (at most {MAX_POSITION})")
+        return Point(position=int(text))
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        reason = "" if str(exc).startswith("Invalid isoformat") else f" ({exc})"
+        raise InvalidAsOf(f"{option} {_shown(value)} is neither a position nor an ISO-8601 time{reason}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    period = _period(text)
+    try:
+        end = moment + _PERIODS[period] - timedelta(microseconds=1) if period else moment
+        return Point(start=utc_timestamp(moment), end=utc_timestamp(end), period=period)
+    except OverflowError:
+        raise InvalidAsOf(f"{option} {_shown(value)} is outside the times a UTC timestamp can name") from None
+
+
+def _period(text: str) -> str | None:
+    """The period a time ``text`` (one ``fromisoformat`` reads) names: its finest field, ``None`` when it has a fraction."""
+    given = _PRECISION.match(text)
+    if given is None or given["fraction"]:
+        return None
+    for field in ("second", "minute", "hour"):
+        if given[field]:
+            return field
+    return "week" if "W" in given["date"] and not given["weekday"] else "day"
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
