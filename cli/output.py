@@ -9,9 +9,11 @@
   ``report``, ``serve``, ``db``).
 * Tables fit the terminal: ``$COLUMNS``, else the terminal's width
   (``shutil.get_terminal_size``); output that goes to a pipe or file is not cut.
-  Columns keep their natural width while they fit; the widest are cut first,
-  long cells end in ``…``. ``--wide`` prints every cell whole. CSV, JSON and
-  markdown are never cut.
+  Columns keep their natural width while they fit; else empty columns are left
+  out, then the widest are narrowed, never an id, a time or a number
+  (:func:`fit_columns`), and a cut cell keeps what tells it from its column's
+  other cells (:func:`abbreviate`). ``--wide`` prints every cell whole. CSV,
+  JSON and markdown are never cut.
 * Times in tables, CSV and markdown are UTC, ``YYYY-MM-DDTHH:MM:SSZ`` whatever
   form the ledger or an artifact wrote them in (JSON keeps each value as recorded).
 * Invisible format characters (Unicode category Cf: bidi overrides such as
@@ -30,11 +32,13 @@ import csv
 import io
 import itertools
 import json
+import os
 import re
 import shutil
 import textwrap
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -178,24 +182,32 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size(fallback=(0, 0)).columns or None
 
 
-def fit_widths(natural: Sequence[int], limit: int | None) -> list[int]:
-    """Column widths that fit ``limit``: the narrow columns whole, the widest cut to one common width."""
+def fit_widths(natural: Sequence[int], limit: int | None, floors: Sequence[int] | None = None) -> list[int]:
+    """Column widths that fit ``limit``: the narrow columns whole, the widest cut to one common width, none below its floor.
+
+    When even the floors do not fit (ids and times are never cut), the floors are the widths and the lines run past ``limit``.
+    """
     widths = list(natural)
     if limit is None or not widths:
         return widths
+    least = list(floors) if floors is not None else [min(1, w) for w in widths]
     budget = limit - COLUMN_GAP * (len(widths) - 1)
     if sum(widths) <= budget:
         return widths
-    # The largest cap with sum(min(w, cap)) <= budget (binary search), then the rest of the budget
+
+    def capped(cap: int) -> list[int]:
+        return [max(floor, min(w, cap)) for w, floor in zip(widths, least)]
+
+    # The largest cap with sum(capped) <= budget (binary search), then the rest of the budget
     # goes one character each to the columns that were cut, left first.
-    low, high = 1, max(widths)
+    low, high = 0, max(widths)
     while low < high:
         middle = (low + high + 1) // 2
-        if sum(min(w, middle) for w in widths) <= budget:
+        if sum(capped(middle)) <= budget:
             low = middle
         else:
             high = middle - 1
-    fitted = [min(w, low) for w in widths]
+    fitted = capped(low)
     spare = budget - sum(fitted)
     for i, width in enumerate(widths):
         if spare <= 0:
@@ -211,17 +223,117 @@ def display_width(text: str) -> int:
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def _cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` columns, ending in ``…`` when cut."""
-    if display_width(text) <= width:
-        return text
+def _take(text: str, width: int, *, from_end: bool = False) -> str:
+    """The longest start (``from_end``: end) of ``text`` that takes at most ``width`` columns."""
     kept, used = [], 0
-    for character in text:
+    for character in reversed(text) if from_end else text:
         used += display_width(character)
-        if used > width - 1:
+        if used > width:
             break
         kept.append(character)
-    return "".join(kept) + ELLIPSIS
+    return "".join(reversed(kept) if from_end else kept)
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` columns, ending in ``…`` when cut (a header)."""
+    if display_width(text) <= width:
+        return text
+    return _take(text, width - 1) + ELLIPSIS
+
+
+def _cut_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` columns, its middle replaced by ``…`` when cut: its start and its end stay."""
+    if display_width(text) <= width:
+        return text
+    head = _take(text, width // 2)
+    return head + ELLIPSIS + _take(text, width - 1 - display_width(head), from_end=True)
+
+
+def abbreviate(text: str, width: int, shared: int = 0) -> str:
+    """A cell in at most ``width`` columns, keeping what tells it from the other cells of its column.
+
+    ``shared``: how many leading characters every cell of the column has in
+    common (``skillsbench-`` of ``skillsbench-codex-loopx`` and
+    ``skillsbench-hardened-codex``); they go first, as ``…``, so two different
+    values never print as the same ``skillsb…``. What is left is cut from the
+    middle, its start and end kept.
+    """
+    if display_width(text) <= width:
+        return text
+    rest = text[shared:] if 0 < shared < len(text) else ""
+    if not rest or width < 3:
+        return _cut_middle(text, width)
+    if display_width(rest) <= width - 1:
+        return _take(text, width - 1 - display_width(rest)) + ELLIPSIS + rest
+    return ELLIPSIS + _cut_middle(rest, width - 1)
+
+
+# A cell printed whole however narrow the terminal: a cut one would read as another value. Times,
+# event and run ids (UUIDs), digests, numbers (positions, counts, scores, 1/2, +0.5, 50 %), a retraction's "by @POS".
+_WHOLE_CELL = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}(?:\.[0-9]+)?Z"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,64}"
+    r"|[+-]?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+| ?%)?|by @[0-9]+"
+)
+# Columns of identities (goals, runs, pairs, events), printed whole whatever their values look like.
+IDENTITY_COLUMNS = frozenset({"goal", "run", "current run", "pair", "event id"})
+# The fewest columns a cut cell keeps ("ab…xyz"); a narrower one says nothing.
+MIN_CUT_WIDTH = 6
+# A common prefix shorter than this (a "+" of every gate change) says nothing worth dropping.
+MIN_SHARED_PREFIX = 4
+
+
+@dataclass(frozen=True)
+class _Column:
+    """A column of a fitted table: which value of each row it shows, its width, and how its cells are cut."""
+
+    index: int
+    width: int
+    whole: bool  # never cut (ids, times, numbers)
+    prefix: str  # what all its measured cells start with
+
+    def shown(self, value: str) -> str:
+        """``value`` as this column prints it: whole, or abbreviated to its width past the column's common prefix."""
+        if self.whole:
+            return value
+        return abbreviate(value, self.width, len(self.prefix) if value.startswith(self.prefix) else 0)
+
+
+def _shared_prefix(values: Iterable[str]) -> str:
+    """What the distinct non-empty ``values`` start with, when two or more share :data:`MIN_SHARED_PREFIX` characters or more ("" otherwise)."""
+    distinct = {v for v in values if v}
+    shared = os.path.commonprefix(sorted(distinct)) if len(distinct) > 1 else ""
+    return shared if len(shared) >= MIN_SHARED_PREFIX else ""
+
+
+def fit_columns(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None) -> list[_Column]:
+    """The columns a table shows within ``width`` (``None``: all, whole), measured on ``rows``.
+
+    In this order, until the table fits: columns no row fills are left out;
+    the widest columns are narrowed to one common width, never an id, a time or
+    a number (:data:`_WHOLE_CELL`, :data:`IDENTITY_COLUMNS`) and not below
+    :data:`MIN_CUT_WIDTH` unless the columns left to cut cannot all have it
+    (then 3, ``a…z``, then 1, ``…``). A table whose whole columns leave too
+    little runs past ``width`` (its cut columns at :data:`MIN_CUT_WIDTH`): an
+    id or a time is never cut to make it fit.
+    """
+    natural = [max([display_width(h)] + [display_width(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    everything = [_Column(i, w, True, "") for i, w in enumerate(natural)]
+    budget = None if width is None else width - COLUMN_GAP * (len(headers) - 1)
+    if budget is None or sum(natural) <= budget:
+        return everything
+    shown = [i for i in range(len(headers)) if any(r[i] for r in rows)] or list(range(len(headers)))
+    whole = [headers[i] in IDENTITY_COLUMNS or all(_WHOLE_CELL.fullmatch(r[i]) for r in rows if r[i]) for i in shown]
+    content = [max([0] + [display_width(r[i]) for r in rows]) for i in shown]
+    # The narrowest a cut column goes: MIN_CUT_WIDTH while every one can have it, else 3 ("a…z"), else 1 ("…", see
+    # --wide); when even that does not fit (the whole columns take it all) the line runs past anyway, so readably.
+    tiers = [
+        [max(filled, min(display_width(headers[i]), 3)) if keep else min(natural[i], least) for i, keep, filled in zip(shown, whole, content)]
+        for least in (MIN_CUT_WIDTH, 3, 1)
+    ]
+    floors = next((tier for tier in tiers if sum(tier) <= width - COLUMN_GAP * (len(shown) - 1)), tiers[0])
+    widths = fit_widths([natural[i] for i in shown], width, floors)
+    return [_Column(i, w, keep, "" if keep else _shared_prefix(r[i] for r in rows)) for i, w, keep in zip(shown, widths, whole)]
 
 
 def _pad(text: str, width: int) -> str:
@@ -239,21 +351,20 @@ def table_text(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: 
 
 
 def _table_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]], *, width: int | None) -> Iterator[str]:
-    """:func:`table_text` a line at a time: the widths are measured on the first :data:`TABLE_MEASURED_ROWS` rows.
+    """:func:`table_text` a line at a time: the columns are fitted (:func:`fit_columns`) on the first :data:`TABLE_MEASURED_ROWS` rows.
 
-    A later cell wider than its column is cut to it when the table must fit
-    ``width``, else printed whole (that line then runs past the column).
+    A later cell wider than its column is abbreviated to it when the table
+    must fit ``width`` (an id, a time or a number is printed whole, running
+    past the column), else printed whole.
     """
     first = _cells(list(itertools.islice(rows, TABLE_MEASURED_ROWS)))
-    natural = [max([display_width(h)] + [display_width(r[i]) for r in first]) for i, h in enumerate(headers)]
-    widths = fit_widths(natural, width)
-    cut = _cut if width is not None else (lambda text, _: text)
+    columns = fit_columns(headers, first, width)
 
     def line(values: Sequence[str]) -> str:
-        return (" " * COLUMN_GAP).join(_pad(cut(v, w), w) for v, w in zip(values, widths)).rstrip()
+        return (" " * COLUMN_GAP).join(_pad(c.shown(values[c.index]), c.width) for c in columns).rstrip()
 
-    yield line(list(headers))
-    yield line(["-" * w for w in widths])
+    yield (" " * COLUMN_GAP).join(_pad(_cut(headers[c.index], c.width), c.width) for c in columns).rstrip()
+    yield (" " * COLUMN_GAP).join("-" * c.width for c in columns)
     yield from map(line, first)
     for row in rows:
         yield from map(line, _cells([row]))

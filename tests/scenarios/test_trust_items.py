@@ -255,3 +255,61 @@ def test_retracted_events_are_marked_in_history_and_in_the_report(migrated_url, 
     timeline = page[page.index('<table class="timeline">') : page.index("</table>")]
     (row,) = [r for r in timeline.split("<tr>") if f'<td class="num">{second["position"]}</td>' in r]
     assert f"retracted at position {done['position']}" in row
+
+
+# -- 14. tables at 80-120 columns ----------------------------------------------------------------------------------
+
+
+def _table(text: str) -> list[dict[str, str]]:
+    """A printed table's rows as {header: cell}, the columns read off its rule line."""
+    lines = text.splitlines()
+    spans, start = [], 0
+    for dashes in lines[1].split("  "):
+        if dashes:
+            spans.append((start, start + len(dashes)))
+        start += len(dashes) + 2
+    spans[-1] = (spans[-1][0], None)  # (the last column's cells run to the end of the line)
+    headers = [lines[0][a:b].strip() for a, b in spans]
+    return [{h: line[a:b].strip() for h, (a, b) in zip(headers, spans)} for line in lines[2:]]
+
+
+def _abbreviates(cell: str, value: str) -> bool:
+    """Whether ``cell`` is ``value`` with parts left out as ``…`` (its pieces are the value's, in order)."""
+    first, *middle, last = cell.split("…") if "…" in cell else (cell, cell)
+    if "…" not in cell:
+        return cell == value
+    rest = value[len(first):] if value.startswith(first) else None
+    for piece in middle:
+        if rest is None or piece not in rest:
+            return False
+        rest = rest[rest.index(piece) + len(piece):]
+    return rest is not None and rest.endswith(last)
+
+
+def test_narrow_tables_keep_ids_and_times_whole_and_tell_two_arms_apart(migrated_url, tmp_path):
+    run = json.loads((DEMO / "04-run-baseline.json").read_text())
+    arms = ["skillsbench-raw-codex-autonomous-max5-baseline", "skillsbench-raw-codex-autonomous-max5-loopx-treatment"]
+    files = [
+        _write(tmp_path / f"run-{i}.json", {**run, "benchmark_id": "skillsbench@1.1", "mode": arm, "job_name": f"skillsbench-ada-bathroom-{arm}"})
+        for i, arm in enumerate(arms)
+    ]
+    _ok(migrated_url, "ingest", "--goal", "skills", *map(str, files))
+    runs = _json(migrated_url, "runs")["runs"]
+    history = _history(migrated_url, "skills")
+    for columns in ("80", "100", "120"):
+        narrow = {"COLUMNS": columns}
+        rows = _table(_ok(migrated_url, "runs", env=narrow))
+        assert {r["run"] for r in rows} == {r["run_id"] for r in runs}, columns  # ids whole
+        assert {r["recorded (UTC)"] for r in rows} == {r["recorded_at"][:19] + "Z" for r in runs}, columns  # times whole
+        arm_of = {r["run_id"]: r["arm"] for r in runs}
+        assert len({r["arm"] for r in rows}) == 2, (columns, rows)  # two arms, two different cells
+        assert all(_abbreviates(r["arm"], arm_of[r["run"]]) for r in rows), (columns, rows)
+        # history: the empty "artifact time" column goes first; positions and times stay whole
+        table = _ok(migrated_url, "history", "--goal", "skills", env=narrow)
+        entries = _table(table)
+        assert "artifact time" not in table.splitlines()[0], columns
+        assert [(e["pos"], e["recorded"]) for e in entries] == [(str(h["position"]), h["recorded_at"][:19] + "Z") for h in history], columns
+        assert all(len(line) <= int(columns) for line in table.splitlines()), columns
+    # --wide still prints every column, every cell whole
+    wide = _table(_ok(migrated_url, "history", "--goal", "skills", "--wide", env={"COLUMNS": "80"}))
+    assert "artifact time" in wide[0] and [e["event id"] for e in wide] == [h["event_id"] for h in history]
