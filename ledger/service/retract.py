@@ -96,6 +96,8 @@ def resolve_references(ledger: Store, references: Sequence[str], goal_id: str | 
 def _retraction_plan(ledger: Store, references: Sequence[str], reason: str, goal_id: str | None) -> RetractionPlan:
     """The append of a retraction to the goal holding the events ``references`` name, once the rules allow it
     (:func:`retraction.retraction_problems`), with what it withdraws and the goal's lifecycle before and after it."""
+    if goal_id is not None:
+        ledger.require_goal(goal_id)  # (an unknown goal is refused as every command refuses it, before its events are looked for)
     event_ids = list(dict.fromkeys(resolve_references(ledger, references, goal_id)))
     found = ledger.events_by_id(event_ids)
     goals = sorted({event.goal_id for event in found.values()})

@@ -78,7 +78,7 @@ def test_history_flags_select_entries_without_changing_their_lifecycle(migrated_
 def test_the_table_and_csv_stream_the_same_rows(migrated_url):
     ingest_demo(migrated_url)
     csv_lines = invoke(migrated_url, "history", "--goal", "demo", "--format", "csv", "--limit", "2").stdout.splitlines()
-    assert len(csv_lines) == 3 and csv_lines[0].startswith("changed,pos,ver,recorded")
+    assert len(csv_lines) == 3 and csv_lines[0].startswith("changed,pos,ver,event id,recorded")
     table = invoke(migrated_url, "history", "--goal", "demo", "--limit", "2", "--wide").stdout.splitlines()
     assert len(table) == 4 and "ingest_batch" in table[-1]
 
