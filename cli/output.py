@@ -331,7 +331,8 @@ def fit_columns(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
         [max(filled, min(display_width(headers[i]), 3)) if keep else min(natural[i], least) for i, keep, filled in zip(shown, whole, content)]
         for least in (MIN_CUT_WIDTH, 3, 1)
     ]
-    floors = next((tier for tier in tiers if sum(tier) <= width - COLUMN_GAP * (len(shown) - 1)), tiers[0])
+    room = budget + COLUMN_GAP * (len(headers) - len(shown))  # (the gaps of the columns left out)
+    floors = next((tier for tier in tiers if sum(tier) <= room), tiers[0])
     widths = fit_widths([natural[i] for i in shown], width, floors)
     return [_Column(i, w, keep, "" if keep else _shared_prefix(r[i] for r in rows)) for i, w, keep in zip(shown, widths, whole)]
 
