@@ -16,11 +16,17 @@ import uuid
 from urllib.parse import quote
 
 import pytest
+from hypothesis import settings
 from sqlalchemy import create_engine, text
 
 from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.store import Store
 from tests.loopx import MISSING, loopx_executable
+
+# No example has a deadline: a test asserts what the code does, never how long it took (a loaded CI
+# machine made a 7 ms example take 261 ms and failed it as "flaky"); speed is measured in benchmarks/.
+settings.register_profile("benchledger", deadline=None)
+settings.load_profile("benchledger")
 
 POSTGRES_URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
 # A bug must fail its test with its traceback, not become the CLI's one-line "internal error" (exit 70).
