@@ -20,7 +20,43 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
-from benchledger.errors import SHOWN_PROBLEMS
+from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError
+
+PANDAS_EXTRA = "pip install 'benchledger[pandas]'"
+
+
+class PandasMissing(BenchledgerError, ModuleNotFoundError):
+    """``to_pandas()`` was called where pandas is not installed: the message names the extra that brings it."""
+
+
+def _data_frame(rows: list[dict[str, Any]], columns: Sequence[str], attrs: Mapping[str, Any]) -> Any:
+    """A ``pandas.DataFrame`` of ``rows`` (with these ``columns``, even when there is no row), ``attrs`` in ``DataFrame.attrs``.
+
+    pandas is imported here only: it is an optional extra, and nothing else of benchledger needs it.
+    """
+    try:
+        import pandas
+    except ModuleNotFoundError as exc:
+        raise PandasMissing(f"to_pandas() needs pandas, from the pandas extra: {PANDAS_EXTRA}") from exc
+    frame = pandas.DataFrame.from_records(rows, columns=list(columns))
+    frame.attrs.update(attrs)
+    return frame
+
+
+def _frame_row(item: Any) -> dict[str, Any]:
+    """A row's ``as_dict()`` with each nested run spread into ``<field>.<run field>`` columns (all ``None`` when there is no run)."""
+    row = item.as_dict()
+    for name in getattr(item, "NESTED_RUNS", ()):
+        run = row.pop(name)
+        row.update({f"{name}.{field}": None if run is None else run[field] for field in Run.__match_args__})
+    return row
+
+
+def _frame_columns(row_type: type) -> list[str]:
+    """The columns of :func:`_frame_row`'s rows, in ``--format json`` order: a row's own fields, then its nested runs'."""
+    nested = getattr(row_type, "NESTED_RUNS", ())
+    own = [name for name in row_type.__match_args__ if name not in nested]
+    return own + [f"{name}.{field}" for name in nested for field in Run.__match_args__]
 
 
 class _Flat:
@@ -302,6 +338,8 @@ def _run_dict(run: Run | None) -> dict[str, Any] | None:
 class CurrentRun:
     """A goal's benchmark, case and arm, with its current countable run (``None``: none counts)."""
 
+    NESTED_RUNS: ClassVar[tuple[str, ...]] = ("current",)  # spread into columns by ``RunListing.to_pandas()``
+
     goal_id: str
     benchmark_id: str | None
     case_id: str | None
@@ -331,6 +369,8 @@ class RunPair:
     ``*_found_by`` says how each side was found (``scenario``, ``claim_review``,
     ``earlier_run``, ``run_group``), ``*_missing`` why a side is missing.
     """
+
+    NESTED_RUNS: ClassVar[tuple[str, ...]] = ("baseline", "treatment")  # spread into columns by ``RunListing.to_pandas()``
 
     goal_id: str
     benchmark_id: str | None
@@ -379,6 +419,10 @@ class PassRate(_Flat):
     arm_spellings: list[str]
 
 
+# What each ``runs`` listing lists (RunListing.name -> its row type).
+LISTED: dict[str, type] = {"runs": Run, "current_runs": CurrentRun, "pairs": RunPair, "pass_rates": PassRate}
+
+
 @dataclass(frozen=True, slots=True)
 class RunListing(Generic[Row]):
     """A ``benchledger runs`` listing: ``items`` under ``name`` (``runs``, ``current_runs``, ``pairs`` or ``pass_rates``)."""
@@ -396,6 +440,17 @@ class RunListing(Generic[Row]):
     def as_dict(self) -> dict[str, Any]:
         head = {} if self.counted is None else {"counted": self.counted}
         return {**head, self.name: [item.as_dict() for item in self.items]}  # type: ignore[attr-defined]
+
+    def to_pandas(self) -> Any:
+        """The rows as a ``pandas.DataFrame`` (needs the ``pandas`` extra), one column per ``--format json`` field.
+
+        A pair's or current run's nested run is spread into ``baseline.<field>``,
+        ``treatment.<field>`` or ``current.<field>`` columns. The columns are
+        there even without a row. ``attrs`` holds ``listing`` (:attr:`name`) and,
+        for pass rates, ``counted``.
+        """
+        attrs = {"listing": self.name, **({} if self.counted is None else {"counted": self.counted})}
+        return _data_frame([_frame_row(item) for item in self.items], _frame_columns(LISTED[self.name]), attrs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,6 +497,14 @@ class Comparisons:
 
     def as_dict(self) -> dict[str, Any]:
         return {"scope": self.scope, "comparisons": [c.as_dict() for c in self.comparisons]}
+
+    def to_pandas(self) -> Any:
+        """The comparisons as a ``pandas.DataFrame`` (needs the ``pandas`` extra), one column per ``--format json`` field.
+
+        ``interval`` and ``discordant`` stay two-item lists (``frame.interval.str[0]``
+        is the lower bound); ``attrs["scope"]`` is :attr:`scope`.
+        """
+        return _data_frame([c.as_dict() for c in self.comparisons], Comparison.__match_args__, {"scope": self.scope})
 
 
 # -- maintenance ---------------------------------------------------------------------------------
