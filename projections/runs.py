@@ -502,16 +502,19 @@ def runs_model(events: Iterable[EventLike]) -> RunsModel:
     batch_of = _batches(events)
     retracted = retraction.retracted_ids(events)
     comparisons = [e for e in events if e.kind == COMPARISON_KIND and e.event_id not in retracted]
+    tasks = {comparison.event_id: _comparison_task(comparison) for comparison in comparisons}
     for comparison in comparisons:
-        benchmark, task = _comparison_task(comparison)
+        benchmark, task = tasks[comparison.event_id]
         for member in batch_of.get(comparison.event_id, ()):
             view = by_id.get(member)
             if task and view is not None and view["case_id"] is None and view["benchmark_id"] in (benchmark, None):
                 view["case_id"], view["case_from"] = task, "comparison"
     payloads = {e.event_id: e.payload for e in events if e.kind == RUN_KIND}
     earlier = _countable_by_task_and_arm(runs)
-    pairs = [_comparison_pair(c, [by_id[i] for i in dict.fromkeys(batch_of.get(c.event_id, ())) if i in by_id], payloads, earlier)
-             for c in comparisons]
+    pairs = [
+        _comparison_pair(c, tasks[c.event_id], [by_id[i] for i in dict.fromkeys(batch_of.get(c.event_id, ())) if i in by_id], payloads, earlier)
+        for c in comparisons
+    ]
     pairs.extend(_run_group_pairs(runs))
     pairs.sort(key=lambda p: (p["goal_id"], p["benchmark_id"] or "", p["case_id"] or "", p["position"], p["pair_id"]))
     return RunsModel(runs, pairs)
@@ -526,12 +529,12 @@ def _countable_by_task_and_arm(runs: Iterable[dict[str, Any]]) -> dict[tuple[Any
 
 
 def _comparison_pair(
-    comparison: EventLike, batch_runs: list[dict[str, Any]], payloads: Mapping[str, Any],
+    comparison: EventLike, benchmark_task: tuple[str | None, str | None], batch_runs: list[dict[str, Any]], payloads: Mapping[str, Any],
     earlier: Mapping[tuple[Any, ...], list[dict[str, Any]]],
 ) -> dict[str, Any]:
-    """A comparison with the runs of its own task (rule: :func:`pairs`)."""
+    """A comparison (of ``benchmark_task``: its ``_comparison_task``) with the runs of its own task (rule: :func:`pairs`)."""
     payload = comparison.payload if isinstance(comparison.payload, Mapping) else {}
-    benchmark, task = _comparison_task(comparison)
+    benchmark, task = benchmark_task
     in_task = [
         v for v in batch_runs
         if v["kind"] == RUN_KIND and v["benchmark_id"] in (benchmark, None) and (task is None or v["case_id"] == task)
@@ -544,10 +547,11 @@ def _comparison_pair(
         match = next((v for v in live if arm and v["arm"] == arm and v["event_id"] not in _used(found)), None)
         if match is not None:
             found[side], how[side] = match, BY_SCENARIO
-    picked = dict(zip((BASELINE, TREATMENT), claim_review.pick_runs([payloads[v["event_id"]] for v in live])))
+    # The claim review's reading only fills a side the scenarios left empty: most comparisons name both, and skip it.
+    picked = dict(zip((BASELINE, TREATMENT), claim_review.pick_runs([payloads[v["event_id"]] for v in live]))) if None in found.values() else {}
     for side, other in ((BASELINE, TREATMENT), (TREATMENT, BASELINE)):
-        pick = next((v for v in live if payloads[v["event_id"]] is picked[side]), None)
-        if found[side] is None and pick is not None and pick["event_id"] not in _used(found) and (named[other] is None or pick["arm"] != named[other]):
+        pick = next((v for v in live if payloads[v["event_id"]] is picked[side]), None) if found[side] is None else None
+        if pick is not None and pick["event_id"] not in _used(found) and (named[other] is None or pick["arm"] != named[other]):
             found[side], how[side] = pick, BY_CLAIM_REVIEW
     missing: dict[str, str | None] = {side: None for side in named}
     for side, arm in named.items():
