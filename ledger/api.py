@@ -790,3 +790,9 @@ class ReportViews:
 
     def latest_reviews(self, goal_id: str) -> list[dict[str, Any]]:
         return self._views.latest_reviews(self._store, goal_id)
+
+    def attempt_reviews(self, goal_id: str, key: str) -> list[dict[str, Any]]:
+        return self._views.attempt_reviews(self._store, goal_id, key)
+
+    def comparisons(self, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
+        return self._views.comparisons(self._store, goal_ids)

@@ -17,9 +17,11 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from benchledger.cli.output import visible
-from benchledger.projections import lifecycle
+from benchledger.projections import lifecycle, statistics
 
 NOT_STARTED = "not_started"
+# compare's verdicts, as the paired-differences chart colours them.
+VERDICT_COLOURS = {statistics.TREATMENT_BETTER: "#55a868", statistics.TREATMENT_WORSE: "#c44e52", statistics.NO_DETECTABLE_DIFFERENCE: "#4c72b0"}
 LAYOUT: dict[str, Any] = {
     "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
     "height": 340,
@@ -241,3 +243,47 @@ def learning_status(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     _time_axis(fig, times)
     height = _legend_below(fig, len(statuses), LAYOUT["height"] - 90)
     return _figure(fig, "Learning status over time", empty=None if points else "no learning ledger yet", height=height)
+
+
+def paired_differences(comparisons: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each comparison's paired difference (treatment − baseline, percentage points) with its 95 % interval; zero marked.
+
+    One row per benchmark and arm pair that has paired tasks, coloured by verdict
+    (comparisons without paired tasks have no difference to draw).
+    """
+    shown = [c for c in comparisons if c["difference"] is not None]
+    names = [f"{c['benchmark_id']}: {c['treatment_arm']} vs {c['baseline_arm']}" for c in shown]
+    hover = [
+        "<br>".join(
+            plain(part)
+            for part in (
+                f"{c['benchmark_id']}: {c['treatment_arm']} vs {c['baseline_arm']}",
+                f"difference {c['difference'] * 100:+.1f} pts, 95% interval [{c['interval'][0] * 100:+.1f}, {c['interval'][1] * 100:+.1f}]",
+                f"{c['tasks']} task(s); p (Holm) {c['adjusted_p_value']:.3g}",
+                c["verdict"],
+            )
+        )
+        for c in shown
+    ]
+    fig = go.Figure(
+        go.Scatter(
+            x=[c["difference"] * 100 for c in shown],
+            y=[plain(name) for name in _axis_labels(names)],
+            mode="markers",
+            marker={"size": 10, "color": [VERDICT_COLOURS.get(c["verdict"], "#4c72b0") for c in shown]},
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [(c["interval"][1] - c["difference"]) * 100 for c in shown],
+                "arrayminus": [(c["difference"] - c["interval"][0]) * 100 for c in shown],
+            },
+            hovertext=hover,
+            hoverinfo="text",
+            name="difference",
+        )
+    )
+    fig.add_vline(x=0, line={"color": "#888", "dash": "dot"})
+    fig.update_xaxes(title="treatment − baseline pass rate (percentage points), 95% interval", zeroline=False)
+    fig.update_yaxes(automargin=True, autorange="reversed")
+    height = max(LAYOUT["height"], BARS_AROUND + BAR_HEIGHT * len(shown))
+    return _figure(fig, "Paired differences per benchmark and arm pair", empty=None if shown else "no arm pair with paired tasks", height=height)

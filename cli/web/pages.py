@@ -2,7 +2,9 @@
 
 A page is addressed by the same relative path in both (``index.html``,
 ``goals/<goal>/index.html``, ``goals/<goal>/attempts-2.html``,
-``goals/<goal>/reviews/<review>.html`` and ``.json``, ``assets/...``), and
+``goals/<goal>/reviews/<review>.html`` and ``.json``,
+``goals/<goal>/attempts/<batch>/<review>.html`` and ``.json`` (an attempt's own
+reviews), ``assets/...``), and
 pages link to each other relatively, so a written site works from its folder
 (offline, from ``file://``) exactly as the server's pages do. The data comes
 from the ledger's ``report_views()`` (bounded reads); the HTML from the
@@ -48,6 +50,8 @@ _ATTEMPTS_PAGE = re.compile(r"(?:index|attempts-([2-9]|[1-9][0-9]+))\.html")
 # Past this a page's first row would be past any row offset a database takes (a BIGINT): there is no such page.
 _MAX_ROW_OFFSET = 2**63 - 1
 _REVIEW_FILE = re.compile(r"([a-z][a-z-]*)\.(html|json)")
+# An attempt is addressed by its batch's event id (a UUID: no character needs quoting).
+_ATTEMPT_KEY = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ def _environment() -> jinja2.Environment:
     env.filters["percent"] = lambda value: "—" if value is None else f"{value * 100:.0f} %"
     env.filters["score"] = lambda value: "—" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
     env.filters["short"] = lambda value, n=12: str(value)[:n]
+    env.filters["points"] = lambda value: "—" if value is None else f"{value * 100:+.1f}"
     env.tests["mapping"] = lambda value: isinstance(value, Mapping)
     return env
 
@@ -100,6 +105,7 @@ class Site:
         self.audit = audit
         self.env = _environment()
         self._timelines: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._compared: dict[tuple[str, ...], tuple[int, dict[str, Any]]] = {}
         if self.goal_ids:
             self.views.goal_index(self.goal_ids, limit=1, pass_rates=False)  # unknown goals fail here, before anything is written
 
@@ -107,7 +113,10 @@ class Site:
         """Compile the templates and build each kind of chart once (empty), so the first visitor of ``serve`` does not pay for it."""
         for name in self.env.list_templates():
             self.env.get_template(name)
-        for build in (figures.timeline, figures.score_delta, figures.claim_strengths, figures.attribution_labels, figures.learning_status):
+        for build in (
+            figures.timeline, figures.score_delta, figures.claim_strengths, figures.attribution_labels, figures.learning_status,
+            figures.paired_differences,
+        ):
             build([])
 
     # -- addressing ----------------------------------------------------------------------
@@ -135,6 +144,9 @@ class Site:
         if len(parts) == 4 and parts[2] == "reviews":
             match = _REVIEW_FILE.fullmatch(parts[3])
             return self._review(goal, match.group(1), match.group(2)) if match else None
+        if len(parts) == 5 and parts[2] == "attempts" and _ATTEMPT_KEY.fullmatch(parts[3]):
+            match = _REVIEW_FILE.fullmatch(parts[4])
+            return self._attempt_review(goal, parts[3], match.group(1), match.group(2)) if match else None
         return None
 
     def is_folder(self, path: str) -> bool:
@@ -170,6 +182,12 @@ class Site:
         for review in self.views.latest_reviews(goal):
             yield f"goals/{goal}/reviews/{review['projection']}.html"
             yield f"goals/{goal}/reviews/{review['projection']}.json"
+        size = self.views.attempts_page_size
+        for number in range(1, _pages(attempt_count, size) + 1):
+            for attempt in self.views.attempts(goal, limit=size, offset=(number - 1) * size)["attempts"]:
+                for projection in attempt["reviews"]:
+                    yield f"goals/{goal}/attempts/{attempt['key']}/{projection}.html"
+                    yield f"goals/{goal}/attempts/{attempt['key']}/{projection}.json"
 
     # -- pages ---------------------------------------------------------------------------
 
@@ -185,8 +203,10 @@ class Site:
         pages = _pages(listing["total"], size)
         if number > pages:
             return None
+        compared = self._comparisons(self.goal_ids, self.ledger.last_position())
         return self._html(
-            "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name)
+            "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name),
+            comparisons=compared, figures={"paired-differences": figures.paired_differences(compared["comparisons"])},
         )
 
     def _goal(self, goal: str, number: int) -> Page | None:
@@ -203,12 +223,14 @@ class Site:
             charts = self.views.chart_series(goal)
             context["timeline"] = timeline
             context["reviews"] = self.views.latest_reviews(goal)
+            context["comparisons"] = self._comparisons([goal], overview["last_position"])
             context["figures"] = {
                 "timeline": figures.timeline(timeline["steps"]),
                 "score-delta": figures.score_delta(charts["score_delta"]),
                 "claim-strengths": figures.claim_strengths(charts["claim_strengths"]),
                 "attribution-labels": figures.attribution_labels(charts["attribution_labels"]),
                 "learning-status": figures.learning_status(charts["learning_status"]),
+                "paired-differences": figures.paired_differences(context["comparisons"]["comparisons"]),
             }
         return self._html("goal.html", "../../", **context)
 
@@ -220,15 +242,41 @@ class Site:
             self._timelines[goal] = cached
         return cached[1]
 
+    def _comparisons(self, goal_ids: list[str] | None, last_position: int) -> dict[str, Any]:
+        """``compare`` over the goals (None: the ledger); kept while nothing new is recorded (it reads every run of its scope)."""
+        scope = tuple(goal_ids or ())
+        cached = self._compared.get(scope)
+        if cached is None or cached[0] != last_position:
+            cached = (last_position, self.views.comparisons(list(scope)))
+            self._compared[scope] = cached
+        return cached[1]
+
     def _review(self, goal: str, projection: str, extension: str) -> Page | None:
         review = next((r for r in self.views.latest_reviews(goal) if r["projection"] == projection), None)
         if review is None:
             return None
         if extension == "json":
-            document = {key: review[key] for key in ("goal_id", "projection", "key", "position", "status", "payload", "error")}
-            return Page(encoded(json.dumps(document, indent=2, ensure_ascii=False) + "\n"), JSON_TYPE)
+            return _review_json(review)
         payload = review_fields.shown(projection, review["payload"])
         return self._html("review.html", "../../../", goal_id=goal, review=review, payload=payload)
+
+    def _attempt_review(self, goal: str, key: str, projection: str, extension: str) -> Page | None:
+        """One of an attempt's own reviews (its claim review, learning ledger or verifier attribution row)."""
+        found = self.views.attempt_reviews(goal, key)
+        review = next((r for r in found if r["projection"] == projection), None)
+        if review is None:
+            return None
+        if extension == "json":
+            return _review_json(review)
+        payload = review_fields.shown(projection, review["payload"])
+        return self._html(
+            "attempt_review.html", "../../../../", goal_id=goal, review=review, payload=payload, siblings=[r["projection"] for r in found]
+        )
+
+
+def _review_json(review: Mapping[str, Any]) -> Page:
+    document = {key: review[key] for key in ("goal_id", "projection", "key", "position", "status", "payload", "error")}
+    return Page(encoded(json.dumps(document, indent=2, ensure_ascii=False) + "\n"), JSON_TYPE)
 
 
 def _page_number(match: re.Match[str] | None, page_size: int) -> int | None:

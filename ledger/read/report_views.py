@@ -11,6 +11,10 @@ figures, the server) belongs to the command-line layer (``cli/web``).
 An *attempt* is a batch that held a comparison: its ``review-claim`` row,
 with the ``learning-ledger`` and ``review-verifier-attribution`` rows of the
 same batch (docs/linking.md), all keyed by the batch's event id.
+
+The comparison tables (:func:`comparisons`) are ``compare``'s own answer
+(``ledger.read.compare``): the runs model of the goals shown, so they cost
+what ``compare`` costs (docs/performance.md), not a page's worth.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from sqlalchemy import and_, func, not_, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
+from benchledger.ledger.read.compare import compare
 from benchledger.ledger.read.json_sql import (
     Path,
     decode_values,
@@ -62,6 +67,8 @@ CLAIM_FIELDS: tuple[Path, ...] = (
     ("task_id",), ("comparison_id",), ("official_task_score_delta",), ("decision", "claim_strength"), ("decision", "blockers"),
 )
 LEARNING_FIELDS: tuple[Path, ...] = (("learning_status",), ("lifecycle_gate", "budget_count_allowed"))
+# The rows of one attempt (keyed by its batch's event id), in the order its page lists them.
+ATTEMPT_REVIEWS = (catalog.CLAIM, catalog.LEARNING, catalog.VERIFIER)
 VERIFIER_FIELDS: tuple[Path, ...] = (("baseline_run_index",), ("run_reviews",))
 
 
@@ -180,6 +187,7 @@ def _attempt_query(goal_id: str, dialect: str):
             json_values(claim.c.payload, CLAIM_FIELDS, dialect),
             json_values(learning.c.payload, LEARNING_FIELDS, dialect),
             json_values(verifier.c.payload, VERIFIER_FIELDS, dialect),
+            learning.c.key, verifier.c.key,
         )
         .select_from(claim)
         .join(events, events.c.event_id == claim.c.key, isouter=True)
@@ -207,7 +215,7 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, of
         total = connection.execute(select(func.count()).select_from(claim).where(claim_on)).scalar_one()
         rows = connection.execute(query.order_by(claim.c.position.desc(), claim.c.key).limit(limit).offset(offset)).all()
     listing = []
-    for key, position, status, recorded_at, claim_json, learning_json, verifier_json in rows:
+    for key, position, status, recorded_at, claim_json, learning_json, verifier_json, learning_key, verifier_key in rows:
         task, comparison, delta, strength, blockers = decode_values(claim_json, CLAIM_FIELDS)
         learning_status, budget_allowed = decode_values(learning_json, LEARNING_FIELDS)
         baseline, treatment = _arm_scores(*decode_values(verifier_json, VERIFIER_FIELDS))
@@ -226,9 +234,40 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, of
                 "blockers": blockers if isinstance(blockers, list) else [],
                 "learning_status": learning_status,
                 "budget_count_allowed": None if budget_allowed is None else bool(budget_allowed),
+                # This attempt's own rows (attempt_reviews), not the goal's latest.
+                "reviews": [
+                    name for name, found in zip(ATTEMPT_REVIEWS, (key, learning_key, verifier_key), strict=True) if found is not None
+                ],
             }
         )
     return {"total": total, "offset": offset, "limit": limit, "attempts": listing}
+
+
+def attempt_reviews(ledger: Store, goal_id: str, key: str) -> list[dict[str, Any]]:
+    """One attempt's own review rows (:data:`ATTEMPT_REVIEWS` keyed by its batch's event id ``key``), payload decoded; empty: no such attempt."""
+    _require_goals(ledger, [goal_id])
+    order = {name: i for i, name in enumerate(ATTEMPT_REVIEWS)}
+    with ledger.reading() as connection:
+        found = connection.execute(
+            select(projection_rows.c.projection, projection_rows.c.key, projection_rows.c.position, projection_rows.c.status,
+                   projection_rows.c.payload, projection_rows.c.error)
+            .where(projection_rows.c.goal_id == goal_id, projection_rows.c.key == key, projection_rows.c.projection.in_(ATTEMPT_REVIEWS))
+        ).all()
+    if not any(row.projection == catalog.CLAIM for row in found):
+        return []
+    return sorted(
+        (
+            {"goal_id": goal_id, "projection": row.projection, "key": row.key, "position": row.position, "status": row.status,
+             "payload": None if row.payload is None else json.loads(row.payload), "error": row.error}
+            for row in found
+        ),
+        key=lambda review: order[review["projection"]],
+    )
+
+
+def comparisons(ledger: Store, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """``compare`` over ``goal_ids`` (default: the whole ledger): every arm pair that pairs name, per benchmark."""
+    return compare(ledger, goal_ids=goal_ids or ())
 
 
 def _arm(review: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -30,7 +30,7 @@ def test_report_writes_an_offline_site_of_the_demo(migrated_url, tmp_path):
     assert 'src="../../assets/plotly.min.js"' in page
     assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
     figures = json.loads(page.split('<script type="application/json" id="figures">')[1].split("</script>")[0])
-    assert set(figures) == {"timeline", "score-delta", "claim-strengths", "attribution-labels", "learning-status"}
+    assert set(figures) == {"timeline", "score-delta", "claim-strengths", "attribution-labels", "learning-status", "paired-differences"}
     assert figures["timeline"]["data"][0]["y"][-1] == "budget_counted"
     review = json.loads((site / "goals" / GOAL / "reviews" / "review-claim.json").read_text())
     assert review["payload"]["decision"]["claim_strength"] == "candidate_score_recovery_needs_attribution_review"

@@ -82,7 +82,7 @@ def test_index_goal_review_navigation_charts_and_no_network(watched):
     page.screenshot(path=str(ARTIFACTS / f"{kind}-index.png"), full_page=True)
 
     page.click("a.goal-link >> text=demo-db-wal-recovery")
-    page.wait_for_selector("body[data-charts-rendered='5']", timeout=30_000)
+    page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
     assert page.locator("h1 .goal-id").inner_text() == "demo-db-wal-recovery"
     for chart in ("timeline", "score-delta", "claim-strengths", "attribution-labels", "learning-status"):
         assert page.locator(f"#chart-{chart} .main-svg").count() > 0, f"{chart} chart not drawn"
@@ -113,7 +113,7 @@ def _wait_for_audit(page, base):
 def test_artifact_markup_is_shown_as_text(watched):
     page, kind, base, seen = watched
     page.goto(base + "goals/hostile/index.html")
-    page.wait_for_selector("body[data-charts-rendered='5']", timeout=30_000)
+    page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
     # no element was made from the artifacts' markup ...
     assert page.locator("main script").count() == 1  # the page's own JSON data block
     assert page.locator("img").count() == 0

@@ -1,0 +1,73 @@
+"""The report's comparisons and attempt reviews in a real browser (Chromium via Playwright), written and served.
+
+The index's comparison table and its chart of paired differences (one marker a
+row, its interval as error bars), the goal page's own, and an attempt row's
+link to that attempt's review; no console error, no request outside the site.
+Screenshots go to ``test-artifacts/`` (which git ignores).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.test_report_browser import ARTIFACTS, _no_trouble, browser_type_launch_args, watched  # noqa: F401 (fixtures)
+from tests.cli.test_report_compare import build_compared_ledger
+from tests.helpers import invoke
+from tests.report_helpers import SCRIPT, ingest_hostile, running_serve
+
+
+@pytest.fixture(scope="module", params=["report", "serve"])
+def site(request, tmp_path_factory):
+    """A written report folder, or a running ``serve``, of the compared ledger plus a goal with markup in its arms and task."""
+    folder = tmp_path_factory.mktemp("report-compare-browser")
+    url = f"sqlite:///{folder / 'ledger.sqlite'}"
+    build_compared_ledger(url, folder)
+    ingest_hostile(url, "hostile", folder / "hostile")
+    if request.param == "report":
+        output = folder / "site"
+        result = invoke(url, "report", "--output", str(output))
+        assert result.exit_code == 0, result.output
+        yield request.param, output.as_uri() + "/"
+        return
+    with running_serve(url) as (base, _):
+        yield request.param, base
+
+
+def test_comparisons_their_chart_and_an_attempts_own_review(watched):
+    page, kind, base, seen = watched
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(base + "index.html")
+    page.wait_for_selector("body[data-charts-rendered='1']", timeout=30_000)
+    rows = page.locator("table.comparisons tbody tr")
+    assert rows.count() == 3  # SkillsBench, Terminal-Bench, and the hostile goal's arms on Terminal-Bench
+    table = page.locator("table.comparisons").inner_text()
+    assert "treatment better" in table and "no detectable difference" in table
+    chart = page.locator("#chart-paired-differences")
+    assert chart.locator(".scatterlayer .point").count() == 3
+    assert chart.locator(".errorbar").count() == 3
+    assert "terminal-bench@2.0: codex-loopx-treatment vs codex-goal-mode-baseline" in chart.inner_text()
+    page.screenshot(path=str(ARTIFACTS / f"{kind}-compare-index.png"), full_page=True)
+
+    page.click("a.goal-link >> text=tb")
+    page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
+    assert page.locator("#comparisons table.comparisons tbody tr").count() == 1
+    assert page.locator("#chart-paired-differences .scatterlayer .point").count() == 1
+    first = page.locator("table.attempts tbody tr").first
+    task = first.locator("td").nth(1).inner_text()
+    page.screenshot(path=str(ARTIFACTS / f"{kind}-compare-goal.png"), full_page=True)
+    first.locator("a.attempt-review-link >> text=review-claim").click()
+    assert page.locator("h1").inner_text() == "review-claim"
+    assert task in page.locator(".review").inner_text()
+    page.screenshot(path=str(ARTIFACTS / f"{kind}-attempt-review.png"), full_page=True)
+    _no_trouble(seen, base)
+
+
+def test_markup_in_arms_and_tasks_is_text_in_the_comparison_table_and_chart(watched):
+    page, kind, base, seen = watched
+    page.goto(base + "goals/hostile/index.html")
+    page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
+    assert page.locator("img").count() == 0 and page.locator("main script").count() == 1
+    assert "<img src=x onerror=alert(1)>-treatment" in page.locator("table.comparisons").inner_text()
+    assert "<img src=x onerror=alert(1)>-treatment" in page.locator("#chart-paired-differences").inner_text()
+    assert SCRIPT in page.locator("table.attempts").inner_text()
+    _no_trouble(seen, base)
