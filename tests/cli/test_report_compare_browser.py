@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.test_report_browser import ARTIFACTS, _no_trouble, browser_type_launch_args, watched  # noqa: F401 (fixtures)
+from tests.cli import test_report_browser as browser
 from tests.cli.test_report_compare import build_compared_ledger
 from tests.helpers import invoke
 from tests.report_helpers import SCRIPT, ingest_hostile, running_serve
+
+# The browser tests' fixtures: the system's Chromium, and a page whose console, errors and requests are recorded.
+browser_type_launch_args = browser.browser_type_launch_args
+watched = browser.watched
+ARTIFACTS = browser.ARTIFACTS
 
 
 @pytest.fixture(scope="module", params=["report", "serve"])
@@ -59,7 +64,7 @@ def test_comparisons_their_chart_and_an_attempts_own_review(watched):
     assert page.locator("h1").inner_text() == "review-claim"
     assert task in page.locator(".review").inner_text()
     page.screenshot(path=str(ARTIFACTS / f"{kind}-attempt-review.png"), full_page=True)
-    _no_trouble(seen, base)
+    browser._no_trouble(seen, base)
 
 
 def test_markup_in_arms_and_tasks_is_text_in_the_comparison_table_and_chart(watched):
@@ -70,4 +75,4 @@ def test_markup_in_arms_and_tasks_is_text_in_the_comparison_table_and_chart(watc
     assert "<img src=x onerror=alert(1)>-treatment" in page.locator("table.comparisons").inner_text()
     assert "<img src=x onerror=alert(1)>-treatment" in page.locator("#chart-paired-differences").inner_text()
     assert SCRIPT in page.locator("table.attempts").inner_text()
-    _no_trouble(seen, base)
+    browser._no_trouble(seen, base)
