@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from benchledger.cli.web.figures import short_label
 from tests.cli import test_report_browser as browser
 from tests.cli.test_report_compare import build_compared_ledger
 from tests.helpers import invoke
-from tests.report_helpers import SCRIPT, ingest_hostile, running_serve
+from tests.report_helpers import IMAGE, SCRIPT, ingest_hostile, running_serve
 
 # The browser tests' fixtures: the system's Chromium, and a page whose console, errors and requests are recorded.
 browser_type_launch_args = browser.browser_type_launch_args
@@ -50,7 +51,7 @@ def test_comparisons_their_chart_and_an_attempts_own_review(watched):
     chart = page.locator("#chart-paired-differences")
     assert chart.locator(".scatterlayer .point").count() == 3
     assert chart.locator(".errorbar").count() == 3
-    assert "terminal-bench@2.0: codex-loopx-treatment vs codex-goal-mode-baseline" in chart.inner_text()
+    assert short_label("terminal-bench@2.0: codex-loopx-treatment vs codex-goal-mode-baseline") in chart.inner_text()
     page.screenshot(path=str(ARTIFACTS / f"{kind}-compare-index.png"), full_page=True)
 
     page.click("a.goal-link >> text=tb")
@@ -73,6 +74,6 @@ def test_markup_in_arms_and_tasks_is_text_in_the_comparison_table_and_chart(watc
     page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
     assert page.locator("img").count() == 0 and page.locator("main script").count() == 1
     assert "<img src=x onerror=alert(1)>-treatment" in page.locator("table.comparisons").inner_text()
-    assert "<img src=x onerror=alert(1)>-treatment" in page.locator("#chart-paired-differences").inner_text()
+    assert short_label(f"terminal-bench@2.0: {IMAGE}-treatment vs {IMAGE}-baseline") in page.locator("#chart-paired-differences").inner_text()
     assert SCRIPT in page.locator("table.attempts").inner_text()
     browser._no_trouble(seen, base)
