@@ -252,7 +252,8 @@ def paired_differences(comparisons: Sequence[Mapping[str, Any]]) -> dict[str, An
     (comparisons without paired tasks have no difference to draw).
     """
     shown = [c for c in comparisons if c["difference"] is not None]
-    names = [f"{c['benchmark_id']}: {c['treatment_arm']} vs {c['baseline_arm']}" for c in shown]
+    # Three lines a row (benchmark, treatment, baseline), each cut alone: cut whole, one label lost the arms that tell rows apart.
+    lines = [(str(c["benchmark_id"]), str(c["treatment_arm"]), f"vs {c['baseline_arm']}") for c in shown]
     hover = [
         "<br>".join(
             plain(part)
@@ -268,7 +269,7 @@ def paired_differences(comparisons: Sequence[Mapping[str, Any]]) -> dict[str, An
     fig = go.Figure(
         go.Scatter(
             x=[c["difference"] * 100 for c in shown],
-            y=[plain(name) for name in _axis_labels(names)],
+            y=["<br>".join(plain(short_label(line)) for line in row) for row in lines],
             mode="markers",
             marker={"size": 10, "color": [VERDICT_COLOURS.get(c["verdict"], "#4c72b0") for c in shown]},
             error_x={
@@ -285,5 +286,5 @@ def paired_differences(comparisons: Sequence[Mapping[str, Any]]) -> dict[str, An
     fig.add_vline(x=0, line={"color": "#888", "dash": "dot"})
     fig.update_xaxes(title="treatment − baseline pass rate (percentage points), 95% interval", zeroline=False)
     fig.update_yaxes(automargin=True, autorange="reversed")
-    height = max(LAYOUT["height"], BARS_AROUND + BAR_HEIGHT * len(shown))
+    height = max(LAYOUT["height"], BARS_AROUND + 2 * BAR_HEIGHT * len(shown))
     return _figure(fig, "Paired differences per benchmark and arm pair", empty=None if shown else "no arm pair with paired tasks", height=height)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.cli.web.figures import short_label
 from tests.helpers import invoke
 from tests.report_helpers import running_serve
 
@@ -125,13 +124,13 @@ def test_the_paired_differences_chart_plots_each_difference_with_its_interval(co
     (trace,) = chart["data"]
     everything = compare_json(compared_ledger)["comparisons"]
     assert trace["x"] == pytest.approx([c["difference"] * 100 for c in everything])
-    # each row named by its benchmark and arms (axis labels are cut from the middle past 44 characters; whole in the hover)
-    assert trace["y"] == [short_label(f"{c['benchmark_id']}: {TREATMENT} vs {BASELINE}") for c in everything]
+    # each row named by its benchmark, treatment and baseline, a line each (cut from the middle past 44 characters; whole in the hover)
+    assert trace["y"] == [f"{c['benchmark_id']}<br>{TREATMENT}<br>vs {BASELINE}" for c in everything]
     assert all(f"{c['benchmark_id']}: {TREATMENT} vs {BASELINE}" in hover for c, hover in zip(everything, trace["hovertext"], strict=True))
     assert [x + up for x, up in zip(trace["x"], trace["error_x"]["array"], strict=True)] == pytest.approx([c["interval"][1] * 100 for c in everything])
     assert [x - down for x, down in zip(trace["x"], trace["error_x"]["arrayminus"], strict=True)] == pytest.approx([c["interval"][0] * 100 for c in everything])
     goal_figures = figures_of((tmp_path / "site" / "goals" / "sb" / "index.html").read_text())
-    assert goal_figures["paired-differences"]["data"][0]["y"] == [short_label(f"skillsbench@1.1: {TREATMENT} vs {BASELINE}")]
+    assert goal_figures["paired-differences"]["data"][0]["y"] == [f"skillsbench@1.1<br>{TREATMENT}<br>vs {BASELINE}"]
 
 
 def test_a_ledger_without_arm_pairs_says_there_is_nothing_to_compare(migrated_url, tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from benchledger.cli.web.figures import short_label
 from tests.cli import test_report_browser as browser
 from tests.cli.test_report_compare import build_compared_ledger
 from tests.helpers import invoke
@@ -51,7 +50,7 @@ def test_comparisons_their_chart_and_an_attempts_own_review(watched):
     chart = page.locator("#chart-paired-differences")
     assert chart.locator(".scatterlayer .point").count() == 3
     assert chart.locator(".errorbar").count() == 3
-    assert short_label("terminal-bench@2.0: codex-loopx-treatment vs codex-goal-mode-baseline") in chart.inner_text()
+    assert all(line in chart.inner_text() for line in ("terminal-bench@2.0", "codex-loopx-treatment", "vs codex-goal-mode-baseline"))
     page.screenshot(path=str(ARTIFACTS / f"{kind}-compare-index.png"), full_page=True)
 
     page.click("a.goal-link >> text=tb")
@@ -74,6 +73,6 @@ def test_markup_in_arms_and_tasks_is_text_in_the_comparison_table_and_chart(watc
     page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
     assert page.locator("img").count() == 0 and page.locator("main script").count() == 1
     assert "<img src=x onerror=alert(1)>-treatment" in page.locator("table.comparisons").inner_text()
-    assert short_label(f"terminal-bench@2.0: {IMAGE}-treatment vs {IMAGE}-baseline") in page.locator("#chart-paired-differences").inner_text()
+    assert f"{IMAGE}-treatment" in page.locator("#chart-paired-differences").inner_text()
     assert SCRIPT in page.locator("table.attempts").inner_text()
     browser._no_trouble(seen, base)
