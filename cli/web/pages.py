@@ -32,6 +32,7 @@ import markupsafe
 from benchledger.cli.output import encoded, visible
 from benchledger.cli.web import figures, report_folder, review_fields
 from benchledger.ledger.api import Ledger, is_goal_id
+from benchledger.projections import catalog
 
 # What a page may load: its own folder's (or origin's) scripts, styles and images, nothing else.
 # Plotly sets SVG style attributes while it draws, hence inline styles (never inline scripts).
@@ -80,6 +81,8 @@ def _environment() -> jinja2.Environment:
     env.filters["score"] = lambda value: "—" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
     env.filters["short"] = lambda value, n=12: str(value)[:n]
     env.filters["points"] = lambda value: "—" if value is None else f"{value * 100:+.1f}"
+    # An attempt's reviews as its row links them: short, so the column stays narrow (the link's title names the review).
+    env.globals["ATTEMPT_REVIEW_NAMES"] = {catalog.CLAIM: "claim", catalog.LEARNING: "learning", catalog.VERIFIER: "verifier"}
     env.tests["mapping"] = lambda value: isinstance(value, Mapping)
     return env
 

@@ -60,7 +60,7 @@ def test_comparisons_their_chart_and_an_attempts_own_review(watched):
     first = page.locator("table.attempts tbody tr").first
     task = first.locator("td").nth(1).inner_text()
     page.screenshot(path=str(ARTIFACTS / f"{kind}-compare-goal.png"), full_page=True)
-    first.locator("a.attempt-review-link >> text=review-claim").click()
+    first.locator("a.attempt-review-link >> text=claim").click()
     assert page.locator("h1").inner_text() == "review-claim"
     assert task in page.locator(".review").inner_text()
     page.screenshot(path=str(ARTIFACTS / f"{kind}-attempt-review.png"), full_page=True)
