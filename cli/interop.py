@@ -1,14 +1,15 @@
-"""Interoperability commands: import-loopx, export, import-ndjson."""
+"""Interoperability commands: import-loopx, export, import-ndjson, merge."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import click
 
 from benchledger.cli.common import echo_errors, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, format_option
-from benchledger.errors import capped
+from benchledger.errors import capped, redact_url
 from benchledger.ledger.results import LoopxImport, Refusal
 
 
@@ -150,3 +151,61 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
             f"- goals: {', '.join(result.goals) or '(none)'}\n- digest: `{result.digest}`{unverified}"
         )
 
+
+
+@click.command("merge")
+@click.argument("file", metavar="FILE|-", required=False)
+@click.option("--from", "from_url", metavar="URL", help="Merge the ledger at URL (read only: neither created nor migrated) instead of a file.")
+@click.option(
+    "--unverifiable-tail",
+    is_flag=True,
+    help="Accept a file without the export trailer (written by an older benchledger), as import-ndjson does.",
+)
+@format_option("markdown", "json")
+@click.pass_context
+def merge_command(ctx: click.Context, file: str | None, from_url: str | None, unverifiable_tail: bool, fmt: str) -> None:
+    """Merge another ledger into this one: a `benchledger export` file (or - for standard input), or --from URL.
+
+    All or nothing, in one transaction. A goal this ledger lacks is copied
+    whole; a goal both hold is taken only where one copy is a prefix of the
+    other (the rest is appended); goals whose copies have parted refuse the
+    merge, each named with the first stream version where they differ (exit 1,
+    nothing written). Events are stored verbatim (ids, payloads, recorded
+    times, chain hashes), so each merged goal's digest (`audit --goal G`) is
+    the same in both ledgers; the report lists it. The file is verified first
+    as import-ndjson verifies it, and the merged goals' projections are
+    rebuilt in the same transaction. Merging the same ledger again adds nothing.
+
+    Example: benchledger --database-url postgresql://team@db/ledger merge --from sqlite:///$HOME/ledger.sqlite
+    """
+    from benchledger.ledger import ExportRefused
+
+    if (file is None) == (from_url is None):
+        raise click.UsageError("give FILE (or -) or --from URL (one of them)", ctx)
+    if from_url is not None and unverifiable_tail:
+        raise click.UsageError("--unverifiable-tail goes with a FILE (a ledger read --from is exported whole, trailer included)", ctx)
+    with contextlib.ExitStack() as stack:
+        path, name = stack.enter_context(input_path(file)) if file is not None else (None, redact_url(from_url or ""))
+        ledger = stack.enter_context(open_ledger(ctx))
+        try:
+            if path is not None:
+                report = ledger.merge(path, unverifiable_tail=unverifiable_tail, name=name)
+            else:
+                report = ledger.merge_from(from_url or "")
+        except ExportRefused as exc:
+            if fmt == "json":
+                echo_json(exc.as_dict())
+            else:
+                click.echo(_refusals(str(exc), [Refusal(name, problem) for problem in exc.problems], exc.problem_count), nl=False)
+            echo_errors([f"{name}: {problem}" for problem in exc.problems], exc.problem_count)
+            ctx.exit(1)
+    if fmt == "json":
+        echo_json(report.as_dict())
+        return
+    lines = [f"# Merged {report.source}: {report.events_added} event(s) added", ""]
+    what = {"copied": "copied (this ledger lacked it)", "appended": "appended to (this ledger held a prefix of it)", "held": "held already"}
+    lines += [
+        f"- `{g.goal_id}`: {what[g.action]}, {g.events_added} event(s) added; goal digest at version {g.source_events}: `{g.digest}`"
+        for g in report.goals
+    ]
+    click.echo("\n".join(lines))

@@ -42,6 +42,7 @@ COMMANDS = {
     "compare": "benchledger.cli.runs:compare_command",
     "export": "benchledger.cli.interop:export_command",
     "import-ndjson": "benchledger.cli.interop:import_ndjson_command",
+    "merge": "benchledger.cli.interop:merge_command",
     "report": "benchledger.cli.report:report_command",
     "serve": "benchledger.cli.report:serve_command",
     "benchmark": "benchledger.cli.reviews:benchmark",

@@ -65,6 +65,8 @@ _API = {
     "BatchFileIngest": "benchledger.ledger.service.bulk",
     "ImportedExport": "benchledger.ledger.service.exchange",
     "ExportRefused": "benchledger.ledger.service.exchange",
+    # What merge returns, and the refusal it raises when goals both ledgers hold have parted.
+    **dict.fromkeys(("MergeReport", "MergedGoal", "MergeRefused"), "benchledger.ledger.service.merge"),
 }
 
 __all__ = sorted(_API)

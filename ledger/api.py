@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from benchledger.ledger.service.ingest_outcome import BatchOutcome, IngestOutcome
     from benchledger.ledger.service.intake.reading import Document
     from benchledger.ledger.service.loopx_import import ImportPlan
+    from benchledger.ledger.service.merge import MergeReport
     from benchledger.ledger.storage.store import Store
     from benchledger.projections.artifacts import Artifact
 
@@ -528,6 +529,25 @@ class Ledger:
         from benchledger.ledger.service.exchange import import_export
 
         return import_export(self._store, path, unverifiable_tail=unverifiable_tail, name=name)
+
+    def merge(self, path: str, *, unverifiable_tail: bool = False, name: str | None = None) -> MergeReport:
+        """Merge an :meth:`export` file of another ledger into this one, all or nothing (docs/interop.md, "merge").
+
+        A goal this ledger lacks is copied whole; a goal both hold is taken only where one copy is a prefix
+        of the other (the rest appended). Events are stored verbatim, so a merged goal's digest is the same in
+        both ledgers. Refused (:class:`~benchledger.ledger.ExportRefused`, nothing written) unless the file
+        verifies; :class:`~benchledger.ledger.MergeRefused` names each goal whose copies have parted and the
+        first stream version where they differ. Messages call the file ``name``.
+        """
+        from benchledger.ledger.service.merge import merge_export
+
+        return merge_export(self._store, path, unverifiable_tail=unverifiable_tail, name=name)
+
+    def merge_from(self, url: str) -> MergeReport:
+        """:meth:`merge` of the ledger at ``url`` (read in one snapshot, neither created nor migrated)."""
+        from benchledger.ledger.service.merge import merge_ledger
+
+        return merge_ledger(self._store, url)
 
     def import_loopx(self, plan: LoopxPlan, *, dry_run: bool = False) -> LoopxImport:
         """Append what :func:`plan_loopx_import` read to its goal, all or nothing (``dry_run``: report it, write nothing)."""

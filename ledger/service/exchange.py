@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import String
-from sqlalchemy.exc import IntegrityError
 
 from benchledger.errors import CHECK_FAILED, SHOWN_PROBLEMS, LedgerError
 from benchledger.ledger.service.intake.files import open_regular_file, read_lines
@@ -204,7 +203,7 @@ def _trailer_problems(trailer: dict[str, Any]) -> list[str]:
     return []
 
 
-def _export_records(path: str, byte_hash: Any, name: str) -> Iterator[tuple[int, Any]]:
+def export_records(path: str, byte_hash: Any, name: str) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed JSON or the reason it is not)`` for each line of the file (called ``name`` in messages);
     ``byte_hash`` sees every byte."""
     with open_regular_file(path, name) as handle:
@@ -230,6 +229,8 @@ class _Scan:
     positions_one_to_n: bool = True
     trailer: dict[str, Any] | None = None
     sha256: str = ""
+    # goal -> (its last stream version, that event's chain hash) in the file
+    tails: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     malformed_lines: bool = False
 
@@ -253,7 +254,7 @@ def _scan(path: str, scan: _Scan, byte_hash: Any, name: str) -> Iterator[StoredE
     After a malformed line the chain check stops (it would only repeat the
     line's problem as broken links); the lines are still all checked.
     """
-    for number, value in _export_records(path, byte_hash, name):
+    for number, value in export_records(path, byte_hash, name):
         if isinstance(value, Exception):
             scan.malformed(f"line {number}: invalid JSON: {value}")
         elif scan.trailer is not None:
@@ -307,6 +308,7 @@ def verify_export(path: str, *, unverifiable_tail: bool = False, name: str | Non
     if scan.problem_count:
         raise ExportRefused(name, scan.problems, scan.problem_count)
     scan.sha256 = byte_hash.hexdigest()
+    scan.tails = {goal: (tail["last_version"], tail["last_chain_hash"]) for goal, tail in tails.items()}
     return scan
 
 
@@ -348,14 +350,16 @@ def import_export(ledger: Store, path: str, *, unverifiable_tail: bool = False, 
     def attempt() -> None:
         byte_hash, running, count = hashlib.sha256(), canonical.GENESIS_HASH, 0
 
-        def records() -> Iterator[dict[str, Any]]:
-            """The second pass: the event records again, renumbered 1..N, adding up the digest."""
+        def records(tx: Transaction) -> Iterator[dict[str, Any]]:
+            """The second pass: the event records again (the store numbers them 1..N), adding up the digest."""
             nonlocal running, count
-            for _number, value in _export_records(path, byte_hash, name):
+            if tx.last_position():  # (under the append lock: another writer appended since the check above)
+                raise NotEmpty(_not_empty_message(tx.last_position()))
+            for _number, value in export_records(path, byte_hash, name):
                 if TRAILER_KEY not in value:
                     count += 1
                     running = canonical.digest_step(running, value["chain_hash"])
-                    yield {**value, "position": count}
+                    yield value
 
         def check_and_rebuild(tx: Transaction) -> None:
             if byte_hash.hexdigest() != scan.sha256:
@@ -363,14 +367,10 @@ def import_export(ledger: Store, path: str, *, unverifiable_tail: bool = False, 
             for step in rebuild_projections(tx, goals):
                 del step  # the rows are written as each step is rebuilt; one step in memory at a time
 
-        ledger.insert_verbatim(records(), chunk=INSERT_CHUNK, within=check_and_rebuild)
+        ledger.insert_verbatim(records, chunk=INSERT_CHUNK, within=check_and_rebuild)
         digest[:] = [format_digest(count, running)]
 
-    try:
-        ledger.retrying_when_locked(attempt)
-    except IntegrityError as exc:
-        # Another writer appended between the emptiness check and the insert.
-        raise NotEmpty(_not_empty_message(ledger.event_count())) from exc
+    ledger.retrying_when_locked(attempt)
     return ImportedExport(scan.events, goals, digest[0], tail_verified=scan.trailer is not None)
 
 

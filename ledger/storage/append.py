@@ -156,8 +156,9 @@ def append_locked(tx: Transaction, prepared: list[tuple[StreamAppend, list[Prepa
     }
     last = connection.execute(_LAST_EVENT).first()
     position = last.position if last else 0
-    # recorded_at never goes backwards along positions, even if the clock does.
-    recorded_at = max(utc_timestamp(), last.recorded_at) if last else utc_timestamp()
+    # recorded_at never goes backwards along positions, even if the clock does, nor along a goal's
+    # stream (whose last event a merge may have placed before the ledger's last: ``service.merge``).
+    recorded_at = max([utc_timestamp(), *([last.recorded_at] if last else []), *(head.last_recorded_at for head in heads.values())])
 
     existing = tx.events_by_id(
         event_id for _, events_of_goal in prepared for p in events_of_goal for event_id in (p.event_id, p.earlier_id) if event_id

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,8 +29,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select, text
 from sqlalchemy.exc import DataError
 
-from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
-from benchledger.ledger.storage import merkle_log
+from benchledger.errors import InvalidEvent, LedgerError, LedgerUnavailable, UnknownGoal
+from benchledger.ledger.storage import canonical, merkle_log
 from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
     create_ledger_engine,
@@ -45,7 +46,14 @@ from benchledger.ledger.storage.event_records import (
     row_to_event,
 )
 from benchledger.ledger.storage.guard import Storable, refuse_unstorable
-from benchledger.ledger.storage.migrate import UPGRADE, OlderRevision, Upgraded, ensure_current
+from benchledger.ledger.storage.migrate import (
+    HEAD_REVISION,
+    UPGRADE,
+    OlderRevision,
+    Upgraded,
+    ensure_current,
+    recognized_revision,
+)
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
 from benchledger.ledger.storage.transaction import Transaction
 
@@ -97,6 +105,28 @@ class Store:
         store = cls(engine)
         store.upgraded = upgraded
         return store
+
+    @classmethod
+    def open_to_read(cls, url: str) -> Store:
+        """Another ledger, only to read (``merge --from``): neither created nor migrated, and refused (:class:`LedgerUnavailable`)
+        unless it is a benchledger ledger at this benchledger's schema revision."""
+        engine = create_ledger_engine(url)
+        where = engine.url.render_as_string(hide_password=True)
+        try:
+            if engine.dialect.name == "sqlite" and not (engine.url.database and os.path.isfile(engine.url.database)):
+                raise LedgerUnavailable(f"{where}: no ledger file there (a ledger to read from must exist)")
+            with database_errors_as_unavailable(url), engine.connect() as connection:
+                revision = recognized_revision(connection)
+            if revision != HEAD_REVISION:
+                found = f"at schema revision {revision}" if revision else "an empty database, not a ledger"
+                raise LedgerUnavailable(
+                    f"the ledger at {where} is {found}; this benchledger reads revision {HEAD_REVISION} "
+                    "(`benchledger --database-url URL db upgrade` brings a ledger to it)"
+                )
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine)
 
     @classmethod
     def in_memory(cls) -> Store:
@@ -185,21 +215,44 @@ class Store:
             raise InvalidEvent(f"the database refused the write, nothing was written: {exc.orig}") from exc
 
     def insert_verbatim(
-        self, records: Iterable[dict[str, Any]], *, chunk: int = 2000, within: Callable[[Transaction], None] | None = None
+        self,
+        records: Callable[[Transaction], Iterable[dict[str, Any]]],
+        *,
+        chunk: int = 2000,
+        within: Callable[[Transaction], None] | None = None,
     ) -> None:
-        """Insert exported event records exactly as given (``import-ndjson``), in one transaction.
+        """Insert exported event records as they are (``import-ndjson``, ``merge``), in one write transaction.
 
-        The caller has verified the records; the ledger must be empty of them.
-        They are inserted ``chunk`` at a time as the iterable yields them (an
-        export may not fit in memory); heads are rebuilt from the inserted events.
-        Each chunk passes the same guard as an append (``ledger.storage.guard``)
-        before it is inserted: an export holding what the ledger refuses is
-        refused, whatever ledger wrote it, and the transaction rolls back.
+        ``records(tx)`` yields them once the append lock is held (so it may read the ledger it inserts into), in
+        the order they are to be stored; they are inserted ``chunk`` at a time as they come (an export may not
+        fit in memory). Each takes the next position after the ledger's last (positions are outside the chain
+        hash); every other field is kept, so chain hashes and goal digests are those of the ledger that wrote
+        them. Each record must continue its goal's chain as the ledger holds it (the next stream version, linked
+        to the previous chain hash; for a goal the ledger lacks, version 1 after the genesis hash), else
+        :class:`LedgerError` and nothing is written: verbatim records never fork a goal. The stream heads
+        follow the last records. Each chunk passes the same guard as an append (``ledger.storage.guard``)
+        before it is inserted: an export holding what the ledger refuses is refused, whatever ledger wrote it,
+        and the transaction rolls back.
         """
         with self.transaction(write=True) as tx:
+            pending = iter(records(tx))
+            position = tx.last_position()
+            tips: dict[str, tuple[int, str]] = {}  # goal -> (version, chain hash) as the records advance it
             heads: dict[str, dict[str, Any]] = {}
-            pending = iter(records)
             while batch := list(itertools.islice(pending, chunk)):
+                unseen = [r["goal_id"] for r in batch if r["goal_id"] not in tips]
+                tips.update((goal, (head["last_version"], head["last_chain_hash"])) for goal, head in tx.heads_of(unseen).items())
+                for record in batch:
+                    goal = record["goal_id"]
+                    version, chain = tips.get(goal, (0, canonical.GENESIS_HASH))
+                    if (record["stream_version"], record["prev_hash"]) != (version + 1, chain):
+                        raise LedgerError(
+                            f"goal {goal!r}: event {record['event_id']} (version {record['stream_version']}) does not continue "
+                            f"the goal's chain as this ledger holds it (at version {version}); nothing was written"
+                        )
+                    tips[goal] = (version + 1, record["chain_hash"])
+                    position += 1
+                    record["position"] = position
                 if self.persistent:
                     refuse_unstorable(
                         Storable(r["goal_id"], r["kind"], r["schema_version"], r["source"], json.loads(r["payload"]), r["payload"], f"event {r['event_id']}")
@@ -208,8 +261,7 @@ class Store:
                 tx.connection.execute(insert(events), batch)
                 merkle_log.extend(tx, batch[0]["position"], [record["chain_hash"] for record in batch])
                 heads.update((record["goal_id"], head_record(record)) for record in batch)
-            if heads:
-                tx.connection.execute(insert(stream_heads), list(heads.values()))
+            tx.set_heads(list(heads.values()))
             if within is not None:
                 within(tx)
 
@@ -286,6 +338,11 @@ class Store:
                 if len(page) < batch_size:
                     return
                 cursor = page[-1].position
+
+    def chain_page(self, goal_id: str, *, after_version: int, limit: int) -> list[tuple[int, str, str, str, str]]:
+        """:meth:`Transaction.chain_page`, read in this store's snapshot (or a read of its own)."""
+        with self.reading() as connection:
+            return Transaction(connection).chain_page(goal_id, after_version=after_version, limit=limit)
 
     def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
         with self.reading() as connection:

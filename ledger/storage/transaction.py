@@ -84,6 +84,31 @@ class Transaction:
             query = query.where(stream_heads.c.goal_id > after)
         return [dict(r._mapping) for r in self.connection.execute(query)]
 
+    def heads_of(self, goal_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stream heads of those of ``goal_ids`` the ledger holds, by goal id."""
+        query = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+        return {row.goal_id: dict(row._mapping) for row in chunked_rows(self.connection, query, "goal_ids", list(dict.fromkeys(goal_ids)))}
+
+    def goal_ids(self) -> list[str]:
+        """Every goal's id (its stream head's), sorted."""
+        return list(self.connection.execute(select(stream_heads.c.goal_id).order_by(stream_heads.c.goal_id)).scalars())
+
+    def set_heads(self, heads: Sequence[Mapping[str, Any]]) -> None:
+        """Store these stream heads (:func:`head_record`), replacing the goals' heads the ledger holds."""
+        if heads:
+            self.connection.execute(_set_heads(self.connection.dialect.name), list(heads))
+
+    def chain_page(self, goal_id: str, *, after_version: int, limit: int) -> list[tuple[int, str, str, str, str]]:
+        """``(stream_version, chain_hash, event_id, kind, recorded_at)`` of the goal's first ``limit`` events after
+        ``after_version``: where two copies of a goal part, read without payloads."""
+        query = (
+            select(events.c.stream_version, events.c.chain_hash, events.c.event_id, events.c.kind, events.c.recorded_at)
+            .where(events.c.goal_id == goal_id, events.c.stream_version > after_version)
+            .order_by(events.c.stream_version)
+            .limit(limit)
+        )
+        return [tuple(row) for row in self.connection.execute(query)]
+
     def rebuild_heads(self, goal_id: str | None = None) -> int:
         """Make the stream heads (of ``goal_id``, or all) what the events say: each goal's last event, no head for a goal
         without events; returns how many heads that inserted, corrected or deleted (none in a healthy ledger).

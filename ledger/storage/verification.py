@@ -95,7 +95,6 @@ def verify_events(
     running = canonical.GENESIS_HASH
     last_position = 0
     covered = 0  # what the digest counts: the last position, or the goal's last version
-    last_recorded_at = ""
     expected_position, expected_running = parse_digest(expect_digest) if expect_digest is not None else (None, None)
     digest_checked = expected_position == 0 and expected_running == canonical.GENESIS_HASH
     tails: dict[str, _Tail] = {}
@@ -112,16 +111,17 @@ def verify_events(
             problem("position_gap", event, f"position {event.position} follows {last_position}")
         if event.position <= last_position:
             problem("position_order", event, f"position {event.position} is not after {last_position}")
-        if event.recorded_at < last_recorded_at:
-            problem("time_order", event, f"recorded_at {event.recorded_at} is before {last_recorded_at}")
-        last_position, last_recorded_at = event.position, max(last_recorded_at, event.recorded_at)
+        previous = tails.get(event.goal_id)
+        # (per goal: a merge, ``benchledger merge``, places a goal recorded elsewhere after events recorded later here)
+        if previous is not None and event.recorded_at < previous.recorded_at:
+            problem("time_order", event, f"recorded_at {event.recorded_at} is before {previous.recorded_at}, its goal's previous event's")
+        last_position = event.position
 
         if canonical.sha256_hex(event.payload_text) != event.payload_sha256:
             problem("payload_hash", event, "payload does not hash to payload_sha256")
         if event.event_id not in canonical.event_id_forms(event.goal_id, event.kind, event.payload_sha256, event.source_sha256):
             problem("event_id", event, "event_id does not match goal, kind, payload hash (and source hash)")
 
-        previous = tails.get(event.goal_id)
         expected_version = previous.stream_version + 1 if previous else 1
         if event.stream_version != expected_version:
             problem("version_gap", event, f"stream_version {event.stream_version}, expected {expected_version}")
