@@ -25,6 +25,8 @@ from benchledger.errors import InvalidInput, capped
 from benchledger.ledger.api import Ledger, is_goal_id
 
 GOAL_ALIASES = ("--goal-id",)
+# A new goal whose name is close to an existing goal's is refused as a likely typo (docs/cli.md, "New goals").
+NEW_GOAL_HELP = "GOAL is meant to be a new goal, even though its name is close to an existing goal's (else refused as a likely typo)."
 
 
 def _validate_goal(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from benchledger.cli.common import OneValueOption, echo_errors, goal_filter, goal_option, input_path, open_ledger
+from benchledger.cli.common import (
+    NEW_GOAL_HELP,
+    OneValueOption,
+    echo_errors,
+    goal_filter,
+    goal_option,
+    input_path,
+    open_ledger,
+)
 from benchledger.cli.output import echo_json, echo_pieces, format_option, json_document, json_listing
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.ledger.api import INGEST_ORDERS, plan_ingest, plan_ingest_tree
@@ -82,6 +90,7 @@ def _refused_markdown(outcome: IngestOutcome) -> str:
     help="Kind of every document (needed for lifecycle inputs and adapter invocations, which carry no reliable schema).",
 )
 @click.option("--dry-run", is_flag=True, help="Validate and report what would be appended, without writing.")
+@click.option("--new-goal", is_flag=True, help=NEW_GOAL_HELP)
 @click.option(
     "--batch-per-directory",
     "root",
@@ -116,6 +125,7 @@ def ingest_command(
     goal: str,
     kind: str | None,
     dry_run: bool,
+    new_goal: bool,
     root: str | None,
     order: str | None,
     include: tuple[str, ...],
@@ -134,7 +144,8 @@ def ingest_command(
     --batch-per-directory ROOT each directory of the tree is a batch of its
     own, and the whole tree is still one transaction. A gzip file
     (run.json.gz) is read decompressed. A batch holds at most 5,000 artifacts
-    and 64 MiB of documents (docs/cli.md, "Limits").
+    and 64 MiB of documents (docs/cli.md, "Limits"). A new GOAL whose name is
+    close to an existing goal's (a likely typo) is refused unless --new-goal.
     """
     if bool(root) == bool(paths):
         raise click.UsageError("give PATH... or --batch-per-directory ROOT (one of them)")
@@ -143,7 +154,9 @@ def ingest_command(
     plan = plan_ingest_tree(goal, root, include=include, order=order or "name") if root else plan_ingest(goal, paths, include=include)
     bar, progress = _progress(plan.file_count)
     with open_ledger(ctx, writes=not dry_run) as ledger, bar:
-        outcome = ledger.ingest_files(plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress, skip_unknown=skip_unknown)
+        outcome = ledger.ingest_files(
+            plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress, skip_unknown=skip_unknown, new_goal=new_goal
+        )
     if not outcome.ok:
         echo_errors([f"{source}: {error}" for source, error in outcome.errors])
         click.echo(json_document(outcome.as_dict()) if fmt == "json" else _refused_markdown(outcome), nl=fmt == "json")

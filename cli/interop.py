@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from benchledger.cli.common import echo_errors, goal_option, input_path, open_ledger
+from benchledger.cli.common import NEW_GOAL_HELP, echo_errors, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, format_option
 from benchledger.errors import capped, redact_url
 from benchledger.ledger.results import LoopxImport, Refusal
@@ -38,9 +38,10 @@ def _import_markdown(report: LoopxImport) -> str:
 @click.command("import-loopx")
 @click.argument("path", metavar="PATH")
 @click.option("--dry-run", is_flag=True, help="Read and check everything, report what would be appended, write nothing.")
+@click.option("--new-goal", is_flag=True, help=NEW_GOAL_HELP)
 @format_option("markdown", "json")
 @click.pass_context
-def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool, fmt: str) -> None:
+def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool, new_goal: bool, fmt: str) -> None:
     """Import existing LoopX history into GOAL, all or nothing.
 
     PATH is either
@@ -69,7 +70,7 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
     plan = plan_loopx_import(path, goal)
     if plan.ok:
         with open_ledger(ctx, writes=True) as ledger:
-            report = ledger.import_loopx(plan, dry_run=dry_run)
+            report = ledger.import_loopx(plan, dry_run=dry_run, new_goal=new_goal)
     else:  # (nothing to write: the ledger is not even opened)
         report = plan.refusal(dry_run=dry_run)
     if not report.ok:
@@ -186,7 +187,7 @@ def merge_command(ctx: click.Context, file: str | None, from_url: str | None, un
         raise click.UsageError("--unverifiable-tail goes with a FILE (a ledger read --from is exported whole, trailer included)", ctx)
     with contextlib.ExitStack() as stack:
         path, name = stack.enter_context(input_path(file)) if file is not None else (None, redact_url(from_url or ""))
-        ledger = stack.enter_context(open_ledger(ctx))
+        ledger = stack.enter_context(open_ledger(ctx, writes=True))
         try:
             if path is not None:
                 report = ledger.merge(path, unverifiable_tail=unverifiable_tail, name=name)

@@ -74,26 +74,60 @@ def info_command(ctx: click.Context, fmt: str) -> None:
     echo_rows(["", "value"], rows, fmt)
 
 
-@click.command("goals")
+@click.group("goals", invoke_without_command=True)
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N goals (by id).")
+@click.option("--include-archived", "--all", "include_archived", is_flag=True, help="List archived goals too, marked (`goals archive`).")
 @format_option("table", "json", "markdown", "csv")
 @wide_option
 @click.pass_context
-def goals_command(ctx: click.Context, limit: int | None, fmt: str, wide: bool) -> None:
+def goals_command(ctx: click.Context, limit: int | None, include_archived: bool, fmt: str, wide: bool) -> None:
     """Every goal: event count, last activity, lifecycle phase, first blocker, claim strength, learning status.
 
-    Printed as they are read, a page of goals at a time.
+    Printed as they are read, a page of goals at a time. Archived goals are
+    left out (--include-archived lists them, marked); `goals archive GOAL` and
+    `goals unarchive GOAL` change that, by an event, never a deletion.
     """
-    with open_ledger(ctx) as ledger, ledger.goals(limit=limit) as listing:
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_ledger(ctx) as ledger, ledger.goals(limit=limit, include_archived=include_archived) as listing:
         if fmt == "json":
             echo_json_listing(listing)
             return
         headers = ["goal", "events", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
         rows = (
             [g.goal_id, g.event_count, utc_text(g.last_activity), g.current_phase, g.first_blocker, g.claim_strength, g.learning_status]
+            + (["yes" if g.archived else ""] if include_archived else [])
             for g in listing
         )
-        echo_rows(headers, rows, fmt, wide=wide)
+        echo_rows(headers + (["archived"] if include_archived else []), rows, fmt, wide=wide)
+
+
+def _archive_command(name: str, archived: bool, summary: str) -> click.Command:
+    @with_goal(help=f"The goal to {name}.", positional_alias=True)
+    @click.command(name, help=summary)
+    @format_option("markdown", "json")
+    @click.pass_context
+    def command(ctx: click.Context, goal: str, fmt: str) -> None:
+        with open_ledger(ctx, writes=True) as ledger:
+            done = ledger.archive_goal(goal, archived=archived, source=f"cli goals {name}")
+        if fmt == "json":
+            echo_json(done.as_dict())
+        elif done.changed:
+            click.echo(f"goal `{goal}` {name}d (event {done.event_id} at position {done.position})")
+        else:
+            click.echo(f"goal `{goal}` is {name}d already: nothing was written")
+
+    return command
+
+
+goals_command.add_command(_archive_command(
+    "archive", True,
+    "Hide GOAL from `goals` and the report's index: an event (goal_archive), never a deletion. Its events, history, "
+    "reviews and `show` stay as they were; `goals --include-archived` lists it, `goals unarchive` shows it again.",
+))
+goals_command.add_command(_archive_command(
+    "unarchive", False, "List GOAL in `goals` and the report's index again: an event (goal_unarchive) after its archive.",
+))
 
 
 @with_goal(help="The goal to show.", positional_alias=True)

@@ -15,6 +15,7 @@ from benchledger.cli.common import open_ledger, with_goals
 from benchledger.errors import InvalidInput
 
 REPORT_EXTRA = "pip install 'benchledger[report]'"
+INCLUDE_ARCHIVED_HELP = "Index archived goals too, marked (`goals archive`); without it they are left out unless named by --goal."
 
 
 def _web() -> Any:
@@ -29,8 +30,9 @@ def _web() -> Any:
 @with_goals(help="Only this goal's pages (repeatable; default: every goal).")
 @click.command("report")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into: a new or empty one, or an earlier report (replaced whole); anything else is refused.")
+@click.option("--include-archived", "--all", "include_archived", is_flag=True, help=INCLUDE_ARCHIVED_HELP)
 @click.pass_context
-def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> None:
+def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, include_archived: bool) -> None:
     """Write an offline HTML report: an index of the goals (or those named by --goal) and a page per goal.
 
     Open OUTPUT/index.html in a browser: the pages load nothing from the
@@ -43,7 +45,7 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> 
 
     # One snapshot: every page, and the audit the index shows, describe the same moment.
     with open_ledger(ctx) as ledger, ledger.snapshot() as view:
-        site = pages.Site(view, list(goals), lambda: result)
+        site = pages.Site(view, list(goals), lambda: result, include_archived=include_archived)
         result = {**view.audit().as_dict(), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
         try:
             written = pages.write_site(site, output)
@@ -56,8 +58,9 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path) -> 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; anything but loopback is warned about.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
+@click.option("--include-archived", "--all", "include_archived", is_flag=True, help=INCLUDE_ARCHIVED_HELP)
 @click.pass_context
-def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: int) -> None:
+def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: int, include_archived: bool) -> None:
     """Serve the report's pages live from the ledger, read-only (GET and HEAD only).
 
     Every reload reads the ledger again, so events ingested meanwhile show up.
@@ -67,7 +70,7 @@ def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: i
         click.echo(f"benchledger: warning: serving on {host}: anyone who can reach it can read this ledger", err=True)
     with open_ledger(ctx) as ledger:
         try:
-            server.serve(ledger, list(goals), host, port, announce=lambda line: click.echo(line))
+            server.serve(ledger, list(goals), host, port, announce=lambda line: click.echo(line), include_archived=include_archived)
         except OSError as exc:
             raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.common import NEW_GOAL_HELP, goal_option, open_ledger
 from benchledger.cli.output import format_option, json_document
 from benchledger.ledger.api import evaluate_review, read_json
 from benchledger.projections import REVIEW_MODULES, review_module
@@ -24,6 +24,7 @@ from benchledger.projections.artifacts import Artifact, IntakeError, NotCompacta
 from benchledger.projections.artifacts.kinds import KIND_SCHEMAS, normalize
 
 GOAL_META = "benchledger.goal"
+NEW_GOAL_META = "benchledger.new_goal"
 # baseline-failure-gate keeps LoopX's own --goal-id / --execute.
 COMMANDS_WITH_OWN_GOAL = {"baseline_failure_gate"}
 
@@ -150,7 +151,7 @@ def run_review(
         goal = ctx.meta.get(GOAL_META)
         if goal:
             with open_ledger(ctx, writes=True) as ledger:
-                payload = ledger.keep_review(goal, name, artifacts, options).payload
+                payload = ledger.keep_review(goal, name, artifacts, options, new_goal=ctx.meta.get(NEW_GOAL_META, False)).payload
         else:
             payload = evaluate_review(name, artifacts, options).payload
     click.echo(render(name, payload, fmt))
@@ -166,11 +167,15 @@ def _add_goal_option(command: click.Command) -> None:
             "Without it the review runs in a throwaway in-memory ledger."
         )
     )
+    command.params.append(click.Option(["--new-goal"], is_flag=True, help="With --goal: " + NEW_GOAL_HELP))
     callback = command.callback
 
     @functools.wraps(callback)
-    def with_goal(*args: Any, goal: str | None, **kwargs: Any) -> Any:
+    def with_goal(*args: Any, goal: str | None, new_goal: bool, **kwargs: Any) -> Any:
+        if new_goal and not goal:
+            raise click.UsageError("--new-goal goes with --goal (a review without --goal keeps nothing)")
         click.get_current_context().meta[GOAL_META] = goal
+        click.get_current_context().meta[NEW_GOAL_META] = new_goal
         return callback(*args, **kwargs)
 
     command.callback = with_goal

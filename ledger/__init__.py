@@ -67,6 +67,7 @@ _API = {
     "ExportRefused": "benchledger.ledger.service.exchange",
     # What merge returns, and the refusal it raises when goals both ledgers hold have parted.
     **dict.fromkeys(("MergeReport", "MergedGoal", "MergeRefused"), "benchledger.ledger.service.merge"),
+    "GoalArchive": "benchledger.ledger.service.goal_archive",
 }
 
 __all__ = sorted(_API)

@@ -73,6 +73,7 @@ from benchledger.ledger.storage.canonical import escape_lone_surrogates
 if TYPE_CHECKING:
     from benchledger.ledger.service.bulk import BatchFileIngest
     from benchledger.ledger.service.exchange import ImportedExport
+    from benchledger.ledger.service.goal_archive import GoalArchive
     from benchledger.ledger.service.ingest_outcome import BatchOutcome, IngestOutcome
     from benchledger.ledger.service.intake.reading import Document
     from benchledger.ledger.service.loopx_import import ImportPlan
@@ -201,13 +202,14 @@ class Ledger:
 
     # -- reading goals -----------------------------------------------------------------------
 
-    def goals(self, *, limit: int | None = None) -> Goals:
-        """Every goal by id (the first ``limit``), read a page at a time from one snapshot as it is iterated."""
+    def goals(self, *, limit: int | None = None, include_archived: bool = False) -> Goals:
+        """Every goal by id (the first ``limit``), read a page at a time from one snapshot as it is iterated;
+        archived goals (:meth:`archive_goal`) only with ``include_archived`` (their ``archived`` is true)."""
         from benchledger.ledger.read import views
 
         with ExitStack() as held:
             view = held.enter_context(self._store.snapshot())
-            rows = (GoalRow(**row) for row in views.goal_listing(view, limit=limit))
+            rows = (GoalRow(**row) for row in views.goal_listing(view, limit=limit, include_archived=include_archived))
             return Goals(rows, held.pop_all().close)
 
     def show(
@@ -439,14 +441,17 @@ class Ledger:
     # -- writing -----------------------------------------------------------------------------
 
     def ingest(
-        self, goal_id: str, paths: Sequence[str], *, kind: str | None = None, dry_run: bool = False, source: str = LIBRARY_SOURCE
+        self, goal_id: str, paths: Sequence[str], *, kind: str | None = None, dry_run: bool = False, source: str = LIBRARY_SOURCE,
+        new_goal: bool = False,
     ) -> IngestOutcome:
         """Read the documents of ``paths`` (files, folders, NDJSON) and append them to ``goal_id`` as one batch: all or none.
 
         ``kind`` names every document's kind (lifecycle inputs carry none). A
-        refused document writes nothing: the outcome lists every refusal.
+        refused document writes nothing: the outcome lists every refusal. A new goal whose name is close to an
+        existing goal's raises :class:`~benchledger.errors.InvalidInput` ("did you mean"), unless ``new_goal``
+        says it is meant (here and in every method that writes into a goal; docs/cli.md, "New goals").
         """
-        return self.ingest_files(plan_ingest(goal_id, paths), kind=kind, dry_run=dry_run, source=source)
+        return self.ingest_files(plan_ingest(goal_id, paths), kind=kind, dry_run=dry_run, source=source, new_goal=new_goal)
 
     def ingest_files(
         self,
@@ -457,6 +462,7 @@ class Ledger:
         source: str = LIBRARY_SOURCE,
         progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
         skip_unknown: bool = False,
+        new_goal: bool = False,
     ) -> IngestOutcome:
         """Read and append the batches of ``plan`` (:func:`plan_ingest`, :func:`plan_ingest_tree`) in one transaction: all or none.
 
@@ -467,17 +473,17 @@ class Ledger:
 
         unit = Ingest(self._store, source, dry_run=dry_run, inputs=plan.inputs, skip_unknown=skip_unknown)
         for label, files in plan.batches:
-            unit.add_files(plan.goal_id, files, kind=kind, label=label, progress=progress)
+            unit.add_files(plan.goal_id, files, kind=kind, label=label, progress=progress, new_goal=new_goal)
         return unit.commit()
 
     def ingest_artifacts(
-        self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE
+        self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE, new_goal: bool = False
     ) -> BatchOutcome:
         """Append normalized ``artifacts`` (:func:`load_artifacts`) to ``goal_id`` as one batch, in one transaction
         (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written)."""
         from benchledger.ledger.service.ingest import ingest
 
-        return ingest(self._store, goal_id, artifacts, source=source, dry_run=dry_run)
+        return ingest(self._store, goal_id, artifacts, source=source, dry_run=dry_run, new_goal=new_goal)
 
     def ingest_batch_file(
         self, path: str, *, name: str | None = None, started: Callable[[int], None] | None = None,
@@ -491,6 +497,13 @@ class Ledger:
         from benchledger.ledger.service.bulk import ingest_batch_file
 
         return ingest_batch_file(self._store, path, name=name, started=started, progress=progress)
+
+    def archive_goal(self, goal_id: str, *, archived: bool = True, source: str = LIBRARY_SOURCE) -> GoalArchive:
+        """Archive ``goal_id`` (``archived=False``: unarchive it): an event that hides it from :meth:`goals` and the
+        report's index, never a deletion; nothing is written when it is so already."""
+        from benchledger.ledger.service.goal_archive import set_archived
+
+        return set_archived(self._store, goal_id, archived, source=source)
 
     def retract(
         self, event_ids: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = LIBRARY_SOURCE, dry_run: bool = False
@@ -549,19 +562,21 @@ class Ledger:
 
         return merge_ledger(self._store, url)
 
-    def import_loopx(self, plan: LoopxPlan, *, dry_run: bool = False) -> LoopxImport:
+    def import_loopx(self, plan: LoopxPlan, *, dry_run: bool = False, new_goal: bool = False) -> LoopxImport:
         """Append what :func:`plan_loopx_import` read to its goal, all or nothing (``dry_run``: report it, write nothing)."""
         from benchledger.ledger.service.loopx_import import import_plan
 
-        return _loopx_import(import_plan(self._store, plan.goal_id, plan.plan, dry_run=dry_run))
+        return _loopx_import(import_plan(self._store, plan.goal_id, plan.plan, dry_run=dry_run, new_goal=new_goal))
 
     # -- reviews and the report --------------------------------------------------------------
 
-    def keep_review(self, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]) -> Review:
+    def keep_review(
+        self, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any], *, new_goal: bool = False
+    ) -> Review:
         """:func:`evaluate_review`, keeping the inputs in ``goal_id`` as one batch with the review's flags (nothing when they cannot be kept)."""
         from benchledger.ledger.service.reviews import evaluate_and_keep
 
-        payload, _ = evaluate_and_keep(self._store, goal_id, name, artifacts, options)
+        payload, _ = evaluate_and_keep(self._store, goal_id, name, artifacts, options, new_goal=new_goal)
         return Review(name, payload)
 
     def report_views(self) -> ReportViews:
@@ -600,12 +615,14 @@ def evaluate_review(name: str, artifacts: Sequence[Artifact], options: Mapping[s
     return Review(name, payload)
 
 
-def execute_baseline_failure_gate(artifacts: Sequence[Artifact], options: Mapping[str, Any], *, url: str | None = None) -> Review:
+def execute_baseline_failure_gate(
+    artifacts: Sequence[Artifact], options: Mapping[str, Any], *, url: str | None = None, new_goal: bool = False
+) -> Review:
     """``baseline-failure-gate --execute``: review as a dry run; if the gate passes, keep it in its goal of the ledger at ``url``."""
     from benchledger.ledger.service.reviews import execute_baseline_failure_gate as execute
     from benchledger.projections.baseline_failure_gate import NAME
 
-    return Review(NAME, execute(artifacts, options, database_url=url))
+    return Review(NAME, execute(artifacts, options, database_url=url, new_goal=new_goal))
 
 
 def verify_consistency(
@@ -793,8 +810,10 @@ class ReportViews:
         self.index_page_size: int = report_views.INDEX_PAGE_SIZE
         self.attempts_page_size: int = report_views.ATTEMPTS_PAGE_SIZE
 
-    def goal_index(self, goal_ids: Sequence[str] | None = None, *, limit: int, offset: int = 0, pass_rates: bool = True) -> dict[str, Any]:
-        return self._views.goal_index(self._store, goal_ids, limit=limit, offset=offset, pass_rates=pass_rates)
+    def goal_index(
+        self, goal_ids: Sequence[str] | None = None, *, limit: int, offset: int = 0, pass_rates: bool = True, include_archived: bool = False
+    ) -> dict[str, Any]:
+        return self._views.goal_index(self._store, goal_ids, limit=limit, offset=offset, pass_rates=pass_rates, include_archived=include_archived)
 
     def goal_overview(self, goal_id: str, *, pass_rates: bool = True) -> dict[str, Any]:
         return self._views.goal_overview(self._store, goal_id, pass_rates=pass_rates)

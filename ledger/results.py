@@ -150,6 +150,7 @@ class GoalRow(_Flat):
     claim_strength: str | None
     learning_status: str | None
     faulted: bool  # its lifecycle row is faulted (``show`` says why)
+    archived: bool = False  # ``goals archive`` hid it (listed only when archived goals are asked for)
 
 
 class Goals(Listing[GoalRow]):

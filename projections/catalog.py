@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from benchledger.projections import REVIEW_MODULES, retraction, review_module
+from benchledger.projections import REVIEW_MODULES, goal_archive, retraction, review_module
 from benchledger.projections.artifacts import KINDS
 from benchledger.projections.batch_manifest import BATCH_KIND
 from benchledger.projections.runs import ROW_KIND
 
-# Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows, retractions.
-EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND, retraction.KIND)
+# Every kind an event can have: the artifacts, the batch that lists them, imported LoopX run rows, retractions,
+# a goal's archive and unarchive marks.
+EVENT_KINDS = (*KINDS, BATCH_KIND, ROW_KIND, retraction.KIND, *goal_archive.KINDS)
 
 LIFECYCLE = "lifecycle-state"
 CLAIM = "review-claim"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchledger.projections import adapter_kwargs_review, lifecycle, retraction, runs
+from benchledger.projections import adapter_kwargs_review, goal_archive, lifecycle, retraction, runs
 
 SUMMARY_FIELDS = ("current_phase", "first_blocker", "next_required_transition", "gates")
 # Where an artifact states its own time (a LoopX run-ledger row's recorded_at); compact runs keep none.
@@ -89,6 +89,8 @@ def event_summary(kind: str, payload: Any) -> str:
     if kind == retraction.KIND:
         ids = payload.get("retracts", [])
         return f"retracts {len(ids)} event(s) ({', '.join(ids)}): {payload.get('reason')}"
+    if kind in goal_archive.KINDS:
+        return "goal archived (hidden from `goals` and the report)" if kind == goal_archive.ARCHIVE else "goal unarchived"
     parts = []
     outcome = event_outcome(kind, payload)
     if outcome is not None:

@@ -19,8 +19,10 @@ from benchledger.errors import InvalidInput
 
 KIND = "retraction"
 SCHEMA = "benchledger_retraction_v0"
-# A batch manifest is a grouping, not evidence: retract its members instead.
-NOT_RETRACTABLE = frozenset({KIND, "ingest_batch"})
+# A batch manifest is a grouping, not evidence: retract its members instead. A goal's archive marks are undone by
+# the other mark (``projections.goal_archive``).
+NOT_RETRACTABLE = frozenset({KIND, "ingest_batch", "goal_archive", "goal_unarchive"})
+_WHY_NOT = {KIND: "a retraction (it cannot be taken back)", "ingest_batch": "a batch manifest: retract its members"}
 
 
 class InvalidRetraction(InvalidInput):
@@ -94,7 +96,7 @@ def retraction_problems(goal_events: Sequence[EventLike], event_ids: Sequence[st
         if event is None:
             problems.append(f"{event_id}: no such event in this goal")
         elif event.kind in NOT_RETRACTABLE:
-            what = "a retraction (it cannot be taken back)" if event.kind == KIND else "a batch manifest: retract its members"
+            what = _WHY_NOT.get(event.kind, "a goal's archive mark: `goals archive` / `goals unarchive` changes it")
             problems.append(f"{event_id}: is {what}")
         elif event_id in already:
             problems.append(f"{event_id}: is retracted already")

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_filter
+from benchledger.cli.common import NEW_GOAL_HELP, goal_filter
 from benchledger.cli.reviews import FORMAT_OPTION, render, run_review
 from benchledger.ledger.api import read_json
 from benchledger.projections import baseline_failure_gate as review
@@ -38,7 +38,7 @@ def collect_baseline(options: dict[str, Any]) -> list[Artifact]:
     raise IntakeError(review.NOT_COMPACTABLE_ERROR)
 
 
-def _execute(ctx: click.Context, fmt: str, options: dict[str, Any]) -> None:
+def _execute(ctx: click.Context, fmt: str, options: dict[str, Any], new_goal: bool) -> None:
     """Review exactly as a dry run would, then keep the row in the goal's history (the rules: ledger)."""
     from benchledger.ledger.api import execute_baseline_failure_gate
 
@@ -47,7 +47,8 @@ def _execute(ctx: click.Context, fmt: str, options: dict[str, Any]) -> None:
     except IntakeError as exc:
         payload = review.error_payload(str(exc), options)
     else:
-        payload = execute_baseline_failure_gate(artifacts, options, url=(ctx.find_root().obj or {}).get("database_url")).payload
+        url = (ctx.find_root().obj or {}).get("database_url")
+        payload = execute_baseline_failure_gate(artifacts, options, url=url, new_goal=new_goal).payload
     click.echo(render(review.NAME, payload, fmt))
     ctx.exit(0 if payload.get("ok") is True else 1)
 
@@ -87,11 +88,12 @@ def _execute(ctx: click.Context, fmt: str, options: dict[str, Any]) -> None:
 @click.option("--dry-run", is_flag=True, help="Preview without writing (the default).")
 @click.option("--execute", is_flag=True, help="Append the gate comparison to the goal's history.")
 @click.option("--no-global-sync", is_flag=True, help="Skip the global registry sync after an append.")
+@click.option("--new-goal", is_flag=True, help="With --execute: " + NEW_GOAL_HELP)
 @click.pass_context
-def command(ctx: click.Context, fmt: str, **flags: Any) -> None:
+def command(ctx: click.Context, fmt: str, new_goal: bool, **flags: Any) -> None:
     """Gate a failed goal-mode baseline before a LoopX treatment run."""
     options = {name: list(value) if isinstance(value, tuple) else value for name, value in flags.items()}
     if options["execute"]:
-        _execute(ctx, fmt, options)
+        _execute(ctx, fmt, options, new_goal)
     else:
         run_review(ctx, review.NAME, fmt, options, lambda: collect_baseline(options))

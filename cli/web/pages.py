@@ -101,8 +101,11 @@ class Site:
     plus when it was taken) or ``None`` while none is known yet.
     """
 
-    def __init__(self, ledger: Ledger, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None]) -> None:
+    def __init__(
+        self, ledger: Ledger, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None], *, include_archived: bool = False
+    ) -> None:
         self.ledger = ledger
+        self.include_archived = include_archived  # archived goals (``goals archive``) are left out of the index otherwise
         self.views = ledger.report_views()
         self.goal_ids = goal_ids or None
         self.audit = audit
@@ -177,10 +180,12 @@ class Site:
         yield from (f"assets/{name}" for name in (PLOTLY_JS, *ASSETS))
         size = self.views.index_page_size
         # (the paths need the goals and their attempt counts, not their pass rates)
-        first = self.views.goal_index(self.goal_ids, limit=size, pass_rates=False)
+        first = self.views.goal_index(self.goal_ids, limit=size, pass_rates=False, include_archived=self.include_archived)
         for number in range(1, _pages(first["total"], size) + 1):
             yield _index_name(number)
-            listing = first if number == 1 else self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size, pass_rates=False)
+            listing = first if number == 1 else self.views.goal_index(
+                self.goal_ids, limit=size, offset=(number - 1) * size, pass_rates=False, include_archived=self.include_archived
+            )
             for goal in listing["goals"]:
                 yield from self._goal_paths(goal["goal_id"], goal["attempts"])
 
@@ -208,7 +213,7 @@ class Site:
 
     def _index(self, number: int) -> Page | None:
         size = self.views.index_page_size
-        listing = self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size)
+        listing = self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size, include_archived=self.include_archived)
         pages = _pages(listing["total"], size)
         if number > pages:
             return None

@@ -314,10 +314,12 @@ def make_server(site: Site, host: str, port: int) -> BoundedHTTPServer:
     return BoundedHTTPServer(host, port, handler)
 
 
-def serve(ledger: Ledger, goal_ids: list[str] | None, host: str, port: int, announce: Callable[[str], Any]) -> None:
+def serve(
+    ledger: Ledger, goal_ids: list[str] | None, host: str, port: int, announce: Callable[[str], Any], *, include_archived: bool = False
+) -> None:
     """Serve the pages until interrupted; ``announce`` is told the URL once the socket listens."""
     tracker = AuditTracker(ledger)
-    site = Site(ledger, goal_ids, tracker.current)
+    site = Site(ledger, goal_ids, tracker.current, include_archived=include_archived)
     site.warm_up()
     server = make_server(site, host, port)
     bound_host, bound_port = server.server_address[:2]

@@ -43,6 +43,7 @@ from benchledger.ledger.read.json_sql import (
 from benchledger.ledger.read.runs import goal_pass_rates
 from benchledger.ledger.read.views import (
     LifecycleStep,
+    archived_column,
     goal_listing_row,
     goal_retractions,
     history,
@@ -96,19 +97,25 @@ def last_position(ledger: Store) -> int:
 
 def goal_index(
     ledger: Store, goal_ids: Sequence[str] | None = None, *, limit: int = INDEX_PAGE_SIZE, offset: int = 0, pass_rates: bool = True,
+    include_archived: bool = False,
 ) -> dict[str, Any]:
     """One page of goals (by id): size, last activity, phase, first blocker, claim strength, learning status, attempts, pass rates.
 
-    ``pass_rates=False`` leaves the pass rates out (``None``): they read every run of the goals.
+    ``pass_rates=False`` leaves the pass rates out (``None``): they read every run of the goals. Archived goals
+    (``goals archive``) are left out unless named in ``goal_ids`` or ``include_archived``; listed, they say so.
     """
     if goal_ids:
         _require_goals(ledger, goal_ids)
     dialect = ledger.dialect
-    heads = select(stream_heads)
+    archived = archived_column(stream_heads.c.goal_id)
+    heads = select(stream_heads, archived.label("archived"))
     count = select(func.count()).select_from(stream_heads)
     if goal_ids:
         heads = heads.where(stream_heads.c.goal_id.in_(goal_ids))
         count = count.where(stream_heads.c.goal_id.in_(goal_ids))
+    elif not include_archived:
+        heads = heads.where(~archived)
+        count = count.where(~archived)
     with ledger.reading() as connection:
         total = connection.execute(count).scalar_one()
         page = [dict(r._mapping) for r in connection.execute(heads.order_by(stream_heads.c.goal_id).limit(limit).offset(offset))]

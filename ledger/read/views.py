@@ -28,9 +28,9 @@ from benchledger.ledger.read.points import (
     resolve_point,
 )
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
-from benchledger.ledger.storage.schema import events, projection_rows
+from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store, one_snapshot
-from benchledger.projections import catalog, retraction
+from benchledger.projections import catalog, goal_archive, retraction
 from benchledger.projections.history import artifact_time, event_outcome, event_summary, stored_summary
 from benchledger.projections.projector import project_goal
 
@@ -67,18 +67,44 @@ def info(ledger: Store) -> dict[str, Any]:
 GOALS_PAGE = 500
 
 
-def goals(ledger: Store, *, limit: int | None = None) -> list[dict[str, Any]]:
-    """Every goal (the first ``limit`` by id) with its size, last activity, lifecycle and latest claim/learning verdicts."""
+def archived_column(goal_id: Any) -> Any:
+    """Whether the goal ``goal_id`` (a column) is archived, in SQL: its latest archive or unarchive event is an archive
+    (``projections.goal_archive``; one range of the (goal_id, kind) index per goal)."""
+    latest = (
+        select(events.c.kind)
+        .where(events.c.goal_id == goal_id, events.c.kind.in_(goal_archive.KINDS))
+        .order_by(events.c.stream_version.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    return func.coalesce(latest, "") == goal_archive.ARCHIVE
+
+
+def goals(ledger: Store, *, limit: int | None = None, include_archived: bool = False) -> list[dict[str, Any]]:
+    """Every goal (the first ``limit`` by id; archived ones only with ``include_archived``) with its size, last activity,
+    lifecycle and latest claim/learning verdicts."""
     with ledger.snapshot() as view:
-        return list(goal_listing(view, limit=limit))
+        return list(goal_listing(view, limit=limit, include_archived=include_archived))
 
 
-def goal_listing(ledger: Store, *, limit: int | None = None) -> Iterator[dict[str, Any]]:
+def _heads_page(ledger: Store, *, after: str | None, limit: int, include_archived: bool) -> list[dict[str, Any]]:
+    """A page of stream heads by goal id (after ``after``), each with ``archived``; archived goals left out unless ``include_archived``."""
+    archived = archived_column(stream_heads.c.goal_id)
+    query = select(stream_heads, archived.label("archived")).order_by(stream_heads.c.goal_id).limit(limit)
+    if after is not None:
+        query = query.where(stream_heads.c.goal_id > after)
+    if not include_archived:
+        query = query.where(~archived)
+    with ledger.reading() as connection:
+        return [dict(row._mapping) for row in connection.execute(query)]
+
+
+def goal_listing(ledger: Store, *, limit: int | None = None, include_archived: bool = False) -> Iterator[dict[str, Any]]:
     """:func:`goals` a page of :data:`GOALS_PAGE` goals at a time (read it inside one :meth:`Store.snapshot`)."""
     after = None
     left = limit
     while left is None or left > 0:
-        heads = ledger.heads(after=after, limit=GOALS_PAGE if left is None else min(GOALS_PAGE, left))
+        heads = _heads_page(ledger, after=after, limit=GOALS_PAGE if left is None else min(GOALS_PAGE, left), include_archived=include_archived)
         if not heads:
             return
         current = {
@@ -108,6 +134,7 @@ def goal_listing_row(head: Mapping[str, Any], lifecycle: Mapping[str, Any], summ
         "claim_strength": summary.get("claim_strength"),
         "learning_status": summary.get("learning_status"),
         "faulted": faulted,
+        "archived": bool(head.get("archived", False)),
     }
 
 

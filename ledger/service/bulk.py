@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
+from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
 from benchledger.ledger.service.intake.files import (
@@ -42,7 +43,9 @@ from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
 TRANSACTION_ARTIFACTS = 500
 # One ingest-batches line is a batch as large as a batch may be, whatever the way in.
 MAX_BATCH_LINE_BYTES = MAX_BATCH_BYTES
-BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source"}
+BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal"}
+# What a line says to create a goal whose name is close to an existing goal's (``service.goal_names``).
+NEW_GOAL_HOW = 'add "new_goal": true to the line'
 BATCHES_SOURCE = "cli ingest-batches"
 
 
@@ -56,6 +59,7 @@ class BatchLine:
     goal_id: str
     artifacts: list[Artifact]
     source: str
+    new_goal: bool = False
 
 
 @dataclass
@@ -116,6 +120,9 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
     source = value.get("source", BATCHES_SOURCE)
     if not isinstance(source, str) or not source:
         raise IntakeError("source, when given, must be a non-empty string (the label stored with the batch's events)")
+    new_goal = value.get("new_goal", False)
+    if not isinstance(new_goal, bool):
+        raise IntakeError("new_goal, when given, must be true or false (true: the goal is meant to be new, even if its name is close to another's)")
     documents = value["artifacts"]
     if not isinstance(documents, list) or not documents:
         raise IntakeError("artifacts must be a non-empty list of artifact objects (an empty batch is not kept)")
@@ -136,7 +143,7 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
             artifacts.append(to_artifact(embedded_document(f"{where} {at}", document, body), kind, BATCH_KIND_FIELD))
         except IntakeError as exc:
             raise IntakeError(f"{at}: {exc}") from exc
-    return BatchLine(goal_id, artifacts, source)
+    return BatchLine(goal_id, artifacts, source, new_goal)
 
 
 def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> bytes:
@@ -147,7 +154,7 @@ def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> b
     store keeps: spooling serializes nothing twice. ``receipt`` is the guard's
     (:func:`check_batch`), so the append does not guard the batch again.
     """
-    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts]]
+    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts], batch.new_goal]
     # (the head in ASCII: an origin names the file, whose name may hold undecodable bytes, i.e. lone surrogates)
     return ("[" + ",".join([json.dumps(head), *(new.canonical[0] for new in members)]) + "]\n").encode()
 
@@ -158,16 +165,22 @@ class _SpooledBatch:
     artifacts: list[Artifact]
     source: str
     receipt: bytes
+    new_goal: bool
 
 
 def _unspooled(line: bytes) -> _SpooledBatch:
-    (goal_id, source, receipt, members), *payloads = json.loads(line)
+    (goal_id, source, receipt, members, new_goal), *payloads = json.loads(line)
     artifacts = [Artifact(kind, payload, sha, origin=origin) for (kind, sha, origin), payload in zip(members, payloads)]
-    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt))
+    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal)
 
 
-def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO) -> None:
-    """Pass 1: every line parsed, normalized and guarded; each valid batch is written to ``spool`` as normalized (:func:`_spooled`)."""
+def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str]) -> None:
+    """Pass 1: every line parsed, normalized and guarded; each valid batch is written to ``spool`` as normalized (:func:`_spooled`).
+
+    ``goals`` are the ledger's goal names and ``held`` their set: a line creating a goal whose name is close to one
+    of them, or to a goal an earlier line creates, is refused here (as :class:`Ingest` would refuse it in its
+    transaction, after the earlier transactions committed), unless it says ``"new_goal": true``.
+    """
     try:
         with open_input(path, name) as (handle, what):
             for number, line in read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES, what=what):
@@ -179,6 +192,12 @@ def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO) ->
                 except IntakeError as exc:
                     report.refuse(number, str(exc))
                     continue
+                if batch.goal_id not in held:
+                    close = [] if batch.new_goal else goals.close_to(batch.goal_id)
+                    if close:
+                        report.refuse(number, close_name_problem(batch.goal_id, close, how_meant=NEW_GOAL_HOW))
+                    goals.add(batch.goal_id)
+                    held.add(batch.goal_id)
                 checked = check_batch(batch.goal_id, batch.artifacts, source=batch.source)
                 for place, problem in checked.problems:  # (the report names the line: the place within it is enough)
                     report.refuse(number, f"{place.removeprefix(f'{name}:{number} ')}: {problem}")
@@ -212,7 +231,8 @@ def ingest_batch_file(
     report = BatchFileIngest(name)
     with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
         try:
-            _validate(path, name, report, spool)
+            existing = ledger.goal_ids()
+            _validate(path, name, report, spool, GoalNames(existing), set(existing))
         except OSError as exc:  # (the input's own read errors are refusals: this is the spool's)
             raise BenchledgerError(
                 f"{name}: cannot write the validated batches to a temporary file ({exc.strerror or exc}); nothing was "
@@ -232,7 +252,7 @@ def ingest_batch_file(
         def commit() -> None:
             unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors)
             for batch in pending:
-                unit.add(batch.goal_id, batch.artifacts, source=batch.source)
+                unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal)
             outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)
             report.transactions += 1
             report.appended += outcome.appended_count

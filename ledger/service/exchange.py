@@ -46,7 +46,7 @@ from benchledger.ledger.storage.schema import events
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import format_digest, verify_events
-from benchledger.projections import catalog, retraction
+from benchledger.projections import catalog, goal_archive, retraction
 from benchledger.projections.artifacts.kinds import KIND_SCHEMAS
 from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA
 from benchledger.projections.runs import ROW_KIND
@@ -174,7 +174,10 @@ def _record_problems(record: Any) -> list[str]:
 
 # The schema_version the ledger records for an event of each kind it writes itself (an artifact's is its kind's, or
 # for a kind without a fixed one the one its payload declares: ``ingest.member_event``).
-_RECORDED_SCHEMAS: dict[str, str | None] = {**KIND_SCHEMAS, BATCH_KIND: BATCH_SCHEMA, retraction.KIND: retraction.SCHEMA, ROW_KIND: None}
+_RECORDED_SCHEMAS: dict[str, str | None] = {
+    **KIND_SCHEMAS, BATCH_KIND: BATCH_SCHEMA, retraction.KIND: retraction.SCHEMA, ROW_KIND: None,
+    **dict.fromkeys(goal_archive.KINDS, goal_archive.SCHEMA),
+}
 
 
 def _kind_problems(kind: str, schema_version: str | None, payload: Any) -> list[str]:

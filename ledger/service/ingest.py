@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 from benchledger.errors import InvalidInput, LedgerError
+from benchledger.ledger.service.goal_names import refuse_close_names
 from benchledger.ledger.service.ingest_outcome import NO_RUN_NOTE, BatchOutcome, IngestOutcome, MemberOutcome
 from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
 from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
@@ -42,6 +43,8 @@ from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, bat
 # stays well under the memory bound (docs/performance.md, "Memory"). A batch given as artifacts is held already and
 # appended whole (its guard receipt covers it whole): a chunk ends after the batch that fills it.
 CHUNK_ARTIFACTS = 500
+# How a caller says a new goal is meant (what a refusal of a name close to an existing goal's advises).
+NEW_GOAL_HOW = "pass --new-goal (library: new_goal=True)"
 
 
 class NothingToIngest(InvalidInput):
@@ -184,6 +187,7 @@ class Ingest:
         self.receipts, self.projectors, self.inputs, self.skip_unknown = receipts, projectors, inputs, skip_unknown
         self.outcome: IngestOutcome | None = None
         self._items: list[_HeldBatch | _FilesBatch | _GivenEvents] = []
+        self._meant: set[str] = set()  # goals said to be meant new (``new_goal``)
 
     def add(
         self,
@@ -193,10 +197,15 @@ class Ingest:
         review: Mapping[str, Any] | None = None,
         label: str | None = None,
         source: str | None = None,
+        new_goal: bool = False,
     ) -> None:
         """A batch of ``artifacts`` (in argument order) for ``goal_id``; ``review``: the review command that sent it, with its flags;
-        ``source``: the label stored with its events when it is not the unit's (an ``ingest-batches`` line's own)."""
-        self._register(_HeldBatch(goal_id, artifacts, review, label, source))
+        ``source``: the label stored with its events when it is not the unit's (an ``ingest-batches`` line's own).
+
+        ``new_goal`` (here and in :meth:`add_files`, :meth:`add_events`): a goal the ledger lacks is meant, even one
+        whose name is close to an existing goal's (``service.goal_names``: otherwise refused as a likely typo).
+        """
+        self._register(_HeldBatch(goal_id, artifacts, review, label, source), new_goal)
 
     def add_files(
         self,
@@ -206,23 +215,26 @@ class Ingest:
         kind: str | None = None,
         label: str | None = None,
         progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
+        new_goal: bool = False,
     ) -> None:
         """A batch of the documents of ``files``, read and normalized (as ``kind`` when they declare none) in the transaction.
 
         A document whose schema contradicts ``kind`` raises :class:`KindContradicted` once all are read; files
         holding no document make no batch. ``progress`` wraps the list of files each time it is read.
         """
-        self._register(_FilesBatch(goal_id, files, kind, label, progress))
+        self._register(_FilesBatch(goal_id, files, kind, label, progress), new_goal)
 
-    def add_events(self, goal_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None) -> None:
+    def add_events(self, goal_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None, new_goal: bool = False) -> None:
         """``events`` appended to ``goal_id`` as they are, no manifest (an import's rows, a retraction); ``expected_version``:
         the version the goal must be at (else :class:`VersionConflict`)."""
-        self._register(_GivenEvents(goal_id, events, expected_version))
+        self._register(_GivenEvents(goal_id, events, expected_version), new_goal)
 
-    def _register(self, item: _HeldBatch | _FilesBatch | _GivenEvents) -> None:
+    def _register(self, item: _HeldBatch | _FilesBatch | _GivenEvents, new_goal: bool) -> None:
         if self.outcome is not None:
             raise LedgerError("this ingest is committed: what to write next needs an Ingest of its own")
         self._items.append(item)
+        if new_goal:
+            self._meant.add(item.goal_id)
 
     def commit(self) -> IngestOutcome:
         """Write everything added, in one transaction (see the class); the outcome says what was written."""
@@ -252,6 +264,8 @@ class Ingest:
         """One attempt at the transaction (:meth:`Store.writing` starts over while another SQLite writer holds the lock)."""
         if self.projectors is not None:
             self.projectors.begin()
+        if self.ledger.persistent:  # (before anything is read: a likely typo in a goal's name refuses the write)
+            refuse_close_names(session.tx, [item.goal_id for item in self._items], self._meant, how_meant=NEW_GOAL_HOW)
         writer = _Writer(self, session)
         census = Census(self.skip_unknown)
         for item in self._items:
@@ -568,10 +582,11 @@ def ingest(
     review: Mapping[str, Any] | None = None,
     dry_run: bool = False,
     materialize: bool = True,
+    new_goal: bool = False,
 ) -> BatchOutcome:
     """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction (one :class:`Ingest`); what the
     store's guard refuses raises :class:`UnstorableContent`, nothing written."""
     unit = Ingest(ledger, source, dry_run=dry_run, materialize=materialize)
-    unit.add(goal_id, artifacts, review=review)
+    unit.add(goal_id, artifacts, review=review, new_goal=new_goal)
     (batch,) = unit.commit().raise_if_refused().batches
     return batch

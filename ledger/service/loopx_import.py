@@ -106,7 +106,7 @@ class ImportReport:
         }
 
 
-def import_plan(ledger: Store, goal_id: str, plan: ImportPlan, *, dry_run: bool = False) -> ImportReport:
+def import_plan(ledger: Store, goal_id: str, plan: ImportPlan, *, dry_run: bool = False, new_goal: bool = False) -> ImportReport:
     """Append a :func:`plan_import` plan to ``goal_id`` in one transaction (in chunks), with the goal's projections.
 
     A plan with any refused row writes nothing: the report has ``ok`` false.
@@ -117,9 +117,9 @@ def import_plan(ledger: Store, goal_id: str, plan: ImportPlan, *, dry_run: bool 
         return ImportReport(goal_id, plan, 0, 0, dry_run)
     new_events = _older_versions_restated(ledger, goal_id, plan.events) if plan.source_format == RUN_LEDGER_SCHEMA else plan.events
     unit = Ingest(ledger, IMPORT_SOURCE, dry_run=dry_run)
-    unit.add_events(goal_id, new_events)
+    unit.add_events(goal_id, new_events, new_goal=new_goal)
     for artifacts in plan.batches:
-        unit.add(goal_id, artifacts)
+        unit.add(goal_id, artifacts, new_goal=new_goal)
     outcome = unit.commit()
     if not outcome.ok:
         for where, problem in outcome.errors:

@@ -35,6 +35,7 @@ def evaluate_review(
     *,
     ledger: Store | None = None,
     goal_id: str | None = None,
+    new_goal: bool = False,
 ) -> tuple[dict[str, Any], BatchOutcome]:
     """Ingest a review command's inputs as one batch and reduce them from the stored events.
 
@@ -53,6 +54,7 @@ def evaluate_review(
         source=f"benchmark {name}",
         review={"command": name, "options": recorded_options(name, options)},
         materialize=persistent,
+        new_goal=new_goal,
     )
     stored = ledger.events_by_id([outcome.batch.event_id, *(m.event_id for m in outcome.members)])
     inputs = batch_inputs(stored[outcome.batch.event_id].payload, stored)
@@ -64,7 +66,7 @@ def evaluate_review(
 
 
 def evaluate_and_keep(
-    ledger: Store, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any]
+    ledger: Store, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any], *, new_goal: bool = False
 ) -> tuple[dict[str, Any], BatchOutcome]:
     """:func:`evaluate_review` into ``goal_id`` of ``ledger``: the inputs are kept, with the review's flags.
 
@@ -73,7 +75,7 @@ def evaluate_and_keep(
     projections the batch changes must reduce; otherwise nothing is written.
     """
     try:
-        return evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal_id)
+        return evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal_id, new_goal=new_goal)
     except ProjectionFault as exc:
         raise CheckFailed(f"nothing was stored: {exc}") from exc
 
@@ -85,7 +87,7 @@ NO_GLOBAL_REGISTRY = {"ok": True, "dry_run": False, "skipped": True, "reason": "
 
 
 def execute_baseline_failure_gate(
-    artifacts: Sequence[Artifact], options: Mapping[str, Any], *, database_url: str | None = None
+    artifacts: Sequence[Artifact], options: Mapping[str, Any], *, database_url: str | None = None, new_goal: bool = False
 ) -> dict[str, Any]:
     """``baseline-failure-gate --execute``: review as a dry run; if the gate passes, keep it in its goal.
 
@@ -111,7 +113,7 @@ def execute_baseline_failure_gate(
         return gate.error_payload(str(exc), options)
     ledger = open_store(database_url)
     try:
-        payload, outcome = evaluate_review(gate.NAME, artifacts, options, ledger=ledger, goal_id=goal_id)
+        payload, outcome = evaluate_review(gate.NAME, artifacts, options, ledger=ledger, goal_id=goal_id, new_goal=new_goal)
         registry = ledger.engine.url.render_as_string(hide_password=True)
         batch = ledger.events_by_id([outcome.batch.event_id])[outcome.batch.event_id]
     finally:

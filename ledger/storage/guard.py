@@ -2,7 +2,7 @@
 
 :meth:`Store.append_streams`, :meth:`ChunkedAppend.append` (every ingest,
 ``import-loopx``, a review with ``--goal``, ``retract``: ``service.ingest.Ingest``)
-and :meth:`Store.insert_verbatim` (``import-ndjson``) call
+and :meth:`Store.insert_verbatim` (``import-ndjson``, ``merge``) call
 :func:`refuse_unstorable` before they write, so a new way into the store
 cannot skip it. It refuses the whole call — nothing is written — when any
 event, or the metadata stored beside it, breaks a rule:

@@ -119,10 +119,7 @@ class Store:
                 revision = recognized_revision(connection)
             if revision != HEAD_REVISION:
                 found = f"at schema revision {revision}" if revision else "an empty database, not a ledger"
-                raise LedgerUnavailable(
-                    f"the ledger at {where} is {found}; this benchledger reads revision {HEAD_REVISION} "
-                    "(`benchledger --database-url URL db upgrade` brings a ledger to it)"
-                )
+                raise LedgerUnavailable(f"the ledger at {where} is {found}; this benchledger reads revision {HEAD_REVISION} (`db upgrade`)")
         except BaseException:
             engine.dispose()
             raise
@@ -223,16 +220,11 @@ class Store:
     ) -> None:
         """Insert exported event records as they are (``import-ndjson``, ``merge``), in one write transaction.
 
-        ``records(tx)`` yields them once the append lock is held (so it may read the ledger it inserts into), in
-        the order they are to be stored; they are inserted ``chunk`` at a time as they come (an export may not
-        fit in memory). Each takes the next position after the ledger's last (positions are outside the chain
-        hash); every other field is kept, so chain hashes and goal digests are those of the ledger that wrote
-        them. Each record must continue its goal's chain as the ledger holds it (the next stream version, linked
-        to the previous chain hash; for a goal the ledger lacks, version 1 after the genesis hash), else
-        :class:`LedgerError` and nothing is written: verbatim records never fork a goal. The stream heads
-        follow the last records. Each chunk passes the same guard as an append (``ledger.storage.guard``)
-        before it is inserted: an export holding what the ledger refuses is refused, whatever ledger wrote it,
-        and the transaction rolls back.
+        ``records(tx)`` yields them under the append lock (it may read the ledger), ``chunk`` at a time (an export may
+        not fit in memory). Each takes the next position (outside the chain hash); every other field is kept, so chain
+        hashes and goal digests are the writing ledger's. Each must continue its goal's chain here (else
+        :class:`LedgerError`: verbatim records never fork a goal); heads follow. Each chunk passes the same guard as an
+        append (``ledger.storage.guard``): what the ledger refuses rolls the transaction back, whatever ledger wrote it.
         """
         with self.transaction(write=True) as tx:
             pending = iter(records(tx))
@@ -246,10 +238,7 @@ class Store:
                     goal = record["goal_id"]
                     version, chain = tips.get(goal, (0, canonical.GENESIS_HASH))
                     if (record["stream_version"], record["prev_hash"]) != (version + 1, chain):
-                        raise LedgerError(
-                            f"goal {goal!r}: event {record['event_id']} (version {record['stream_version']}) does not continue "
-                            f"the goal's chain as this ledger holds it (at version {version}); nothing was written"
-                        )
+                        raise LedgerError(f"goal {goal!r}: event {record['event_id']} does not continue its chain at version {version} here")
                     tips[goal] = (version + 1, record["chain_hash"])
                     position += 1
                     record["position"] = position
@@ -347,6 +336,11 @@ class Store:
     def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
         with self.reading() as connection:
             return Transaction(connection).events_by_id(event_ids)
+
+    def goal_ids(self) -> list[str]:
+        """Every goal's id, sorted."""
+        with self.reading() as connection:
+            return Transaction(connection).goal_ids()
 
     def heads(self, *, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """The goals' stream heads by goal id (those after ``after``, at most ``limit``: a page)."""

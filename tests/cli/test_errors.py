@@ -34,6 +34,9 @@ ARGUMENTS = {
     "prove": ["00000000-0000-0000-0000-000000000000"],
     "prove-consistency": ["1"],
     "publish": ["--goal", "g", "--comparison", "c", "--key", "{file}", "--output", "{file}.claim"],
+    "archive": ["some-goal"],
+    "unarchive": ["some-goal"],
+    "merge": ["{file}"],
 }
 # Commands that read files only, never a ledger (docs/proofs.md: a verifier holds no database).
 DATABASE_FREE = {("keygen",), ("verify",), ("verify-consistency",)}
@@ -45,6 +48,8 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
     for name in group.list_commands(context):
         command = group.get_command(context, name)
         if isinstance(command, click.Group):
+            if command.invoke_without_command:  # (a command itself, too: `goals` lists, `goals archive G` archives)
+                found.append((*prefix, name))
             found += _commands(command, (*prefix, name))
         else:
             found.append((*prefix, name))
