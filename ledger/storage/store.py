@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select, text
 from sqlalchemy.exc import DataError
 
-from benchledger.errors import InvalidEvent, LedgerError, LedgerUnavailable, UnknownGoal
+from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
 from benchledger.ledger.storage import canonical, merkle_log
 from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
@@ -46,14 +45,7 @@ from benchledger.ledger.storage.event_records import (
     row_to_event,
 )
 from benchledger.ledger.storage.guard import Storable, refuse_unstorable
-from benchledger.ledger.storage.migrate import (
-    HEAD_REVISION,
-    UPGRADE,
-    OlderRevision,
-    Upgraded,
-    ensure_current,
-    recognized_revision,
-)
+from benchledger.ledger.storage.migrate import UPGRADE, OlderRevision, Upgraded, ensure_current
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
 from benchledger.ledger.storage.transaction import Transaction
 
@@ -105,25 +97,6 @@ class Store:
         store = cls(engine)
         store.upgraded = upgraded
         return store
-
-    @classmethod
-    def open_to_read(cls, url: str) -> Store:
-        """Another ledger, only to read (``merge --from``): neither created nor migrated, and refused (:class:`LedgerUnavailable`)
-        unless it is a benchledger ledger at this benchledger's schema revision."""
-        engine = create_ledger_engine(url)
-        where = engine.url.render_as_string(hide_password=True)
-        try:
-            if engine.dialect.name == "sqlite" and not (engine.url.database and os.path.isfile(engine.url.database)):
-                raise LedgerUnavailable(f"{where}: no ledger file there (a ledger to read from must exist)")
-            with database_errors_as_unavailable(url), engine.connect() as connection:
-                revision = recognized_revision(connection)
-            if revision != HEAD_REVISION:
-                found = f"at schema revision {revision}" if revision else "an empty database, not a ledger"
-                raise LedgerUnavailable(f"the ledger at {where} is {found}; this benchledger reads revision {HEAD_REVISION} (`db upgrade`)")
-        except BaseException:
-            engine.dispose()
-            raise
-        return cls(engine)
 
     @classmethod
     def in_memory(cls) -> Store:
