@@ -231,7 +231,7 @@ def ingest_batch_file(
     report = BatchFileIngest(name)
     with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
         try:
-            existing = ledger.goal_ids()
+            existing = [head["goal_id"] for head in ledger.heads()]
             _validate(path, name, report, spool, GoalNames(existing), set(existing))
         except OSError as exc:  # (the input's own read errors are refusals: this is the spool's)
             raise BenchledgerError(

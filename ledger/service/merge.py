@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -46,13 +45,14 @@ from benchledger.ledger.service.exchange import (
 )
 from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.other_ledger import open_to_read
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import format_digest
 
 # Events of a goal read at a time while looking for where two copies of it part.
-CHAIN_PAGE = 1000
+CHAIN_PAGE = 200
 
 
 class MergeRefused(ExportRefused):
@@ -184,26 +184,22 @@ def merge_ledger(ledger: Store, url: str) -> MergeReport:
 
 def _where_parted(ledger: Store, path: str, name: str, goals: dict[str, int]) -> list[str]:
     """For each goal that parted (known to differ at the version given), the first stream version at which the file's copy
-    and this ledger's differ, said in a line: one more pass over the file, this ledger's chain read a page at a time."""
-    pages: dict[str, deque[tuple[int, str, str, str, str]]] = {goal: deque() for goal in goals}
+    and this ledger's differ, said in a line: one more pass over the file beside this ledger's copy, read a page at a time."""
     found: dict[str, str] = {}
     with ledger.snapshot() as view:
+        ours = {goal: view.read_all(goal_id=goal, batch_size=CHAIN_PAGE) for goal in goals}
         for _number, value in export_records(path, hashlib.sha256(), name):
             goal = value.get("goal_id")
             if goal not in goals or goal in found:
                 continue
-            version = value["stream_version"]
-            page = pages[goal]
-            if not page:
-                page.extend(view.chain_page(goal, after_version=version - 1, limit=CHAIN_PAGE))
-            here = page.popleft() if page else None
-            if here is None or here[1] != value["chain_hash"]:
-                found[goal] = _parted_line(goal, version, here, value, name)
+            here = next(ours[goal], None)
+            if here is None or here.chain_hash != value["chain_hash"]:
+                found[goal] = _parted_line(goal, value["stream_version"], here, value, name)
     return [found.get(goal) or _parted_line(goal, goals[goal], None, None, name) for goal in sorted(goals)]
 
 
-def _parted_line(goal: str, version: int, here: tuple[int, str, str, str, str] | None, there: dict[str, Any] | None, name: str) -> str:
-    ours = f"{here[3]} {here[2]} recorded {here[4]}" if here else "no event"
+def _parted_line(goal: str, version: int, here: StoredEvent | None, there: dict[str, Any] | None, name: str) -> str:
+    ours = f"{here.kind} {here.event_id} recorded {here.recorded_at}" if here else "no event"
     theirs = f"{there['kind']} {there['event_id']} recorded {there['recorded_at']}" if there else "no event"
     return (
         f"goal {goal!r}: this ledger and {name} both hold it and differ from stream version {version} on "

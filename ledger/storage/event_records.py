@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from benchledger.errors import CorruptEvent, InvalidGoalId
+from benchledger.errors import CorruptEvent, InvalidGoalId, LedgerError
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.schema import events
 
@@ -234,3 +234,19 @@ def head_record(last: Mapping[str, Any]) -> dict[str, Any]:
         "last_position": last["position"],
         "last_recorded_at": last["recorded_at"],
     }
+
+
+def continue_chains(records: Sequence[dict[str, Any]], tips: dict[str, tuple[int, str]], position: int) -> int:
+    """Number verbatim ``records`` (exported events) from after ``position``, each checked to continue its goal's chain as
+    ``tips`` (goal -> its last version and chain hash, none: a new goal) has it, which they advance; returns the last
+    position. A record that does not continue its goal (the next version, linked to the previous chain hash) raises
+    :class:`LedgerError`: verbatim records never fork a goal (``Store.insert_verbatim``)."""
+    for record in records:
+        goal = record["goal_id"]
+        version, chain = tips.get(goal, (0, canonical.GENESIS_HASH))
+        if (record["stream_version"], record["prev_hash"]) != (version + 1, chain):
+            raise LedgerError(f"goal {goal!r}: event {record['event_id']} does not continue its chain at version {version} here")
+        tips[goal] = (version + 1, record["chain_hash"])
+        position += 1
+        record["position"] = position
+    return position

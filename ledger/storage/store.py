@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
-from benchledger.ledger.storage import canonical, merkle_log
+from benchledger.ledger.storage import merkle_log
 from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
     create_ledger_engine,
@@ -41,6 +41,7 @@ from benchledger.ledger.storage.event_records import (
     NewEvent,
     StoredEvent,
     StreamAppend,
+    continue_chains,
     head_record,
     row_to_event,
 )
@@ -193,11 +194,10 @@ class Store:
     ) -> None:
         """Insert exported event records as they are (``import-ndjson``, ``merge``), in one write transaction.
 
-        ``records(tx)`` yields them under the append lock (it may read the ledger), ``chunk`` at a time (an export may
-        not fit in memory). Each takes the next position (outside the chain hash); every other field is kept, so chain
-        hashes and goal digests are the writing ledger's. Each must continue its goal's chain here (else
-        :class:`LedgerError`: verbatim records never fork a goal); heads follow. Each chunk passes the same guard as an
-        append (``ledger.storage.guard``): what the ledger refuses rolls the transaction back, whatever ledger wrote it.
+        ``records(tx)`` yields them under the append lock (it may read the ledger), ``chunk`` at a time. Each takes the
+        next position (outside the chain hash) and must continue its goal's chain here (``continue_chains``); every other
+        field is kept, so chain hashes and goal digests are the writing ledger's; heads follow. Each chunk passes the
+        same guard as an append (``ledger.storage.guard``): what the ledger refuses rolls the transaction back.
         """
         with self.transaction(write=True) as tx:
             pending = iter(records(tx))
@@ -207,14 +207,7 @@ class Store:
             while batch := list(itertools.islice(pending, chunk)):
                 unseen = [r["goal_id"] for r in batch if r["goal_id"] not in tips]
                 tips.update((goal, (head["last_version"], head["last_chain_hash"])) for goal, head in tx.heads_of(unseen).items())
-                for record in batch:
-                    goal = record["goal_id"]
-                    version, chain = tips.get(goal, (0, canonical.GENESIS_HASH))
-                    if (record["stream_version"], record["prev_hash"]) != (version + 1, chain):
-                        raise LedgerError(f"goal {goal!r}: event {record['event_id']} does not continue its chain at version {version} here")
-                    tips[goal] = (version + 1, record["chain_hash"])
-                    position += 1
-                    record["position"] = position
+                position = continue_chains(batch, tips, position)
                 if self.persistent:
                     refuse_unstorable(
                         Storable(r["goal_id"], r["kind"], r["schema_version"], r["source"], json.loads(r["payload"]), r["payload"], f"event {r['event_id']}")
@@ -301,19 +294,9 @@ class Store:
                     return
                 cursor = page[-1].position
 
-    def chain_page(self, goal_id: str, *, after_version: int, limit: int) -> list[tuple[int, str, str, str, str]]:
-        """:meth:`Transaction.chain_page`, read in this store's snapshot (or a read of its own)."""
-        with self.reading() as connection:
-            return Transaction(connection).chain_page(goal_id, after_version=after_version, limit=limit)
-
     def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
         with self.reading() as connection:
             return Transaction(connection).events_by_id(event_ids)
-
-    def goal_ids(self) -> list[str]:
-        """Every goal's id, sorted."""
-        with self.reading() as connection:
-            return Transaction(connection).goal_ids()
 
     def heads(self, *, after: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """The goals' stream heads by goal id (those after ``after``, at most ``limit``: a page)."""
