@@ -251,3 +251,11 @@ def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool 
         click.echo(f"benchledger: note: {ledger.upgraded.notice()}", err=True)
     with ledger:
         yield ledger
+
+
+def standby_lag_text(replayed_at: str | None, lag_seconds: float | None) -> str:
+    """How far a hot standby is behind its primary, in words (``info``, ``serve``)."""
+    if replayed_at is None:
+        return "nothing replayed from its primary since it started"
+    behind = "caught up with what its primary sent" if lag_seconds == 0 else f"{lag_seconds:.1f} s behind its primary"
+    return f"{behind} (last replayed commit {replayed_at})"

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_filter, open_ledger, with_goal
+from benchledger.cli.common import goal_filter, open_ledger, standby_lag_text, with_goal
 from benchledger.cli.output import (
     echo_json,
     echo_json_listing,
@@ -70,6 +70,8 @@ def info_command(ctx: click.Context, fmt: str) -> None:
     ]
     if facts.file_bytes is not None:
         rows.append(["file size", f"{facts.file_bytes} bytes" + (f" (+ {facts.wal_bytes} bytes of write-ahead log)" if facts.wal_bytes else "")])
+    if facts.standby:
+        rows.append(["standby", f"yes: a read-only replica, {standby_lag_text(facts.replayed_at, facts.replay_lag_seconds)}"])
     rows.append(["benchledger", facts.benchledger_version])
     echo_rows(["", "value"], rows, fmt)
 

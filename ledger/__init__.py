@@ -55,7 +55,7 @@ _API = {
             "AuditProblem", "AuditReport", "Comparison", "Comparisons", "CurrentRun", "FaultedRow", "FoldedByOtherVersions", "GoalRow", "Goals", "GoalView", "History",
             "HistoryEntry", "LaggingGoal", "LedgerInfo", "Lifecycle", "Listing", "LoopxImport", "MissingProjection",
             "Outcome", "PassRate", "ProjectionRow", "Refusal", "ReplayReport", "RetractedBy", "RetractedEvent", "Retraction", "Review", "Run",
-            "RunListing", "RunPair", "SchemaUpgrade", "StaleProjection", "StatusReport",
+            "RunListing", "RunPair", "SchemaUpgrade", "StaleProjection", "StandbyReplay", "StatusReport",
         ),
         _RESULTS,
     ),

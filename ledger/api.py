@@ -65,6 +65,7 @@ from benchledger.ledger.results import (
     SchemaUpgrade,
     SignedCheckpoint,
     StaleProjection,
+    StandbyReplay,
     StatusReport,
     TreeHead,
 )
@@ -182,6 +183,13 @@ class Ledger:
         from benchledger.ledger.read import views
 
         return LedgerInfo(**views.info(self._store))
+
+    def standby(self) -> StandbyReplay | None:
+        """How far behind its primary the ledger is when it is a PostgreSQL hot standby (read-only), else ``None``."""
+        from benchledger.ledger.read import views
+
+        replay = views.standby(self._store)
+        return None if replay is None else StandbyReplay(**replay)
 
     def has_goal(self, goal_id: str) -> bool:
         return self._store.head(goal_id) is not None

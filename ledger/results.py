@@ -89,6 +89,17 @@ class LedgerInfo(_Flat):
     file_bytes: int | None  # (SQLite: the file; None on a server)
     wal_bytes: int | None  # committed writes not yet checkpointed into the file
     benchledger_version: str
+    standby: bool = False  # a PostgreSQL hot standby (a read-only replica): the next two say how far it has replayed
+    replayed_at: str | None = None  # commit time (UTC) of the last transaction replayed from the primary
+    replay_lag_seconds: float | None = None  # 0: it replayed all it received; else the seconds since replayed_at
+
+
+@dataclass(frozen=True, slots=True)
+class StandbyReplay(_Flat):
+    """How far a PostgreSQL hot standby has replayed its primary (``serve``'s pages say it)."""
+
+    replayed_at: str | None  # commit time (UTC) of the last transaction replayed; None before the first
+    lag_seconds: float | None  # 0: it replayed all it received; else the seconds since replayed_at
 
 
 # -- streamed listings ---------------------------------------------------------------------------

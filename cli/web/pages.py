@@ -29,6 +29,7 @@ from urllib.parse import quote
 import jinja2
 import markupsafe
 
+from benchledger.cli.common import standby_lag_text
 from benchledger.cli.output import encoded, visible
 from benchledger.cli.web import figures, report_folder, review_fields
 from benchledger.ledger.api import Ledger, is_goal_id
@@ -218,9 +219,11 @@ class Site:
         if number > pages:
             return None
         compared = self._comparisons(self.goal_ids, self.ledger.last_position())
+        standby = self.ledger.standby()
         return self._html(
             "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name),
             comparisons=compared, figures={"paired-differences": figures.paired_differences(compared["comparisons"])},
+            standby=None if standby is None else standby_lag_text(standby.replayed_at, standby.lag_seconds),
         )
 
     def _goal(self, goal: str, number: int) -> Page | None:

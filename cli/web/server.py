@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
+from benchledger.cli.common import standby_lag_text
 from benchledger.cli.web.pages import CONTENT_SECURITY_POLICY, Site
 from benchledger.ledger.api import Ledger
 
@@ -325,6 +326,9 @@ def serve(
     bound_host, bound_port = server.server_address[:2]
     shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
     announce(f"serving http://{shown}:{bound_port}/ read-only (Ctrl-C stops)")
+    standby = ledger.standby()
+    if standby is not None:
+        announce(f"reading a replica (a PostgreSQL hot standby): {standby_lag_text(standby.replayed_at, standby.lag_seconds)}; the index page says it again on every load")
     tracker.current()  # start the first audit now rather than on the first page view
     signal.signal(signal.SIGTERM, _interrupt)  # a terminated server ends its audit too
     try:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from sqlalchemy import func, select
@@ -27,6 +28,7 @@ from benchledger.ledger.read.points import (
     resolve_as_of,
     resolve_point,
 )
+from benchledger.ledger.storage.engine import standby_replay
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store, one_snapshot
@@ -47,6 +49,7 @@ def info(ledger: Store) -> dict[str, Any]:
 
     with ledger.reading() as connection:
         revision = current_revision(connection)
+    replay = standby(ledger)
     url = ledger.engine.url
     path = url.database if ledger.dialect == "sqlite" and ledger.persistent else None
     return {
@@ -60,7 +63,22 @@ def info(ledger: Store) -> dict[str, Any]:
         # (committed writes not yet checkpointed into the file live here)
         "wal_bytes": os.path.getsize(path + "-wal") if path and os.path.exists(path + "-wal") else None,
         "benchledger_version": __version__,
+        "standby": replay is not None,
+        "replayed_at": None if replay is None else replay["replayed_at"],
+        "replay_lag_seconds": None if replay is None else replay["lag_seconds"],
     }
+
+
+def standby(ledger: Store) -> dict[str, Any] | None:
+    """When the ledger is a PostgreSQL hot standby: the commit time (UTC) of the last transaction it replayed
+    (``None`` before its first) and how many seconds it is behind its primary (0: it replayed all it received)."""
+    with ledger.reading() as connection:
+        replay = standby_replay(connection)
+    if replay is None:
+        return None
+    replayed_at, lag = replay
+    shown = None if replayed_at is None else replayed_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return {"replayed_at": shown, "lag_seconds": None if lag is None else round(lag, 3)}
 
 
 # Goals a listing reads per statement (their heads and current rows): its memory, however many goals there are.

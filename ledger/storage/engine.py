@@ -16,10 +16,11 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import URL, Engine, create_engine, event, make_url
+from sqlalchemy import URL, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.pool import StaticPool
 
@@ -33,6 +34,65 @@ POSTGRES_CONNECT_TIMEOUT_S = 10
 
 class LedgerBusy(LedgerUnavailable):
     """Another writer held the SQLite ledger for longer than the retry budget."""
+
+
+class StandbyIsReadOnly(LedgerUnavailable):
+    """A command that writes was pointed at a PostgreSQL hot standby (a read-only replica): nothing was written."""
+
+    @classmethod
+    def at(cls, where: str) -> StandbyIsReadOnly:
+        return cls(
+            f"the ledger at {where} is a PostgreSQL hot standby (a read-only replica): this command writes, "
+            "and nothing was written; run it against the primary (docs/deployment.md)"
+        )
+
+
+# What a standby answers (SQLSTATE) to the first statement of a transaction that began READ WRITE (a pooled
+# connection a read-only transaction used: the pool resets it to read-write), feature_not_supported, and to a
+# write, read_only_sql_transaction. A primary never refuses a BEGIN READ WRITE.
+STANDBY_REFUSALS = frozenset({"0A000", "25006"})
+
+
+def refuse_writes_on_standby(connection: Any, where: str, *, lock_key: int | None = None) -> None:
+    """Raise :class:`StandbyIsReadOnly` when ``connection`` (PostgreSQL, a transaction just begun) reaches a hot standby;
+    with ``lock_key``, the same statement takes that transaction-scoped advisory lock (no round trip more for a writer).
+
+    Asked before a write, so that a standby refuses it in one line naming it
+    rather than with the server's "cannot execute INSERT during recovery". A
+    connection the pool handed back read-write fails at its ``BEGIN READ
+    WRITE`` already, which only a server in recovery refuses.
+    """
+    lock = "" if lock_key is None else ", pg_advisory_xact_lock(:key)"
+    try:
+        in_recovery = connection.execute(text(f"SELECT pg_is_in_recovery(){lock}"), {"key": lock_key}).scalar()
+    except DBAPIError as exc:
+        if getattr(exc.orig, "pgcode", None) not in STANDBY_REFUSALS:
+            raise
+        in_recovery = True
+    if in_recovery:
+        raise StandbyIsReadOnly.at(where)
+
+
+# On a standby: when it last replayed a commit of its primary, and how far behind it is. Zero seconds when it has
+# replayed every change it received (an idle primary sends none, however old the last commit); else the time
+# since that commit. NULLs before its first replay.
+_STANDBY_REPLAY = """
+SELECT pg_last_xact_replay_timestamp(),
+       CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+            ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()) END
+WHERE pg_is_in_recovery()
+"""
+
+
+def standby_replay(connection: Any) -> tuple[datetime | None, float | None] | None:
+    """``(last replayed commit time, seconds behind)`` when ``connection`` reaches a PostgreSQL hot standby, else ``None``."""
+    if connection.dialect.name != "postgresql":
+        return None
+    row = connection.execute(text(_STANDBY_REPLAY)).first()
+    if row is None:
+        return None
+    replayed_at, lag = row
+    return replayed_at, None if lag is None else float(lag)
 
 
 class NotALedger(LedgerUnavailable):

@@ -30,6 +30,7 @@ from benchledger.ledger.storage.engine import (
     create_ledger_engine,
     database_errors_as_unavailable,
     recognize_ledger,
+    refuse_writes_on_standby,
     retry_sqlite_locked,
 )
 
@@ -145,6 +146,9 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         with engine.connect() as connection:
             connection.execution_options(benchledger_write=True)
             with connection.begin():
+                if engine.dialect.name == "postgresql":
+                    # (at head alembic writes nothing, and `db upgrade` would report a standby "upgraded")
+                    refuse_writes_on_standby(connection, engine.url.render_as_string(hide_password=True))
                 config = _alembic_config()
                 config.attributes["connection"] = connection
                 with _revisions_named_by_user():

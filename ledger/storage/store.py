@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select, text
+from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
 from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
@@ -34,6 +34,7 @@ from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
     create_ledger_engine,
     database_errors_as_unavailable,
+    refuse_writes_on_standby,
     retry_sqlite_locked,
 )
 from benchledger.ledger.storage.event_records import (
@@ -81,6 +82,11 @@ class Store:
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    @property
+    def where(self) -> str:
+        """The ledger's URL with its password redacted, as messages name it."""
+        return self.engine.url.render_as_string(hide_password=True)
 
     @classmethod
     def open(cls, url: str, *, migrate: bool = True, older: OlderRevision = UPGRADE) -> Store:
@@ -180,7 +186,7 @@ class Store:
         column) rolls the write back and becomes a :class:`LedgerError`.
         """
         try:
-            with database_errors_as_unavailable(self.engine.url.render_as_string(hide_password=True)):
+            with database_errors_as_unavailable(self.where):
                 return retry_sqlite_locked(self.dialect, attempt)
         except DataError as exc:
             raise InvalidEvent(f"the database refused the write, nothing was written: {exc.orig}") from exc
@@ -484,8 +490,13 @@ class _TransactionContext:
         self._connection = connection
         self._transaction = connection.begin()
         if self.write and self.ledger.dialect == "postgresql":
-            # Serializes writers for the rest of this transaction (see module docstring).
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK_KEY})
+            # The lock serializes writers for the rest of this transaction (see module docstring).
+            try:
+                refuse_writes_on_standby(connection, self.ledger.where, lock_key=APPEND_LOCK_KEY)
+            except BaseException:
+                self._transaction.rollback()
+                connection.close()
+                raise
         return Transaction(connection)
 
     def __exit__(self, exc_type, exc, tb) -> None:
