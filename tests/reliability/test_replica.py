@@ -188,6 +188,15 @@ def test_a_read_command_answers_on_the_standby_what_it_answers_on_the_primary(re
     assert needle in on_standby.output
 
 
+def test_prove_answers_on_the_standby_what_it_answers_on_the_primary(replicated):
+    export = invoke(replicated.primary, "export", "--goal", "demo").output
+    event_id = json.loads(export.splitlines()[0])["event_id"]
+    on_primary = invoke(replicated.primary, "prove", event_id, "--format", "json")
+    on_standby = invoke(replicated.standby, "prove", event_id, "--format", "json")
+    assert on_primary.exit_code == on_standby.exit_code == 0, on_standby.output
+    assert on_standby.output == on_primary.output and event_id in on_standby.output
+
+
 def test_report_reads_the_standby_and_its_index_says_so(replicated, tmp_path):
     result = invoke(replicated.standby, "report", "--output", str(tmp_path / "site"))
     assert result.exit_code == 0, result.output
@@ -262,6 +271,11 @@ def test_every_write_command_is_refused_on_the_standby_in_one_line_naming_it(rep
     (tmp_path / "export.ndjson").write_text(export)
     batch = {"goal_id": "batched", "kind": None, "artifacts": [json.loads((DEMO / "04-run-baseline.json").read_text())]}
     (tmp_path / "batches.ndjson").write_text(json.dumps(batch) + "\n")
+    run_ledger = {"schema_version": "benchmark_run_ledger_v0", "benchmarks": {"terminal-bench@2.0": {"benchmark_id": "terminal-bench@2.0", "cases": {
+        "db-wal-recovery": {"case_id": "db-wal-recovery", "runs": [{
+            "run_id": "r1", "benchmark_id": "terminal-bench@2.0", "case_id": "db-wal-recovery", "recorded_at": "2026-06-20T12:00:00+08:00",
+            "arm_id": "codex_goal_mode_baseline", "status": "completed", "score_status": "failed"}]}}}}}
+    (tmp_path / "run-ledger.json").write_text(json.dumps(run_ledger))
     empty_standby = replicated.url(replicated.standby_port, "empty")
     writes = {
         "ingest": (replicated.standby, ["ingest", "--goal", "new", "--kind", "preflight", str(DEMO / "01-preflight.json")]),
@@ -269,6 +283,7 @@ def test_every_write_command_is_refused_on_the_standby_in_one_line_naming_it(rep
         "ingest-batches": (replicated.standby, ["ingest-batches", str(tmp_path / "batches.ndjson")]),
         "retract": (replicated.standby, ["retract", "--goal", "demo", "--reason", "a typo", run_id]),
         "replay": (replicated.standby, ["replay"]),
+        "import-loopx": (replicated.standby, ["import-loopx", "--goal", "loopx", str(tmp_path / "run-ledger.json")]),
         "import-ndjson": (empty_standby, ["import-ndjson", str(tmp_path / "export.ndjson")]),
         "checkpoint --key": (replicated.standby, ["checkpoint", "--key", _keygen(tmp_path)]),
         "db upgrade": (replicated.standby, ["db", "upgrade"]),
@@ -285,7 +300,8 @@ def test_every_write_command_is_refused_on_the_standby_in_one_line_naming_it(rep
         assert "Traceback" not in result.output
     assert {url: row_counts(url) for url in before} == before
     # The same commands on the primary do write (the refusal is the standby's, not the command's).
-    assert invoke(replicated.primary, *writes["ingest"][1]).exit_code == 0
+    for name in ("ingest", "import-loopx"):
+        assert invoke(replicated.primary, *writes[name][1]).exit_code == 0, name
 
 
 def test_a_ledger_restored_from_pg_dump_proves_it_is_the_same_with_audit_expect_digest(replicated, tmp_path):
