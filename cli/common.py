@@ -227,7 +227,9 @@ def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool 
     ``writes`` (saying so on stderr, with the copy of the file kept as it was)
     and refused by one that only reads, naming ``db upgrade``: a shared file is
     never changed by a read (docs/configuration.md). ``any_revision``: opened at
-    whatever revision it is (``info``, which reports it).
+    whatever revision it is (``info``, which reports it). A command that
+    ``writes`` pointed at a PostgreSQL hot standby is refused before it reads
+    its input, naming the standby (docs/deployment.md).
     """
     from benchledger.cli.main import imports_frozen
 
@@ -250,6 +252,8 @@ def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool 
     if ledger.upgraded is not None:
         click.echo(f"benchledger: note: {ledger.upgraded.notice()}", err=True)
     with ledger:
+        if writes:
+            ledger.refuse_writes_on_standby()
         yield ledger
 
 

@@ -191,6 +191,14 @@ class Ledger:
         replay = views.standby(self._store)
         return None if replay is None else StandbyReplay(**replay)
 
+    def refuse_writes_on_standby(self) -> None:
+        """Raise :class:`~benchledger.errors.LedgerUnavailable` (exit 2) naming the ledger when it is a PostgreSQL hot
+        standby: a command that writes asks before it reads its input (every write transaction asks again)."""
+        from benchledger.ledger.storage.engine import StandbyIsReadOnly
+
+        if self.standby() is not None:
+            raise StandbyIsReadOnly.at(self._store.engine.url.render_as_string(hide_password=True))
+
     def has_goal(self, goal_id: str) -> bool:
         return self._store.head(goal_id) is not None
 

@@ -72,6 +72,8 @@ def info(ledger: Store) -> dict[str, Any]:
 def standby(ledger: Store) -> dict[str, Any] | None:
     """When the ledger is a PostgreSQL hot standby: the commit time (UTC) of the last transaction it replayed
     (``None`` before its first) and how many seconds it is behind its primary (0: it replayed all it received)."""
+    if ledger.dialect != "postgresql":
+        return None  # (without a read transaction: every command that writes asks)
     with ledger.reading() as connection:
         replay = standby_replay(connection)
     if replay is None:

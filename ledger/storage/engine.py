@@ -85,9 +85,7 @@ WHERE pg_is_in_recovery()
 
 
 def standby_replay(connection: Any) -> tuple[datetime | None, float | None] | None:
-    """``(last replayed commit time, seconds behind)`` when ``connection`` reaches a PostgreSQL hot standby, else ``None``."""
-    if connection.dialect.name != "postgresql":
-        return None
+    """``(last replayed commit time, seconds behind)`` when ``connection`` (PostgreSQL) reaches a hot standby, else ``None``."""
     row = connection.execute(text(_STANDBY_REPLAY)).first()
     if row is None:
         return None

@@ -83,11 +83,6 @@ class Store:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
-    @property
-    def where(self) -> str:
-        """The ledger's URL with its password redacted, as messages name it."""
-        return self.engine.url.render_as_string(hide_password=True)
-
     @classmethod
     def open(cls, url: str, *, migrate: bool = True, older: OlderRevision = UPGRADE) -> Store:
         """Open the ledger at ``url``; an in-memory URL gets a fresh schema. ``older``: what a ledger at an older
@@ -186,7 +181,7 @@ class Store:
         column) rolls the write back and becomes a :class:`LedgerError`.
         """
         try:
-            with database_errors_as_unavailable(self.where):
+            with database_errors_as_unavailable(self.engine.url.render_as_string(hide_password=True)):
                 return retry_sqlite_locked(self.dialect, attempt)
         except DataError as exc:
             raise InvalidEvent(f"the database refused the write, nothing was written: {exc.orig}") from exc
@@ -490,12 +485,10 @@ class _TransactionContext:
         self._connection = connection
         self._transaction = connection.begin()
         if self.write and self.ledger.dialect == "postgresql":
-            # The lock serializes writers for the rest of this transaction (see module docstring).
-            try:
-                refuse_writes_on_standby(connection, self.ledger.where, lock_key=APPEND_LOCK_KEY)
+            try:  # (the lock serializes writers for the rest of this transaction: see module docstring)
+                refuse_writes_on_standby(connection, self.ledger.engine.url.render_as_string(hide_password=True), lock_key=APPEND_LOCK_KEY)
             except BaseException:
-                self._transaction.rollback()
-                connection.close()
+                connection.close()  # (rolls the transaction back)
                 raise
         return Transaction(connection)
 

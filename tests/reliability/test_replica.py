@@ -281,6 +281,8 @@ def test_every_write_command_is_refused_on_the_standby_in_one_line_naming_it(rep
         "ingest": (replicated.standby, ["ingest", "--goal", "new", "--kind", "preflight", str(DEMO / "01-preflight.json")]),
         "ingest of a stored artifact": (replicated.standby, ["ingest", "--goal", "demo", str(DEMO / "04-run-baseline.json")]),
         "ingest-batches": (replicated.standby, ["ingest-batches", str(tmp_path / "batches.ndjson")]),
+        # Refused before its input is read: not "no such file", nor a 90,000-line file validated for nothing.
+        "ingest-batches of a missing file": (replicated.standby, ["ingest-batches", str(tmp_path / "missing.ndjson")]),
         "retract": (replicated.standby, ["retract", "--goal", "demo", "--reason", "a typo", run_id]),
         "replay": (replicated.standby, ["replay"]),
         "import-loopx": (replicated.standby, ["import-loopx", "--goal", "loopx", str(tmp_path / "run-ledger.json")]),
@@ -302,6 +304,24 @@ def test_every_write_command_is_refused_on_the_standby_in_one_line_naming_it(rep
     # The same commands on the primary do write (the refusal is the standby's, not the command's).
     for name in ("ingest", "import-loopx"):
         assert invoke(replicated.primary, *writes[name][1]).exit_code == 0, name
+
+
+def test_the_library_is_refused_by_the_standby_at_its_first_write_transaction(replicated):
+    """Not only the commands: every write transaction asks, also on a pooled connection a read left read-only
+    (the pool makes it BEGIN READ WRITE, which a standby refuses with another SQLSTATE than a write)."""
+    import benchledger
+    from benchledger.errors import LedgerUnavailable
+
+    before = row_counts(replicated.standby)
+    with benchledger.open(replicated.standby) as ledger:
+        for write in (
+            lambda: ledger.ingest("library", [str(DEMO / "04-run-baseline.json")]),
+            lambda: ledger.replay(),
+        ):
+            assert ledger.goal_ids()  # a read first: the write gets the connection it used
+            with pytest.raises(LedgerUnavailable, match=r"is a PostgreSQL hot standby \(a read-only replica\): this command writes"):
+                write()
+    assert row_counts(replicated.standby) == before
 
 
 def test_a_ledger_restored_from_pg_dump_proves_it_is_the_same_with_audit_expect_digest(replicated, tmp_path):
