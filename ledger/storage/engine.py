@@ -5,7 +5,9 @@ while an engine is created or first connects (an unknown scheme, a missing
 driver, a missing directory, a file that is not a database or cannot be
 written, a server that does not answer) becomes one
 :class:`~benchledger.errors.LedgerUnavailable` naming the URL with its
-password redacted.
+password redacted. A PostgreSQL hot standby (a read-only replica) is told
+apart here too: what a write is refused with (:class:`StandbyIsReadOnly`) and
+how far its replay is behind its primary (docs/deployment.md).
 """
 
 from __future__ import annotations
