@@ -38,6 +38,9 @@ from tests.helpers import invoke, row_counts
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
 PROGRAMS = ("initdb", "pg_ctl", "pg_basebackup", "postgres", "pg_dump", "createdb", "pg_restore")
 REPLAY_WAIT_S = 30.0
+# How info and serve say a standby's lag. Replayed up to the primary's position it is "caught up", unless WAL the
+# primary writes on its own (a running-transactions record, autovacuum) arrives just then: seconds behind, briefly.
+LAG = r"(caught up with what its primary sent|[0-9.]+ s behind its primary) \(last replayed commit 20"
 
 
 def _server_programs() -> Path | None:
@@ -201,20 +204,28 @@ def test_report_reads_the_standby_and_its_index_says_so(replicated, tmp_path):
     result = invoke(replicated.standby, "report", "--output", str(tmp_path / "site"))
     assert result.exit_code == 0, result.output
     index = (tmp_path / "site" / "index.html").read_text()
-    assert "Read from a replica" in index and "caught up with what its primary sent" in index
+    assert re.search(r"Read from a replica</strong> \(a PostgreSQL hot standby\): " + LAG, index)
     assert (tmp_path / "site" / "goals" / "demo" / "index.html").is_file()
     invoke(replicated.primary, "report", "--output", str(tmp_path / "primary"))
     assert "Read from a replica" not in (tmp_path / "primary" / "index.html").read_text()
 
 
+def _info_once_caught_up(url: str) -> dict:
+    """``info --format json`` of a standby that replayed all the primary wrote, once it says so (see :data:`LAG`)."""
+    deadline = time.monotonic() + REPLAY_WAIT_S
+    while (facts := json.loads(invoke(url, "info", "--format", "json").output))["replay_lag_seconds"] != 0.0:
+        assert time.monotonic() < deadline, f"info never said the standby caught up: {facts}"
+        time.sleep(0.1)
+    return facts
+
+
 def test_info_names_the_standby_and_how_far_behind_it_is(replicated):
-    standby = json.loads(invoke(replicated.standby, "info", "--format", "json").output)
+    standby = _info_once_caught_up(replicated.standby)
     primary = json.loads(invoke(replicated.primary, "info", "--format", "json").output)
-    assert (standby["standby"], standby["replay_lag_seconds"]) == (True, 0.0)
-    assert standby["replayed_at"] is not None and standby["events"] == primary["events"] == 10
+    assert standby["standby"] is True and standby["replayed_at"] is not None and standby["events"] == primary["events"] == 10
     assert (primary["standby"], primary["replayed_at"], primary["replay_lag_seconds"]) == (False, None, None)
     table = invoke(replicated.standby, "info").output
-    assert re.search(r"standby +yes: a read-only replica, caught up with what its primary sent \(last replayed commit 20", table)
+    assert re.search(r"standby +yes: a read-only replica, " + LAG, table)
     assert "standby" not in invoke(replicated.primary, "info").output
 
 
@@ -222,6 +233,10 @@ def test_info_shows_the_lag_of_a_standby_that_has_not_replayed_what_it_received(
     """Replay paused: the primary's new goal reaches the standby but is not applied; info says how long it has waited."""
     replicated.sql(replicated.standby_port, "SELECT pg_wal_replay_pause()")
     try:
+        deadline = time.monotonic() + REPLAY_WAIT_S
+        while replicated.sql(replicated.standby_port, "SELECT pg_get_wal_replay_pause_state()") != "paused":
+            assert time.monotonic() < deadline, "the standby's replay did not pause"
+            time.sleep(0.05)
         _ingest_demo(replicated.primary, "paused")
         time.sleep(1.2)
         target = replicated.sql(replicated.primary_port, "SELECT pg_current_wal_lsn()")
@@ -232,12 +247,12 @@ def test_info_shows_the_lag_of_a_standby_that_has_not_replayed_what_it_received(
         facts = json.loads(invoke(replicated.standby, "info", "--format", "json").output)
         assert facts["standby"] is True and facts["replay_lag_seconds"] >= 1.0
         assert facts["goals"] == 1  # the paused goal is not there yet
-        assert f"{facts['replay_lag_seconds']:.1f} s behind its primary" in invoke(replicated.standby, "info").output
+        shown = re.search(r"standby +yes: a read-only replica, ([0-9.]+) s behind its primary \(last replayed commit 20", invoke(replicated.standby, "info").output)
+        assert shown and float(shown.group(1)) >= round(facts["replay_lag_seconds"], 1)  # (read later: as far behind, or further)
     finally:
         replicated.sql(replicated.standby_port, "SELECT pg_wal_replay_resume()")
     replicated.wait_for_replay()
-    facts = json.loads(invoke(replicated.standby, "info", "--format", "json").output)
-    assert (facts["goals"], facts["replay_lag_seconds"]) == (2, 0.0)
+    assert _info_once_caught_up(replicated.standby)["goals"] == 2
 
 
 def test_serve_reads_the_standby_and_says_how_far_behind_it_is(replicated):
@@ -248,10 +263,10 @@ def test_serve_reads_the_standby_and_says_how_far_behind_it_is(replicated):
         announced = server.stdout.readline()
         address = re.search(r"serving (http://\S+/)", announced)
         assert address, announced
-        assert "reading a replica (a PostgreSQL hot standby): caught up with what its primary sent" in server.stdout.readline()
+        assert re.search(r"reading a replica \(a PostgreSQL hot standby\): " + LAG, server.stdout.readline())
         with urllib.request.urlopen(address.group(1), timeout=30) as page:
             index = page.read().decode()
-        assert re.search(r"Read from a replica</strong> \(a PostgreSQL hot standby\): caught up with what its primary sent \(last replayed commit 20", index)
+        assert re.search(r"Read from a replica</strong> \(a PostgreSQL hot standby\): " + LAG, index)
         with urllib.request.urlopen(address.group(1) + "goals/demo/", timeout=30) as page:
             assert page.status == 200 and "demo" in page.read().decode()
     finally:
