@@ -62,7 +62,9 @@ def refuse_writes_on_standby(connection: Any, where: str, *, lock_key: int | Non
     Asked before a write, so that a standby refuses it in one line naming it
     rather than with the server's "cannot execute INSERT during recovery". A
     connection the pool handed back read-write fails at its ``BEGIN READ
-    WRITE`` already, which only a server in recovery refuses.
+    WRITE`` already, which only a server in recovery refuses. Refusing, it
+    closes ``connection``, rolling back the transaction just begun (a
+    context manager's ``__enter__`` that raises gets no ``__exit__`` to do it).
     """
     lock = "" if lock_key is None else ", pg_advisory_xact_lock(:key)"
     try:
@@ -72,6 +74,7 @@ def refuse_writes_on_standby(connection: Any, where: str, *, lock_key: int | Non
             raise
         in_recovery = True
     if in_recovery:
+        connection.close()
         raise StandbyIsReadOnly.at(where)
 
 

@@ -484,12 +484,8 @@ class _TransactionContext:
             connection = connection.execution_options(benchledger_write=True)
         self._connection = connection
         self._transaction = connection.begin()
-        if self.write and self.ledger.dialect == "postgresql":
-            try:  # (the lock serializes writers for the rest of this transaction: see module docstring)
-                refuse_writes_on_standby(connection, self.ledger.engine.url.render_as_string(hide_password=True), lock_key=APPEND_LOCK_KEY)
-            except BaseException:
-                connection.close()  # (rolls the transaction back)
-                raise
+        if self.write and self.ledger.dialect == "postgresql":  # (the lock serializes writers for the rest of this transaction: module docstring)
+            refuse_writes_on_standby(connection, self.ledger.engine.url.render_as_string(hide_password=True), lock_key=APPEND_LOCK_KEY)
         return Transaction(connection)
 
     def __exit__(self, exc_type, exc, tb) -> None:

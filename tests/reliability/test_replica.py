@@ -302,6 +302,7 @@ def test_every_write_command_is_refused_on_the_standby_in_one_line_naming_it(rep
         "replay": (replicated.standby, ["replay"]),
         "import-loopx": (replicated.standby, ["import-loopx", "--goal", "loopx", str(tmp_path / "run-ledger.json")]),
         "import-ndjson": (empty_standby, ["import-ndjson", str(tmp_path / "export.ndjson")]),
+        "merge": (replicated.standby, ["merge", str(tmp_path / "export.ndjson")]),
         "checkpoint --key": (replicated.standby, ["checkpoint", "--key", _keygen(tmp_path)]),
         "db upgrade": (replicated.standby, ["db", "upgrade"]),
     }
