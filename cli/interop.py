@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import click
 
@@ -33,6 +34,16 @@ def _import_markdown(report: LoopxImport) -> str:
             f"- {verb}: {report.events_appended} event(s); already in the goal: {report.events_already_present}",
         ]
     ) + "\n"
+
+
+def _exit_refused(ctx: click.Context, refused: Any, name: str, fmt: str) -> NoReturn:
+    """An export file ``import-ndjson`` or ``merge`` refused: its problems (JSON, or markdown and stderr), exit 1."""
+    if fmt == "json":
+        echo_json(refused.as_dict())
+    else:
+        click.echo(_refusals(str(refused), [Refusal(name, problem) for problem in refused.problems], refused.problem_count), nl=False)
+    echo_errors([f"{name}: {problem}" for problem in refused.problems], refused.problem_count)
+    ctx.exit(1)
 
 
 @click.command("import-loopx")
@@ -137,12 +148,7 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
         try:
             result = ledger.import_export(path, unverifiable_tail=unverifiable_tail, name=name)
         except ExportRefused as exc:
-            if fmt == "json":
-                echo_json(exc.as_dict())
-            else:
-                click.echo(_refusals(str(exc), [Refusal(name, problem) for problem in exc.problems], exc.problem_count), nl=False)
-            echo_errors([f"{name}: {problem}" for problem in exc.problems], exc.problem_count)
-            ctx.exit(1)
+            _exit_refused(ctx, exc, name, fmt)
     if fmt == "json":
         echo_json(result.as_dict())
     else:
@@ -194,12 +200,7 @@ def merge_command(ctx: click.Context, file: str | None, from_url: str | None, un
             else:
                 report = ledger.merge_from(from_url or "")
         except ExportRefused as exc:
-            if fmt == "json":
-                echo_json(exc.as_dict())
-            else:
-                click.echo(_refusals(str(exc), [Refusal(name, problem) for problem in exc.problems], exc.problem_count), nl=False)
-            echo_errors([f"{name}: {problem}" for problem in exc.problems], exc.problem_count)
-            ctx.exit(1)
+            _exit_refused(ctx, exc, name, fmt)
     if fmt == "json":
         echo_json(report.as_dict())
         return
