@@ -6,6 +6,8 @@ command, so every other command starts without them.
 
 from __future__ import annotations
 
+import sys
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,10 @@ from benchledger.errors import InvalidInput
 
 REPORT_EXTRA = "pip install 'benchledger[report]'"
 INCLUDE_ARCHIVED_HELP = "Index archived goals too, marked (`goals archive`); without it they are left out unless named by --goal."
+
+
+def _bar(length: int, label: str) -> Any:
+    return click.progressbar(length=length, label=label, file=sys.stderr)
 
 
 def _web() -> Any:
@@ -43,12 +49,23 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     pages, _ = _web()
     from datetime import UTC, datetime
 
+    terminal = sys.stderr.isatty()  # progress on a terminal only: a log or a pipe gets the last line alone
     # One snapshot: every page, and the audit the index shows, describe the same moment.
-    with open_ledger(ctx) as ledger, ledger.snapshot() as view:
+    with open_ledger(ctx) as ledger, ledger.snapshot() as view, ExitStack() as bars:
         site = pages.Site(view, list(goals), lambda: result, include_archived=include_archived)
-        result = {**view.audit().as_dict(), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
+        # The whole ledger's audit, as `serve` runs it (`audit --jobs 1`): the index shows the ledger's, whichever goals are written.
+        with _bar(view.event_count(), "auditing") if terminal else nullcontext() as auditing:
+            audited = view.audit(progress=auditing.update if auditing else None)
+        result = {**audited.as_dict(), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
+        writing: list[Any] = []
+
+        def progress(done: int, total: int) -> None:
+            if not writing:
+                writing.append(bars.enter_context(_bar(total, "writing pages")))
+            writing[0].update(1)
+
         try:
-            written = pages.write_site(site, output)
+            written = pages.write_site(site, output, progress if terminal else None)
         except OSError as exc:  # a file in the folder's path, a read-only or full disk: the user's to fix, not a bug
             raise InvalidInput(f"cannot write the report into {output}: {exc.strerror or exc} ({exc.filename})") from exc
     click.echo(f"wrote {written} files into {output}; open {output / 'index.html'}")

@@ -838,8 +838,17 @@ class ReportViews:
     def goal_overview(self, goal_id: str, *, pass_rates: bool = True) -> dict[str, Any]:
         return self._views.goal_overview(self._store, goal_id, pass_rates=pass_rates)
 
-    def attempts(self, goal_id: str, *, limit: int, offset: int = 0) -> dict[str, Any]:
-        return self._views.attempts(self._store, goal_id, limit=limit, offset=offset)
+    def pass_rates(self, goal_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        return self._views.pass_rates(self._store, goal_ids)
+
+    def goal_last_position(self, goal_id: str) -> int | None:
+        return self._views.goal_last_position(self._store, goal_id)
+
+    def attempts(self, goal_id: str, *, limit: int, start: tuple[int, str] | None = None) -> dict[str, Any]:
+        return self._views.attempts(self._store, goal_id, limit=limit, start=start)
+
+    def attempts_page_start(self, goal_id: str, *, offset: int) -> tuple[int, str] | None:
+        return self._views.attempts_page_start(self._store, goal_id, offset=offset)
 
     def chart_series(self, goal_id: str) -> dict[str, Any]:
         return self._views.chart_series(self._store, goal_id)

@@ -113,6 +113,11 @@ class Site:
         self.env = _environment()
         self._timelines: dict[str, tuple[int, dict[str, Any]]] = {}
         self._compared: dict[tuple[str, ...], tuple[int, dict[str, Any]]] = {}
+        # Per goal, kept while the goal has no new event (its last position, as the timelines): its overview,
+        # its pass rates (the index's and its first page's), and where each attempts page seen so far starts.
+        self._overviews: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._pass_rates: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+        self._page_starts: dict[str, tuple[int, dict[int, tuple[int, str] | None]]] = {}  # None: no attempt there
         if self.goal_ids:
             self.views.goal_index(self.goal_ids, limit=1, pass_rates=False)  # unknown goals fail here, before anything is written
 
@@ -197,12 +202,16 @@ class Site:
         for review in self.views.latest_reviews(goal):
             yield f"goals/{goal}/reviews/{review['projection']}.html"
             yield f"goals/{goal}/reviews/{review['projection']}.json"
-        size = self.views.attempts_page_size
-        for number in range(1, _pages(attempt_count, size) + 1):
-            for attempt in self.views.attempts(goal, limit=size, offset=(number - 1) * size)["attempts"]:
+        start: tuple[int, str] | None = None
+        while attempt_count:  # a page at a time, each from where the one before ended
+            page = self.views.attempts(goal, limit=self.views.attempts_page_size, start=start)
+            for attempt in page["attempts"]:
                 for projection in attempt["reviews"]:
                     yield f"goals/{goal}/attempts/{attempt['key']}/{projection}.html"
                     yield f"goals/{goal}/attempts/{attempt['key']}/{projection}.json"
+            if page["next"] is None:
+                break
+            start = page["next"]
 
     # -- pages ---------------------------------------------------------------------------
 
@@ -214,10 +223,14 @@ class Site:
 
     def _index(self, number: int) -> Page | None:
         size = self.views.index_page_size
-        listing = self.views.goal_index(self.goal_ids, limit=size, offset=(number - 1) * size, include_archived=self.include_archived)
+        listing = self.views.goal_index(
+            self.goal_ids, limit=size, offset=(number - 1) * size, include_archived=self.include_archived, pass_rates=False
+        )
         pages = _pages(listing["total"], size)
         if number > pages:
             return None
+        rates = self._rates(listing["goals"])
+        listing = {**listing, "goals": [{**goal, "pass_rates": rates[goal["goal_id"]]} for goal in listing["goals"]]}
         compared = self._comparisons(self.goal_ids, self.ledger.last_position())
         standby = self.ledger.standby()
         return self._html(
@@ -228,11 +241,13 @@ class Site:
 
     def _goal(self, goal: str, number: int) -> Page | None:
         size = self.views.attempts_page_size
-        overview = self.views.goal_overview(goal, pass_rates=number == 1)
+        overview = self._overview(goal)
         pages = _pages(overview["attempts"], size)
         if number > pages:
             return None
-        attempts = self.views.attempts(goal, limit=size, offset=(number - 1) * size)
+        attempts = self._attempts(goal, overview, number)
+        # the pass rates head the first page only
+        overview = {**overview, "pass_rates": self._rates([overview])[goal] if number == 1 else None}
         paging = _pager(number, pages, lambda n: "index.html" if n == 1 else f"attempts-{n}.html")
         context: dict[str, Any] = {"goal": overview, "attempts": attempts, "paging": paging, "first_page": number == 1}
         if number == 1:
@@ -250,6 +265,43 @@ class Site:
                 "paired-differences": figures.paired_differences(context["comparisons"]["comparisons"]),
             }
         return self._html("goal.html", "../../", **context)
+
+    def _overview(self, goal: str) -> dict[str, Any]:
+        """The goal's overview (without its pass rates), read once per goal while it has no new event (the report: once per goal)."""
+        cached = self._overviews.get(goal)
+        if cached is None or cached[0] != self.views.goal_last_position(goal):
+            overview = self.views.goal_overview(goal, pass_rates=False)
+            cached = (overview["last_position"], overview)
+            self._overviews[goal] = cached
+        return cached[1]
+
+    def _rates(self, goals: list[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """The pass rates of these goals (index entries), each read once while its goal has no new event: they read every run of it."""
+        stale = [g["goal_id"] for g in goals if self._pass_rates.get(g["goal_id"], (None,))[0] != g["last_position"]]
+        if stale:
+            read = self.views.pass_rates(stale)
+            for g in goals:
+                if g["goal_id"] in read:
+                    self._pass_rates[g["goal_id"]] = (g["last_position"], read[g["goal_id"]])
+        return {g["goal_id"]: self._pass_rates[g["goal_id"]][1] for g in goals}
+
+    def _attempts(self, goal: str, overview: Mapping[str, Any], number: int) -> dict[str, Any]:
+        """Page ``number`` of the goal's attempts, read by key: from where the page before ended, else found from the index alone."""
+        size = self.views.attempts_page_size
+        cached = self._page_starts.get(goal)
+        if cached is None or cached[0] != overview["last_position"]:
+            cached = (overview["last_position"], {})
+            self._page_starts[goal] = cached
+        starts = cached[1]
+        if number > 1 and number not in starts:
+            starts[number] = self.views.attempts_page_start(goal, offset=(number - 1) * size)
+        start = starts.get(number)
+        if number > 1 and start is None:  # no attempt that far (the count said there was: the goal changed meanwhile)
+            attempts: dict[str, Any] = {"limit": size, "attempts": [], "next": None}
+        else:
+            attempts = self.views.attempts(goal, limit=size, start=start)
+            starts[number + 1] = attempts["next"]
+        return {**attempts, "total": overview["attempts"]}
 
     def _timeline(self, goal: str, last_position: int) -> dict[str, Any]:
         """The goal's lifecycle changes; kept while the goal has no new event (its events never change)."""
@@ -325,17 +377,21 @@ def _pager(number: int, pages: int, name: Callable[[int], str]) -> dict[str, Any
     }
 
 
-def write_site(site: Site, output: Path) -> int:
-    """Write every page of ``site`` as the report folder ``output`` (see :mod:`benchledger.cli.web.report_folder`); returns how many files."""
+def write_site(site: Site, output: Path, progress: Callable[[int, int], None] | None = None) -> int:
+    """Write every page of ``site`` as the report folder ``output`` (see :mod:`benchledger.cli.web.report_folder`); returns how many files.
+
+    ``progress`` is called with the files written so far and how many there are, after each one.
+    """
 
     def build(folder: Path) -> int:
-        written = 0
-        for path in site.paths():
+        paths = list(site.paths())
+        for written, path in enumerate(paths, 1):
             page = site.render(path)
             if page is None:
                 raise LookupError(f"the report lists {path} but has no page for it")
             report_folder.write_file(folder, path.split("/"), page.body)
-            written += 1
-        return written
+            if progress is not None:
+                progress(written, len(paths))
+        return len(paths)
 
     return report_folder.write_report(output, build)

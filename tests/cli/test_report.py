@@ -232,4 +232,4 @@ def test_only_the_first_page_of_a_goal_reads_its_pass_rates(migrated_url, tmp_pa
     assert len(pages) >= 2 and "attempts-2.html" in pages
     assert "pass rate per benchmark" in (site / "goals" / "paged" / "index.html").read_text()
     assert "pass rate per benchmark" not in (site / "goals" / "paged" / "attempts-2.html").read_text()
-    assert read_for == [["paged"], ["paged"]]  # the index page and the goal's first page, never an attempts page nor the site's plan
+    assert read_for == [["paged"]]  # once, for the index page and the goal's first page; never an attempts page nor the site's plan

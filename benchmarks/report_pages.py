@@ -1,0 +1,248 @@
+"""``benchledger report`` and ``serve`` on a goal of 10^4 attempts against one of 100 (issue 31 item 1: the report costs what it writes).
+
+    .venv/bin/python -m benchmarks.report_pages                           # SQLite and PostgreSQL; builds the ledgers once (minutes)
+    .venv/bin/python -m benchmarks.report_pages --backends sqlite --repeat 3
+
+One ledger per backend holds two goals grown through the real path
+(``benchmarks.growth.grow``: whole batches in transactions of about 500
+artifacts): ``report-100`` (100 attempts) and ``report-10000`` (10^4 attempts,
+about 44,000 events). It is kept for the next run: the SQLite file
+``--sqlite`` and the PostgreSQL database ``benchledger_report_pages`` on the
+server of ``--postgres-url`` (``--drop`` removes it at the end). Then, on each
+backend, in one run:
+
+1. **Pages written**, in this process: the goal's report site
+   (``pages.write_site`` of a ``Site`` over that goal, as ``report --goal``
+   builds it, without the audit: its cost is the ledger's, not the pages'),
+   seconds per file written (the fastest of ``--write-repeat``); the target is the 10^4-attempt goal's ≤ 2× the
+   100-attempt goal's.
+2. **The whole command**: ``benchledger report --goal G`` as a process
+   (start-up and the whole ledger's audit included).
+3. **``serve``**: the console script on a free port; once its background
+   audit has finished, each goal's first page, ``attempts-2.html``, the middle
+   page and the last page, fetched over HTTP ``--repeat`` times (median);
+   the target is every page ≤ 2× its goal's first page.
+4. The whole report of the 10^4-attempt goal against one ``serve`` page of it
+   (its first page, the median; the costliest, since the other pages cost less
+   than it): target ≤ 10×. Beside it, the pages alone (step 1) and the audit
+   alone (``benchledger audit --jobs 1`` as a process) against the same page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from benchledger.cli.web import pages
+from benchledger.ledger import api
+from benchledger.ledger.storage.engine import normalize_url
+from benchledger.ledger.storage.migrate import upgrade
+from benchledger.ledger.storage.store import Store
+from benchmarks.growth import grow
+from benchmarks.harness import cli_url, find_benchledger, log
+from benchmarks.serve_pages import free_port
+
+SIZES = (100, 10_000)
+PG_DATABASE = "benchledger_report_pages"
+PAGE_TARGET, SERVE_TARGET, WHOLE_TARGET = 2.0, 2.0, 10.0  # issue 31 item 1
+
+
+def goal_id(attempts: int) -> str:
+    return f"report-{attempts}"
+
+
+def build(url: str, seed: int) -> None:
+    ledger = Store.open(url, migrate=False)
+    try:
+        upgrade(ledger.engine)  # `benchledger db upgrade` (a new PostgreSQL database; a no-op when current)
+        for attempts in SIZES:
+            if ledger.head(goal_id(attempts)) is None:
+                started = time.perf_counter()
+                events = grow(ledger, goal_id(attempts), attempts, seed + attempts)
+                log(f"grew {goal_id(attempts)} ({events} events) in {time.perf_counter() - started:.0f} s")
+        if ledger.dialect == "postgresql":  # statistics, as autovacuum would gather them (the test server runs without it)
+            with ledger.engine.begin() as connection:
+                connection.execute(text("ANALYZE"))
+    finally:
+        ledger.close()
+
+
+def postgres_url(server_url: str) -> str:
+    admin = create_engine(normalize_url(server_url), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            if connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": PG_DATABASE}).first() is None:
+                connection.execute(text(f'CREATE DATABASE "{PG_DATABASE}"'))
+        return admin.url.set(database=PG_DATABASE).render_as_string(hide_password=False)
+    finally:
+        admin.dispose()
+
+
+def drop_postgres(server_url: str) -> None:
+    admin = create_engine(normalize_url(server_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{PG_DATABASE}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def pages_written(url: str, goal: str) -> tuple[float, int]:
+    """Seconds to write the goal's site in this process (no audit), and how many files."""
+    ledger = api.open(url)
+    try:
+        with ledger.snapshot() as view, tempfile.TemporaryDirectory() as folder:
+            started = time.perf_counter()
+            written = pages.write_site(pages.Site(view, [goal], lambda: None), Path(folder) / "site")
+            return time.perf_counter() - started, written
+    finally:
+        ledger.close()
+
+
+def whole_report(url: str, goal: str) -> float:
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        subprocess.run(
+            [*find_benchledger(), "--database-url", cli_url(url), "report", "--goal", goal, "--output", f"{folder}/site"],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+        return time.perf_counter() - started
+
+
+def whole_audit(url: str) -> float:
+    """``benchledger audit --jobs 1`` as a process: the audit the report shows (and ``serve`` runs)."""
+    started = time.perf_counter()
+    subprocess.run([*find_benchledger(), "--database-url", cli_url(url), "audit", "--jobs", "1"], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def fetch(url: str) -> float:
+    started = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=600) as response:
+        response.read()
+    return time.perf_counter() - started
+
+
+def serve_pages(url: str, page_counts: dict[str, int], repeat: int) -> dict[str, dict[str, float]]:
+    """Median seconds of each measured page of each goal, over HTTP, after the server's background audit finished."""
+    port = free_port()
+    server = subprocess.Popen(
+        [*find_benchledger(), "--database-url", cli_url(url), "serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        server.stdout.readline()  # "serving ... at http://127.0.0.1:PORT/": it listens
+        base = f"http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 1800
+        while time.monotonic() < deadline:  # the audit shares the machine with the pages until it is done
+            with urllib.request.urlopen(base, timeout=600) as response:
+                if b"running\xe2\x80\xa6" not in response.read():
+                    break
+            time.sleep(2)
+        measured: dict[str, dict[str, float]] = {}
+        for goal, count in page_counts.items():
+            names = {"first page": "index.html"}
+            for number in sorted({2, (count + 1) // 2, count} - {1}):
+                if number <= count:
+                    names[f"attempts-{number}"] = f"attempts-{number}.html"
+            measured[goal] = {}
+            for label, name in names.items():
+                page = f"{base}goals/{goal}/{name}"
+                fetch(page)  # the first fetch warms what the server keeps (templates, the goal's overview)
+                measured[goal][label] = statistics.median(fetch(page) for _ in range(repeat))
+        return measured
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def measure(backend: str, url: str, repeat: int, write_repeat: int) -> dict:
+    row: dict = {"backend": backend, "goals": {}}
+    counts = {}
+    pages_written(url, goal_id(SIZES[0]))  # once unmeasured: the templates compiled, plotly imported, for both goals alike
+    for attempts in SIZES:
+        goal = goal_id(attempts)
+        seconds, files = min(pages_written(url, goal) for _ in range(write_repeat))
+        whole = whole_report(url, goal)
+        ledger = api.open(url)
+        try:
+            counts[goal] = max(1, -(-ledger.report_views().goal_overview(goal, pass_rates=False)["attempts"] // ledger.report_views().attempts_page_size))
+        finally:
+            ledger.close()
+        row["goals"][goal] = {"write_s": seconds, "files": files, "per_file_ms": seconds / files * 1000, "whole_s": whole, "pages": counts[goal]}
+        log(f"{backend} {goal}: {files} files in {seconds:.2f} s (whole command {whole:.1f} s)")
+    row["audit_s"] = whole_audit(url)
+    log(f"{backend}: audit {row['audit_s']:.1f} s")
+    row["serve"] = serve_pages(url, counts, repeat)
+    return row
+
+
+def held(ok: bool) -> str:
+    return "✅" if ok else "❌ MISSED"
+
+
+def print_results(rows: list[dict]) -> None:
+    small, big = goal_id(SIZES[0]), goal_id(SIZES[1])
+    print("| backend | goal | files written | write (no audit) | per file | whole `report --goal` | serve: first page / attempts-2 / middle / last (median) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for row in rows:
+        for goal, g in row["goals"].items():
+            served = " / ".join(f"{label} {seconds * 1000:.0f} ms" for label, seconds in row["serve"][goal].items())
+            print(f"| {row['backend']} | {goal} | {g['files']} | {g['write_s']:.2f} s | {g['per_file_ms']:.1f} ms | {g['whole_s']:.1f} s | {served} |")
+    print()
+    print(
+        "| backend | per file, 10^4 / 100 attempts (≤ 2×) | slowest serve page / its first page (≤ 2×) "
+        "| whole `report --goal` of the 10^4-attempt goal / its first serve page (≤ 10×) | its pages alone (no audit) / that page | the audit alone |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    for row in rows:
+        per_file = row["goals"][big]["per_file_ms"] / row["goals"][small]["per_file_ms"]
+        serve_ratio = max(max(p.values()) / p["first page"] for p in row["serve"].values())
+        first = row["serve"][big]["first page"]
+        whole = row["goals"][big]["whole_s"] / first
+        print(
+            f"| {row['backend']} | {per_file:.2f}× {held(per_file <= PAGE_TARGET)} | {serve_ratio:.2f}× {held(serve_ratio <= SERVE_TARGET)} "
+            f"| {whole:.1f}× {held(whole <= WHOLE_TARGET)} ({row['goals'][big]['whole_s']:.1f} s / {first:.2f} s) "
+            f"| {row['goals'][big]['write_s'] / first:.1f}× | {row['audit_s']:.1f} s |"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--sqlite", type=Path, default=Path("/tmp/benchledger-report-pages.sqlite"), help="the SQLite ledger (reused when it exists)")
+    parser.add_argument(
+        "--postgres-url",
+        default=os.environ.get("BENCHLEDGER_BENCH_POSTGRES_URL") or os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL") or "postgresql://postgres@127.0.0.1:5432/test",
+        help=f"a server on which database {PG_DATABASE} is created (reused when it exists)",
+    )
+    parser.add_argument("--drop", action="store_true", help=f"drop database {PG_DATABASE} at the end")
+    parser.add_argument("--repeat", type=int, default=5, help="fetches of each serve page (median)")
+    parser.add_argument("--write-repeat", type=int, default=3, help="writes of each goal's site in process (the fastest)")
+    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--build-only", action="store_true", help="build (or complete) the ledgers, measure nothing")
+    args = parser.parse_args(argv)
+    urls = {}
+    for backend in args.backends.split(","):
+        urls[backend] = f"sqlite:///{args.sqlite}" if backend == "sqlite" else postgres_url(args.postgres_url)
+        build(urls[backend], args.seed)
+    if args.build_only:
+        return 0
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    rows = [measure(backend, url, args.repeat, args.write_repeat) for backend, url in urls.items()]
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print()
+    print_results(rows)
+    if args.drop and "postgresql" in urls:
+        drop_postgres(args.postgres_url)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
