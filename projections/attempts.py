@@ -1,0 +1,67 @@
+"""The attempt rule: which attempt of its goal each event belongs to (docs/linking.md, "Attempts inside a goal").
+
+LoopX's ``lifecycle-state`` answers where *one attempt* is, from that
+attempt's preflight, launch, post-launch, runs, comparison, claim review and
+learning ledger. A goal may hold several attempts (a first case run to its
+budget count, then a second case preflighted and launched), so before the
+lifecycle is reduced every event is placed in an attempt, in stream order, by
+:func:`place` (pure: the same events give the same attempts in any ledger, in
+an ingest, a replay or an audit).
+
+Without an explicit attempt:
+
+* the goal's first event opens attempt ``1``;
+* a **preflight** opens the next attempt, unless the open one holds no
+  lifecycle evidence but preflights (a preflight taken again before its launch
+  is the same attempt);
+* a **launch** opens the next attempt once the open one holds evidence of a
+  later stage (a post-launch, a run, a comparison, a claim review or a
+  learning ledger): the case was launched again;
+* everything else (post-launches, runs, comparisons, claim reviews, learning
+  ledgers, and the kinds that feed no lifecycle) joins the open attempt.
+
+An explicit attempt (a batch ingested ``--attempt ID``) is the attempt its
+events join, whatever the rule says; the open attempt is then that one.
+Attempts the rule opens are numbered ``1``, ``2``, … after the highest number
+used so far, explicit ids included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+# The lifecycle kinds an attempt holds (lifecycle-state's inputs), named here so the rule needs no catalog.
+PREFLIGHT, LAUNCH = "preflight", "launch"
+LIFECYCLE_EVIDENCE = frozenset({PREFLIGHT, LAUNCH, "post-launch", "run", "comparison", "claim-review", "learning-ledger"})
+# Evidence of a stage after the launch: once the open attempt holds some, a launch opens the next attempt.
+AFTER_LAUNCH = LIFECYCLE_EVIDENCE - {PREFLIGHT, LAUNCH}
+FIRST_ATTEMPT = "1"
+
+
+@dataclass(frozen=True)
+class Attempts:
+    """Where the rule stands after a goal's events: the open attempt, what it holds, and the next number it would open."""
+
+    open: str | None = None  # the attempt the next event joins; None before the goal's first event
+    held: frozenset[str] = frozenset()  # the lifecycle kinds the open attempt holds
+    next_number: int = 1
+
+
+def place(attempts: Attempts, kind: str, explicit: str | None = None) -> Attempts:
+    """The rule's state after an event of ``kind`` (given its ``explicit`` attempt, if any): its ``open`` attempt is the event's."""
+    evidence = frozenset({kind}) & LIFECYCLE_EVIDENCE
+    if explicit is not None:
+        number = int(explicit) + 1 if explicit.isdecimal() and explicit.isascii() else 0
+        held = attempts.held | evidence if explicit == attempts.open else evidence
+        return Attempts(explicit, held, max(attempts.next_number, number))
+    if attempts.open is None or _opens(attempts.held, kind):
+        return Attempts(str(attempts.next_number), evidence, attempts.next_number + 1)
+    return replace(attempts, held=attempts.held | evidence) if evidence - attempts.held else attempts
+
+
+def _opens(held: frozenset[str], kind: str) -> bool:
+    """Whether an event of ``kind`` opens the next attempt, the open one holding ``held``."""
+    if kind == PREFLIGHT:
+        return not held <= {PREFLIGHT}
+    return kind == LAUNCH and bool(held & AFTER_LAUNCH)
+

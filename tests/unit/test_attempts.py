@@ -1,0 +1,94 @@
+"""The attempt rule (projections/attempts.py): which attempt of its goal each event joins, as properties."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchledger.projections.attempts import AFTER_LAUNCH, FIRST_ATTEMPT, LIFECYCLE_EVIDENCE, Attempts, place
+
+KINDS = [*sorted(LIFECYCLE_EVIDENCE), "ingest_batch", "adapter-invocation", "result", "retraction", "benchmark_run_ledger_row"]
+kinds = st.lists(st.sampled_from(KINDS), max_size=40)
+# explicit ids: mostly none, some numbers (which move the rule's numbering on), some names
+explicit_ids = st.none() | st.none() | st.sampled_from(["1", "2", "7", "12", "retry", "case-b"])
+
+
+def attempts_of(sequence: list[str], explicit: list[str | None] | None = None, start: Attempts | None = None) -> tuple[list[str], Attempts]:
+    """The attempt of each event of ``sequence`` (kinds, in stream order), and the rule's state after them."""
+    state, placed = start or Attempts(), []
+    for index, kind in enumerate(sequence):
+        state = place(state, kind, explicit[index] if explicit else None)
+        assert state.open is not None
+        placed.append(state.open)
+    return placed, state
+
+
+@given(kinds)
+def test_attempts_by_the_rule_are_numbered_1_2_and_on_in_stream_order(sequence):
+    placed, _ = attempts_of(sequence)
+    numbers = [int(a) for a in placed]
+    assert numbers[:1] in ([], [1])
+    assert all(later - earlier in (0, 1) for earlier, later in zip(numbers, numbers[1:]))
+
+
+@given(kinds)
+def test_only_a_preflight_after_other_evidence_or_a_launch_after_its_stages_opens_an_attempt(sequence):
+    placed, _ = attempts_of(sequence)
+    for index in range(1, len(sequence)):
+        kind, earlier = sequence[index], {k for k, a in zip(sequence[:index], placed) if a == placed[index - 1]} & LIFECYCLE_EVIDENCE
+        opens = placed[index] != placed[index - 1]
+        if kind == "preflight":
+            assert opens == bool(earlier - {"preflight"})
+        elif kind == "launch":
+            assert opens == bool(earlier & AFTER_LAUNCH)
+        else:
+            assert not opens  # runs, comparisons, ledgers, reviews, and what feeds no lifecycle join the open attempt
+
+
+@given(kinds)
+def test_within_an_attempt_no_preflight_follows_other_evidence_and_no_launch_follows_its_later_stages(sequence):
+    placed, _ = attempts_of(sequence)
+    for attempt in set(placed):
+        held = [k for k, a in zip(sequence, placed) if a == attempt and k in LIFECYCLE_EVIDENCE]
+        for index, kind in enumerate(held):
+            if kind == "preflight":
+                assert set(held[:index]) <= {"preflight"}
+            if kind == "launch":
+                assert not set(held[:index]) & AFTER_LAUNCH
+
+
+@given(kinds, kinds)
+def test_placing_the_rest_from_the_state_after_a_prefix_is_placing_everything(prefix, rest):
+    """What an ingest does (it resumes from the goal's checkpoint) gives the attempts a replay gives."""
+    whole, end = attempts_of(prefix + rest)
+    placed, state = attempts_of(prefix)
+    resumed, resumed_end = attempts_of(rest, start=state)
+    assert placed + resumed == whole and resumed_end == end
+
+
+def test_one_case_preflighted_launched_run_compared_and_reviewed_is_one_attempt():
+    case = ["preflight", "preflight", "ingest_batch", "launch", "launch", "post-launch", "run", "run", "comparison", "ingest_batch", "claim-review", "learning-ledger"]
+    assert attempts_of(case)[0] == [FIRST_ATTEMPT] * len(case)
+
+
+def test_the_week_a_second_case_after_a_budget_counted_first():
+    first = ["preflight", "launch", "post-launch", "run", "run", "comparison", "ingest_batch", "learning-ledger"]
+    placed, _ = attempts_of([*first, "preflight", "ingest_batch", "launch", "ingest_batch"])
+    assert placed == ["1"] * len(first) + ["2"] * 4
+    # a case launched again without a new preflight is a new attempt too
+    assert attempts_of([*first, "launch"])[0][-1] == "2"
+
+
+@given(kinds, st.data())
+def test_an_explicit_attempt_is_the_events_and_the_rule_numbers_after_it(sequence, data):
+    explicit = [data.draw(explicit_ids) for _ in sequence]
+    placed, _ = attempts_of(sequence, explicit)
+    highest = 0
+    for index, (attempt, named) in enumerate(zip(placed, explicit)):
+        if named is not None:
+            assert attempt == named
+            highest = max(highest, int(named) if named.isdecimal() else 0)
+        elif attempt != (placed[index - 1] if index else None):
+            assert int(attempt) == highest + 1  # opened by the rule: the next number after every one used
+        if attempt.isdecimal():
+            highest = max(highest, int(attempt))
