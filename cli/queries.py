@@ -21,7 +21,7 @@ from benchledger.cli.output import (
     wide_option,
 )
 from benchledger.errors import capped
-from benchledger.ledger.results import AuditProblem, FaultedRow, GoalView, History, HistoryEntry, Lifecycle
+from benchledger.ledger.results import Attempt, AuditProblem, FaultedRow, GoalView, History, HistoryEntry, Lifecycle
 from benchledger.projections.catalog import EVENT_KINDS
 
 AS_OF_HELP = (
@@ -83,7 +83,7 @@ def info_command(ctx: click.Context, fmt: str) -> None:
 @wide_option
 @click.pass_context
 def goals_command(ctx: click.Context, limit: int | None, include_archived: bool, fmt: str, wide: bool) -> None:
-    """Every goal: event count, last activity, lifecycle phase, first blocker, claim strength, learning status.
+    """Every goal: event count, attempts, last activity, and its latest attempt's phase, first blocker, claim strength, learning status.
 
     Printed as they are read, a page of goals at a time. Archived goals are
     left out (--include-archived lists them, marked); `goals archive GOAL` and
@@ -95,9 +95,9 @@ def goals_command(ctx: click.Context, limit: int | None, include_archived: bool,
         if fmt == "json":
             echo_json_listing(listing)
             return
-        headers = ["goal", "events", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
+        headers = ["goal", "events", "attempts", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
         rows = (
-            [g.goal_id, g.event_count, utc_text(g.last_activity), g.current_phase, g.first_blocker, g.claim_strength, g.learning_status]
+            [g.goal_id, g.event_count, g.attempts, utc_text(g.last_activity), g.current_phase, g.first_blocker, g.claim_strength, g.learning_status]
             + (["yes" if g.archived else ""] if include_archived else [])
             for g in listing
         )
@@ -165,6 +165,7 @@ def show_command(
     listing = ", ".join(f"{name} {count}" for name, count in view.counts.items())
     if projection is None:
         click.echo(f"Rows per projection: {listing or 'none'}. The latest of each follows; `--projection NAME` lists the rest.\n")
+        _echo_attempts(view.attempts, view.counts.get("attempt-lifecycle-state", 0))
     else:
         click.echo(f"{projection}: rows {offset + 1 if shown else 0}-{offset + shown} of {view.counts.get(projection, 0)}.\n")
     for name, rows in view.projections.items():
@@ -176,6 +177,21 @@ def show_command(
                 click.echo(visible(review_module(name).render_markdown(row.payload)))
             else:
                 click.echo(visible("```json\n" + json.dumps(row.payload, indent=2, ensure_ascii=False) + "\n```\n"))
+
+
+def _echo_attempts(attempts: list[Attempt], total: int) -> None:
+    """The goal's attempts, the latest first: each one's own lifecycle (phase, first blocker, open gates)."""
+    if not attempts:
+        return
+    more = f" (the latest {len(attempts)} of {total}; `--projection attempt-lifecycle-state` lists all)" if total > len(attempts) else ""
+    rows = [
+        [a.attempt, a.position, a.current_phase, a.first_blocker, " ".join(g for g, v in (a.gates or {}).items() if v is True)]
+        if a.status == "ok" else [a.attempt, a.position, "FAULTED", a.error, ""]
+        for a in attempts
+    ]
+    click.echo(visible(f"## attempts, the latest first{more}\n"))
+    echo_rows(["attempt", "last event", "phase", "first blocker", "open gates"], iter(rows), "markdown", wide=True)
+    click.echo()
 
 
 def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
@@ -197,18 +213,20 @@ def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
     "--changes-only", is_flag=True,
     help="Only the entries after which the lifecycle differs from before them (phase, first blocker, next transition, a gate, or a fault).",
 )
+@click.option("--attempt", metavar="ID", help="Only the events of this attempt of the goal (`show` lists its attempts).")
 @format_option("table", "json", "markdown", "csv")
 @wide_option
 @click.pass_context
 def history_command(
     ctx: click.Context, goal: str, as_of: str | None, kind: str | None, since: str | None, until: str | None,
-    limit: int | None, changes_only: bool, fmt: str, wide: bool,
+    limit: int | None, changes_only: bool, attempt: str | None, fmt: str, wide: bool,
 ) -> None:
     """The goal's lifecycle history: every event, and the lifecycle state after it.
 
-    Entries where the lifecycle phase or a gate changed are marked with '*'
-    (the gates column lists +opened / -closed gates); an event a retraction
-    withdrew is marked "by @POS", the retraction's position (JSON retracted_by,
+    Each event belongs to an attempt of the goal, and the lifecycle after it is
+    that attempt's. Entries where the lifecycle phase or a gate changed are
+    marked with '*' (the gates column lists +opened / -closed gates); an event a
+    retraction withdrew is marked "by @POS", the retraction's position (JSON retracted_by,
     with its reason). --wide, CSV and markdown carry each event's id. A run's summary starts
     with its outcome (passed / failed and its score); "recorded" is when the
     ledger recorded the event, "artifact time" the time the artifact itself
@@ -216,7 +234,7 @@ def history_command(
     Entries are read from the stored lifecycle steps and printed as they are read.
     """
     with open_ledger(ctx) as ledger, ledger.history(
-        goal, as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only
+        goal, as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only, attempt=attempt
     ) as view:
         if fmt == "json":
             echo_json_listing(view)
@@ -224,7 +242,7 @@ def history_command(
         # Event ids are what `retract` takes: a wide table, CSV and markdown carry them (a fitted table: `retract @POS`).
         with_ids = wide or fmt != "table"
         headers = [
-            "changed", "pos", "ver", *(["event id"] if with_ids else []), "recorded", "artifact time", "kind", "retracted",
+            "changed", "pos", "ver", *(["event id"] if with_ids else []), "recorded", "artifact time", "kind", "attempt", "retracted",
             "summary", "phase", "first blocker", "next transition", "gate changes",
         ]
         when = _as_of_text(as_of, view)
@@ -249,6 +267,7 @@ def _history_row(e: HistoryEntry, with_id: bool) -> list[Any]:
         utc_text(e.recorded_at),
         utc_text(e.artifact_time),
         e.kind,
+        e.attempt,
         "" if e.retracted_by is None else f"by @{e.retracted_by.position}",
         e.summary,
         life.current_phase,

@@ -52,7 +52,7 @@ _API = {
     ),
     **dict.fromkeys(
         (
-            "AuditProblem", "AuditReport", "Comparison", "Comparisons", "CurrentRun", "FaultedRow", "FoldedByOtherVersions", "GoalRow", "Goals", "GoalView", "History",
+            "Attempt", "AuditProblem", "AuditReport", "Comparison", "Comparisons", "CurrentRun", "FaultedRow", "FoldedByOtherVersions", "GoalRow", "Goals", "GoalView", "History",
             "HistoryEntry", "LaggingGoal", "LedgerInfo", "Lifecycle", "Listing", "LoopxImport", "MissingProjection",
             "Outcome", "PassRate", "ProjectionRow", "Refusal", "ReplayReport", "RetractedBy", "RetractedEvent", "Retraction", "Review", "Run",
             "RunListing", "RunPair", "SchemaUpgrade", "StaleProjection", "StandbyReplay", "StatusReport",

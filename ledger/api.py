@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from benchledger.errors import InvalidInput, capped, redact_url
 from benchledger.ledger.results import (
+    Attempt,
     AuditProblem,
     AuditReport,
     ClaimBundle,
@@ -249,24 +250,26 @@ class Ledger:
             shown["head_position"],
             {name: [ProjectionRow(**row) for row in rows] for name, rows in shown["projections"].items()},
             shown["counts"],
+            [Attempt(**attempt) for attempt in shown["attempts"]],
             shown["as_of_time"],
             shown["as_of_period"],
         )
 
     def history(
         self, goal_id: str, *, as_of: str | None = None, kind: str | None = None, since: str | None = None,
-        until: str | None = None, limit: int | None = None, changes_only: bool = False,
+        until: str | None = None, limit: int | None = None, changes_only: bool = False, attempt: str | None = None,
     ) -> History:
         """The goal's events, each with the lifecycle after it, read a page at a time from one snapshot as it is iterated.
 
         ``as_of``: only the events up to then; ``kind``: only entries of that
         event kind; ``since`` / ``until``: a position or a recorded time;
         ``limit``: the latest N selected; ``changes_only``: the entries after
-        which the lifecycle differs. (Positions and ISO-8601 times, as ``history --help`` says.)
+        which the lifecycle differs; ``attempt``: only the events of that attempt. (Positions and ISO-8601 times, as
+        ``history --help`` says.)
         """
         from benchledger.ledger.read import views
 
-        query = views.HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only)
+        query = views.HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only, attempt=attempt)
         with ExitStack() as held:
             view = held.enter_context(views.history_reader(self._store, goal_id, query))
             as_of = view.as_of

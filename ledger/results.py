@@ -156,6 +156,8 @@ class GoalRow(_Flat):
     event_count: int
     last_position: int
     last_activity: str
+    attempts: int | None  # how many attempts it holds (projections/attempts.py); None: not projected by this version yet
+    attempt: str | None  # its latest attempt, whose lifecycle and verdicts follow (the goal's current ones)
     current_phase: str | None
     first_blocker: str | None
     claim_strength: str | None
@@ -206,6 +208,7 @@ class HistoryEntry:
     recorded_at: str  # when the ledger recorded it (UTC)
     kind: str
     event_id: str
+    attempt: str | None  # the attempt of the goal the event belongs to (None: its lifecycle row is faulted)
     summary: str
     outcome: Outcome | None
     artifact_time: str | None  # the time the artifact itself states, as written
@@ -222,6 +225,7 @@ class HistoryEntry:
             "recorded_at": self.recorded_at,
             "kind": self.kind,
             "event_id": self.event_id,
+            "attempt": self.attempt,
             "summary": self.summary,
             "outcome": None if self.outcome is None else self.outcome.as_dict(),
             "artifact_time": self.artifact_time,
@@ -279,14 +283,29 @@ class ProjectionRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Attempt(_Flat):
+    """One attempt of a goal and its own lifecycle: the position of its last event, phase, first blocker and gates (or why faulted)."""
+
+    attempt: str
+    position: int
+    status: str  # "ok" or "faulted"
+    current_phase: str | None
+    first_blocker: str | None
+    next_required_transition: str | None
+    gates: dict[str, Any] | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class GoalView:
-    """A goal's projections (``benchledger show``): rows by projection name, and how many rows each holds."""
+    """A goal's projections (``benchledger show``): rows by projection name, how many rows each holds, and its latest attempts."""
 
     goal_id: str
     as_of_position: int | None
     head_position: int
     projections: dict[str, list[ProjectionRow]]
     counts: dict[str, int]
+    attempts: list[Attempt]  # the latest first, at most 20 (``--projection attempt-lifecycle-state`` lists them all)
     as_of_time: str | None = None  # the instant an ``as_of`` TIME named (recorded_at, UTC)
     as_of_period: str | None = None  # the day, hour, minute or second that TIME took in whole
 
@@ -299,6 +318,7 @@ class GoalView:
             "head_position": self.head_position,
             "projections": {name: [row.as_dict() for row in rows] for name, rows in self.projections.items()},
             "counts": self.counts,
+            "attempts": [attempt.as_dict() for attempt in self.attempts],
         }
 
 

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-# The lifecycle kinds an attempt holds (lifecycle-state's inputs), named here so the rule needs no catalog.
+from benchledger.projections.catalog import LIFECYCLE_KINDS
+
 PREFLIGHT, LAUNCH = "preflight", "launch"
-LIFECYCLE_EVIDENCE = frozenset({PREFLIGHT, LAUNCH, "post-launch", "run", "comparison", "claim-review", "learning-ledger"})
+# The evidence an attempt holds: lifecycle-state's inputs.
+LIFECYCLE_EVIDENCE = frozenset(LIFECYCLE_KINDS)
 # Evidence of a stage after the launch: once the open attempt holds some, a launch opens the next attempt.
 AFTER_LAUNCH = LIFECYCLE_EVIDENCE - {PREFLIGHT, LAUNCH}
 FIRST_ATTEMPT = "1"
@@ -45,6 +47,7 @@ class Attempts:
     open: str | None = None  # the attempt the next event joins; None before the goal's first event
     held: frozenset[str] = frozenset()  # the lifecycle kinds the open attempt holds
     next_number: int = 1
+    count: int = 0  # attempts opened so far
 
 
 def place(attempts: Attempts, kind: str, explicit: str | None = None) -> Attempts:
@@ -52,10 +55,11 @@ def place(attempts: Attempts, kind: str, explicit: str | None = None) -> Attempt
     evidence = frozenset({kind}) & LIFECYCLE_EVIDENCE
     if explicit is not None:
         number = int(explicit) + 1 if explicit.isdecimal() and explicit.isascii() else 0
-        held = attempts.held | evidence if explicit == attempts.open else evidence
-        return Attempts(explicit, held, max(attempts.next_number, number))
+        if explicit == attempts.open:
+            return replace(attempts, held=attempts.held | evidence)
+        return Attempts(explicit, evidence, max(attempts.next_number, number), attempts.count + 1)
     if attempts.open is None or _opens(attempts.held, kind):
-        return Attempts(str(attempts.next_number), evidence, attempts.next_number + 1)
+        return Attempts(str(attempts.next_number), evidence, attempts.next_number + 1, attempts.count + 1)
     return replace(attempts, held=attempts.held | evidence) if evidence - attempts.held else attempts
 
 

@@ -31,9 +31,10 @@ RUNNER = "review-runner-invariants"
 ATTEMPT = "attempt-learning-gate"
 ADAPTER = "review-adapter-kwargs"
 
-# What ``benchledger goals`` lists of a goal: the latest claim strength and learning status (one row, ``current``).
+# What ``benchledger goals`` lists of a goal: the latest attempt and its claim strength and learning status (one row, ``current``).
 SUMMARY = "goal-summary"
-SUMMARY_VERSION = 1
+# 2: the latest attempt's id, and its claim review and learning ledger (not the goal's newest of any attempt).
+SUMMARY_VERSION = 2
 # Only ever a faulted row: a batch whose members cannot be found.
 BATCH_LINKS = "batch-links"
 # Lifecycle input kinds, in the order lifecycle-state reads them.
@@ -42,11 +43,17 @@ CURRENT_KEY = "current"
 # The lifecycle after an event where it differs from the lifecycle after the goal's previous event.
 STEP = "lifecycle-step"
 # Bump when the step rows' content changes: the lifecycle-state reducer's rules or the payload's fields.
-STEP_VERSION = 1
+# 2: a step names the attempt its event belongs to (projections/attempts.py), and one is stored where the attempt changes.
+STEP_VERSION = 2
+# Each attempt of the goal (projections/attempts.py) and its lifecycle-state, from its own evidence only
+# (one row per attempt, keyed by the attempt's id); bump with the lifecycle-state reducer's rules.
+ATTEMPT_LIFECYCLE = "attempt-lifecycle-state"
+ATTEMPT_LIFECYCLE_VERSION = 1
 # The fold state after a goal's last event (one row, ``current``): where an ingest resumes.
 CHECKPOINT = "projector-checkpoint"
 # Bump when what the checkpoint holds changes (a checkpoint of another version is not resumed from).
-CHECKPOINT_VERSION = 1
+# 2: where the attempt rule stands (the open attempt, what it holds, the next number); the evidence is the open attempt's.
+CHECKPOINT_VERSION = 2
 # comparison_id -> the latest batch that listed a comparison so named (one row per name): how a
 # learning ledger naming a comparison finds that comparison's runs without reading the goal's past.
 COMPARISON_INDEX = "comparison-batch"
@@ -59,6 +66,7 @@ def projection_versions() -> dict[str, int]:
     versions[SUMMARY] = SUMMARY_VERSION
     versions[BATCH_LINKS] = SUMMARY_VERSION
     versions[STEP] = STEP_VERSION
+    versions[ATTEMPT_LIFECYCLE] = ATTEMPT_LIFECYCLE_VERSION
     versions[CHECKPOINT] = CHECKPOINT_VERSION
     versions[COMPARISON_INDEX] = COMPARISON_INDEX_VERSION
     return versions

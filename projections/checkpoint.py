@@ -1,7 +1,9 @@
 """The projector checkpoint: a goal's fold state after its last event, so an ingest folds only its new events.
 
-The ``projector-checkpoint [current]`` row holds, for each lifecycle kind,
-which event or batch holds the newest evidence (by id and stream version; the
+The ``projector-checkpoint [current]`` row holds where the attempt rule
+stands (``projections.attempts``: the open attempt, the lifecycle kinds it
+holds, the next number it would open), for each lifecycle kind which event or
+batch holds the open attempt's newest evidence (by id and stream version; the
 payloads are read again on demand, a derived review reduced again from its
 batch), the ids retracted so far, and every projection's version when it was
 written. Events are named by id and stream version, never by ledger position,
@@ -19,9 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias, TypeGuard
 
+from benchledger.projections.attempts import Attempts
 from benchledger.projections.catalog import LIFECYCLE_KINDS, projection_versions
 
 CHECKPOINT_SCHEMA = "benchledger_projector_checkpoint_v1"
+NO_ATTEMPT = Attempts()
 
 # Where the newest evidence of a lifecycle kind is: (stream version, ("event_id" | "batch_id", id)).
 EvidenceRef: TypeAlias = tuple[int, tuple[str, str]]
@@ -31,13 +35,17 @@ class CheckpointUnusable(Exception):
     """A stored checkpoint an ingest cannot resume from: it folds the goal from its first event instead."""
 
 
-def checkpoint_payload(stream_version: int, latest: Mapping[str, EvidenceRef], retracted: Iterable[str]) -> dict[str, Any]:
-    """The checkpoint after the goal's event ``stream_version``: where the newest evidence of each kind is, and the retracted ids."""
+def checkpoint_payload(
+    stream_version: int, latest: Mapping[str, EvidenceRef], retracted: Iterable[str], attempts: Attempts = NO_ATTEMPT
+) -> dict[str, Any]:
+    """The checkpoint after the goal's event ``stream_version``: where the attempt rule stands, where the open attempt's newest
+    evidence of each kind is, and the retracted ids."""
     return {
         "schema_version": CHECKPOINT_SCHEMA,
         "stream_version": stream_version,
         "versions": projection_versions(),
         "retracted": sorted(retracted),
+        "attempt": {"open": attempts.open, "held": sorted(attempts.held), "next_number": attempts.next_number, "count": attempts.count},
         "latest": {
             kind: {"stream_version": latest[kind][0], latest[kind][1][0]: latest[kind][1][1]}
             for kind in LIFECYCLE_KINDS
@@ -64,6 +72,19 @@ def checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, EvidenceRef], set
             raise CheckpointUnusable(f"malformed evidence of {kind}")
         refs[kind] = (entry["stream_version"], (fields[0], entry[fields[0]]))
     return stream_version, refs, set(retracted)
+
+
+def checkpoint_attempts(checkpoint: Any) -> Attempts:
+    """Where the attempt rule stands in a checkpoint payload (read after :func:`checkpoint_fields`), or :class:`CheckpointUnusable`."""
+    entry = checkpoint.get("attempt") if isinstance(checkpoint, dict) else None
+    if not isinstance(entry, dict) or sorted(entry) != ["count", "held", "next_number", "open"]:
+        raise CheckpointUnusable("malformed attempt")
+    opened, held, number, count = entry["open"], entry["held"], entry["next_number"], entry["count"]
+    if not (isinstance(opened, str) or opened is None) or not _is_count(number) or not (count == 0 or _is_count(count)):
+        raise CheckpointUnusable("malformed attempt")
+    if not (isinstance(held, list) and all(isinstance(k, str) and k in LIFECYCLE_KINDS for k in held)):
+        raise CheckpointUnusable("malformed attempt evidence")
+    return Attempts(opened, frozenset(held), number, count)
 
 
 def checkpoint_references(checkpoint: Any) -> list[str]:

@@ -20,11 +20,14 @@ The rules follow how LoopX users chain the review commands:
 * a batch ingested by a review command (``benchledger benchmark X --goal``)
   -> review X with the flags it was given (this is how ``baseline-failure-gate``
   gets the operator's gate flags);
-* the goal's latest preflight / launch / post-launch / run / comparison /
-  claim review / learning ledger -> ``lifecycle-state`` (one row, ``current``);
-* the lifecycle after each event, where it differs from the lifecycle after
-  the previous event -> ``lifecycle-step`` (one row per change, keyed by the
-  event's position: what ``history`` reads);
+* every event is placed in an attempt of its goal (``projections.attempts``);
+  an attempt's latest preflight / launch / post-launch / run / comparison /
+  claim review / learning ledger -> its ``attempt-lifecycle-state`` (one row
+  per attempt), and the latest attempt's -> ``lifecycle-state`` (one row,
+  ``current``);
+* the lifecycle after each event and its attempt, where either differs from
+  after the previous event -> ``lifecycle-step`` (one row per change, keyed by
+  the event's position: what ``history`` reads);
 * a ``retraction`` makes the events it names absent from its position on
   (``projections.retraction``): the goal is folded again without them.
 
@@ -32,6 +35,9 @@ A claim review or learning ledger can be ingested (LoopX's own
 ``benchmark_claim_review_v0`` / ``benchmark_learning_ledger_v0``) or derived
 from a batch. The next review reads the most recent one by ledger position; a
 derived one takes its batch's position (after the batch's members).
+
+Longer than 500 lines: the linking rules are one fold over one state (the open attempt's evidence, the attempt rule,
+gates waiting for a ledger, comparison batches, steps, the checkpoint); apart, each rule would reach into the others' state.
 """
 
 from __future__ import annotations
@@ -42,12 +48,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
-from benchledger.projections import retraction, review_module
+from benchledger.projections import attempts, retraction, review_module
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.batch_manifest import BATCH_KIND, batch_inputs, holds_comparison
 from benchledger.projections.catalog import (
     ADAPTER,
     ATTEMPT,
+    ATTEMPT_LIFECYCLE,
+    ATTEMPT_LIFECYCLE_VERSION,
     BATCH_LINKS,
     CHECKPOINT,
     CHECKPOINT_VERSION,
@@ -67,11 +75,16 @@ from benchledger.projections.catalog import (
     comparison_key,
     step_key,
 )
-from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_fields, checkpoint_payload
+from benchledger.projections.checkpoint import (
+    CheckpointUnusable,
+    checkpoint_attempts,
+    checkpoint_fields,
+    checkpoint_payload,
+)
 from benchledger.projections.history import changes, lifecycle_summary
 
 # The reviews whose rows the lifecycle reads (a batch's derived claim review and learning ledger).
-LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING, STEP})
+LIFECYCLE_READS = frozenset({LIFECYCLE, CLAIM, LEARNING, STEP, ATTEMPT_LIFECYCLE})
 # The kinds a derived review of a batch can stand for (claim review, learning ledger).
 DERIVED = {"claim-review": CLAIM, "learning-ledger": LEARNING}
 
@@ -225,8 +238,8 @@ class GoalProjector:
         self.strict = strict
         self.emit_from = emit_from
         self.lifecycle_only = lifecycle_only
-        # The lifecycle after the previous event, (summary, error); None before the first step is known.
-        self._step: tuple[dict[str, Any] | None, str | None] | None = None
+        # The lifecycle after the previous event, (summary, error, attempt); None before the first step is known.
+        self._step: tuple[dict[str, Any] | None, str | None, str | None] | None = None
         # The last lifecycle that did not fault: what a step's changes are measured against.
         self._step_baseline: dict[str, Any] | None = None
         self.rows: dict[tuple[str, str], ProjectionRow] = {}
@@ -239,7 +252,10 @@ class GoalProjector:
         self._from_first = True
         # comparison_id -> the id of the latest batch of this fold that lists a comparison so named
         self._comparison_batches: dict[str, str] = {}
-        # kind -> the newest evidence of that kind
+        # Where the attempt rule stands, and the position of the open attempt's last event folded here (None: none yet).
+        self._attempts = attempts.Attempts()
+        self._attempt_last_position: int | None = None
+        # kind -> the open attempt's newest evidence of that kind
         self._latest: dict[str, Evidence] = {}
         self._lifecycle_inputs_version = 0
         self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
@@ -270,6 +286,7 @@ class GoalProjector:
         projector = cls(strict=strict, earlier=earlier)
         projector._from_first = False
         stream_version, latest, projector._retracted = checkpoint_fields(checkpoint)
+        projector._attempts = checkpoint_attempts(checkpoint)
         found = earlier.by_id(ref[1] for _, ref in latest.values())
         for kind, (at, (field, ref_id)) in latest.items():
             event = found.get(ref_id)
@@ -296,6 +313,7 @@ class GoalProjector:
         fold takes it (the last non-faulted one is a fold's own, not the checkpoint's).
         """
         self.rows, self.events, self._by_id, self._older = {}, [], {}, {}
+        self._attempt_last_position = None
         self._earlier = earlier
         self._step = None
         return self
@@ -330,7 +348,8 @@ class GoalProjector:
         retracted = retraction.retracted_by(event)
         if retracted:
             self._retract(event, retracted)
-        elif event.kind != retraction.KIND and event.event_id not in self._retracted:
+        self._place(event)
+        if event.kind != retraction.KIND and event.event_id not in self._retracted:
             self._project(event, emitting)
         if emitting:
             self._record_step(event.position)
@@ -368,13 +387,30 @@ class GoalProjector:
         if self._sink is not None:
             self._sink.withdrawn()
         self._latest, self._ungated, self._comparison_batches = {}, {}, {}
+        self._attempts, self._attempt_last_position = attempts.Attempts(), None
         self._lifecycle_inputs_version += 1
         for earlier in self.events[:-1] if self._earlier is None else self._earlier.before(event.position):
             if self._earlier is not None:
                 self._hold(earlier)
+            self._place(earlier)
             if earlier.kind != retraction.KIND and earlier.event_id not in self._retracted:
                 self._project(earlier, earlier.position >= self.emit_from)
                 self._hand_over()
+
+    def _place(self, event: EventLike) -> None:
+        """Place ``event`` in its attempt (retracted or not: an attempt is part of the event's place in the ledger).
+
+        An event that opens the next attempt closes the open one, whose
+        lifecycle is then final (its row written), and starts from no evidence.
+        """
+        opened = self._attempts.open
+        self._attempts = attempts.place(self._attempts, event.kind)
+        if self._attempts.open != opened:
+            if opened is not None:
+                self._record_attempt(opened)
+            self._latest = {}
+            self._lifecycle_inputs_version += 1
+        self._attempt_last_position = event.position
 
     def _project(self, event: EventLike, emitting: bool) -> None:
         """What one piece of evidence (not retracted) adds to the goal's projections."""
@@ -565,9 +601,9 @@ class GoalProjector:
             self._lifecycle_cache = cached = (self._lifecycle_inputs_version, state, error)
         return cached[1], cached[2]
 
-    def _lifecycle_step_state(self, position: int) -> tuple[dict[str, Any] | None, str | None]:
+    def _lifecycle_step_state(self, position: int) -> tuple[dict[str, Any] | None, str | None, str | None]:
         state, error = self._lifecycle_state(position)
-        return (None if error is not None else lifecycle_summary(state)), error
+        return (None if error is not None else lifecycle_summary(state)), error, self._attempts.open
 
     def _record_step(self, position: int) -> None:
         """A ``lifecycle-step`` row for the event at ``position`` when the lifecycle after it differs from before it."""
@@ -575,13 +611,22 @@ class GoalProjector:
         if step == self._step:
             return
         self._step = step
-        summary, error = step
+        summary, error, attempt = step
         key = step_key(position)
         if summary is None:  # the lifecycle reducer raised: the step is its error
             self.rows[(STEP, key)] = ProjectionRow(STEP, key, STEP_VERSION, position, error=error)
             return
-        self.rows[(STEP, key)] = ProjectionRow(STEP, key, STEP_VERSION, position, payload={**summary, **changes(self._step_baseline, summary)})
+        payload = {**summary, **changes(self._step_baseline, summary), "attempt": attempt}
+        self.rows[(STEP, key)] = ProjectionRow(STEP, key, STEP_VERSION, position, payload=payload)
         self._step_baseline = summary
+
+    def _record_attempt(self, attempt: str) -> None:
+        """The ``attempt-lifecycle-state`` row of the open ``attempt``, as of its last event, when that event is new here."""
+        position = self._attempt_last_position
+        if position is None or position < self.emit_from:
+            return  # (stored already: nothing of it was folded here)
+        state, error = self._lifecycle_state(position)
+        self.rows[(ATTEMPT_LIFECYCLE, attempt)] = ProjectionRow(ATTEMPT_LIFECYCLE, attempt, ATTEMPT_LIFECYCLE_VERSION, position, payload=state, error=error)
 
     def _record_current(self, position: int) -> None:
         """The goal's current lifecycle, summary and checkpoint rows, as of the event at ``position``."""
@@ -589,15 +634,17 @@ class GoalProjector:
         version = review_module(LIFECYCLE).VERSION
         self.rows[(LIFECYCLE, CURRENT_KEY)] = ProjectionRow(LIFECYCLE, CURRENT_KEY, version, position, payload=state, error=error)
         self.rows[(SUMMARY, CURRENT_KEY)] = ProjectionRow(SUMMARY, CURRENT_KEY, SUMMARY_VERSION, position, payload=self._goal_summary())
+        if self._attempts.open is not None:
+            self._record_attempt(self._attempts.open)
         self.rows[(CHECKPOINT, CURRENT_KEY)] = ProjectionRow(CHECKPOINT, CURRENT_KEY, CHECKPOINT_VERSION, position, payload=self.checkpoint())
 
     def checkpoint(self) -> dict[str, Any]:
         """The fold state after the last event: what :meth:`resume` continues from (evidence by id, never copied)."""
         latest = {kind: (evidence.stream_version, evidence.ref) for kind, evidence in self._latest.items()}
-        return checkpoint_payload(self.last_version, latest, self._retracted)
+        return checkpoint_payload(self.last_version, latest, self._retracted, self._attempts)
 
     def _goal_summary(self) -> dict[str, Any]:
-        """What ``benchledger goals`` lists: the latest claim strength and learning status, by the rules above."""
+        """What ``benchledger goals`` lists: the latest attempt, its latest claim strength and learning status, by the rules above."""
         claim = self._latest_payload("claim-review")
         ledger = self._latest_payload("learning-ledger")
         strength = None
@@ -606,6 +653,8 @@ class GoalProjector:
             strength = decision.get("claim_strength") if isinstance(decision, dict) else None
             strength = strength or claim.get("claim_strength")
         return {
+            "attempt": self._attempts.open,
+            "attempts": self._attempts.count,
             "claim_strength": strength,
             "learning_status": ledger.get("learning_status") if isinstance(ledger, dict) else None,
         }

@@ -143,12 +143,15 @@ def goal_listing(ledger: Store, *, limit: int | None = None, include_archived: b
 
 
 def goal_listing_row(head: Mapping[str, Any], lifecycle: Mapping[str, Any], summary: Mapping[str, Any], faulted: bool) -> dict[str, Any]:
-    """One goal as ``goals`` and the report's index list it: its stream head plus its current lifecycle and verdicts."""
+    """One goal as ``goals`` and the report's index list it: its stream head, how many attempts it holds, and its latest
+    attempt's lifecycle and verdicts (the goal's current ones)."""
     return {
         "goal_id": head["goal_id"],
         "event_count": head["last_version"],
         "last_position": head["last_position"],
         "last_activity": head["last_recorded_at"],
+        "attempts": summary.get("attempts"),
+        "attempt": summary.get("attempt"),
         "current_phase": lifecycle.get("current_phase"),
         "first_blocker": lifecycle.get("first_blocker"),
         "claim_strength": summary.get("claim_strength"),
@@ -194,6 +197,9 @@ def show(
             total, rows = ledger.goal_projection_page(goal_id, projection, key=key, limit=limit, offset=offset)
             counts = {projection: total} if total else {}
         rows = [{**r, "payload": _payload(r)} for r in rows]
+        total = counts.get(catalog.ATTEMPT_LIFECYCLE, 0) if projection is None else ledger.projection_counts(goal_id).get(catalog.ATTEMPT_LIFECYCLE, 0)
+        _, oldest_first = ledger.goal_projection_page(goal_id, catalog.ATTEMPT_LIFECYCLE, limit=SHOW_ATTEMPTS, offset=max(0, total - SHOW_ATTEMPTS))
+        latest_attempts = [{**r, "payload": _payload(r)} for r in reversed(oldest_first)]
     else:
         projector = project_goal(ledger.read_goal(goal_id, upto_position=position), strict=False)
         folded = sorted(
@@ -204,6 +210,15 @@ def show(
             ),
             key=lambda r: (r["projection"], r["position"], r["key"]),
         )
+        latest_attempts = sorted(
+            (
+                {"key": r.key, "position": r.position, "status": r.status, "payload": r.payload, "error": r.error}
+                for r in projector.rows.values()
+                if r.projection == catalog.ATTEMPT_LIFECYCLE
+            ),
+            key=lambda r: r["position"],
+            reverse=True,
+        )[:SHOW_ATTEMPTS]
         counts = {}
         for row in folded:
             counts[row["projection"]] = counts.get(row["projection"], 0) + 1
@@ -223,6 +238,26 @@ def show(
         "head_position": head["last_position"],
         "projections": _rows_by_projection(rows),
         "counts": dict(sorted(counts.items())),
+        "attempts": [attempt_entry(row) for row in latest_attempts],
+    }
+
+
+# The attempts ``show`` lists (the latest first): ``show --projection attempt-lifecycle-state`` lists every one.
+SHOW_ATTEMPTS = 20
+
+
+def attempt_entry(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``attempt-lifecycle-state`` row as ``show`` lists it: the attempt, where its last event is, its phase, first blocker and gates."""
+    state = row["payload"] or {}
+    return {
+        "attempt": row["key"],
+        "position": row["position"],
+        "status": row["status"],
+        "current_phase": state.get("current_phase"),
+        "first_blocker": state.get("first_blocker"),
+        "next_required_transition": state.get("next_required_transition"),
+        "gates": stored_summary(state)["gates"] if row["status"] == "ok" else None,
+        "error": row["error"],
     }
 
 
@@ -240,6 +275,7 @@ class HistoryFilter:
     until: str | None = None
     limit: int | None = None  # the latest ``limit`` (at least 1) of the selected entries
     changes_only: bool = False
+    attempt: str | None = None  # only the events of this attempt (projections/attempts.py)
 
 
 @dataclass(frozen=True)
@@ -289,10 +325,29 @@ def history_reader(ledger: Store, goal_id: str, query: HistoryFilter = HistoryFi
         )
         withdrawn = withdrawn_by(goal_retractions(connection, goal_id, upto_position=None if as_of is None else as_of.position))
         if stored_steps(connection, goal_id):
+            if query.attempt is not None:
+                lowest, highest = _attempt_span(connection, goal_id, query.attempt, lowest, highest)
             entries = _stored_history(connection, goal_id, query, lowest, highest, withdrawn)
         else:
             entries = _folded_history(view, goal_id, query, lowest, highest, withdrawn)
+        if query.attempt is not None:
+            entries = (entry for entry in entries if entry["attempt"] == query.attempt)
         yield HistoryView(as_of, entries)
+
+
+def _attempt_span(connection: Any, goal_id: str, attempt: str, lowest: int, highest: int) -> tuple[int, int]:
+    """``lowest`` and ``highest`` narrowed to the attempt's events: from its first step to the first step of another
+    attempt after its last one (a step is stored wherever the attempt changes; an attempt without steps: an empty span)."""
+    first, after = None, None
+    for position, payload in connection.execute(_steps_of(goal_id).order_by(projection_rows.c.key)):
+        named = json.loads(payload).get("attempt") if payload is not None else None
+        if named == attempt:
+            first, after = first if first is not None else position, None
+        elif named is not None and first is not None and after is None:
+            after = position
+    if first is None:
+        return 1, 0
+    return max(lowest, first), min(highest, after - 1 if after is not None else MAX_POSITION)
 
 
 def goal_retractions(connection: Any, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
@@ -462,6 +517,7 @@ def history_entry(event: StoredEvent, step: LifecycleStep | None, retracted_by: 
         "recorded_at": event.recorded_at,
         "kind": event.kind,
         "event_id": event.event_id,
+        "attempt": None if step is None or step.payload is None else step.payload.get("attempt"),
         "summary": event_summary(event.kind, payload),
         "outcome": event_outcome(event.kind, payload),
         "artifact_time": artifact_time(payload),

@@ -31,6 +31,8 @@ from tests.conformance.cases import CORPUS
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
 CLAIM_CASE = CORPUS / "cases" / "review-claim" / "claim-review-01"
 LIFECYCLE_CASE = CORPUS / "cases" / "lifecycle-state" / "lifecycle-05"
+# Another case's preflight and launch (other documents): with them, a goal holds several attempts.
+OTHER_CASE = CORPUS / "cases" / "lifecycle-state" / "lifecycle-08"
 
 
 def artifact(kind: str, path: Path) -> Artifact:
@@ -221,6 +223,8 @@ def artifact_pool() -> list[Artifact]:
         pool += [artifact("run", LIFECYCLE_CASE / "run.json"), Artifact("adapter-invocation", normalize("adapter-invocation", {"loopx_mode": "x"}))]
         # learning ledgers arriving after (or before) the comparison they name
         pool += [artifact("comparison", LIFECYCLE_CASE / "comparison.json"), late_ledger("fixture-pair", "late_action")]
+        # a preflight or launch of another attempt, opening it (projections/attempts.py) among the evidence of the first
+        pool += [artifact("preflight", OTHER_CASE / "preflight.json"), artifact("launch", OTHER_CASE / "launch.json")]
         ARTIFACT_POOL = pool
     return ARTIFACT_POOL
 
@@ -243,6 +247,7 @@ def test_incremental_maintenance_equals_a_full_replay(ledger, seed):
     ingest_sequence(ledger, goal, rng)
     incremental = stored_goal(ledger, goal)
     assert any(r["projection"] == "projector-checkpoint" for r in incremental[0])
+    assert_one_row_per_attempt(incremental)
     maintenance.replay(ledger, goal_id=goal)
     assert stored_goal(ledger, goal) == incremental  # every row, the checkpoint included, and the counts
     assert maintenance.audit(ledger, goal_id=goal)["ok"] is True
@@ -256,9 +261,21 @@ def test_incremental_maintenance_equals_a_full_replay_with_retractions_anywhere(
     retracted = ingest_with_retractions(ledger, goal, rng, rng.randint(2, 12))
     incremental = stored_goal(ledger, goal)
     assert not {row["key"] for row in incremental[0]} & retracted
+    assert_one_row_per_attempt(incremental)
     maintenance.replay(ledger, goal_id=goal)
     assert stored_goal(ledger, goal) == incremental
     assert maintenance.audit(ledger, goal_id=goal)["ok"] is True
+
+
+def assert_one_row_per_attempt(goal: tuple[list[dict], dict[str, int]]) -> None:
+    """The goal holds an ``attempt-lifecycle-state`` row for each attempt it counts, 1 to N, the latest one its current lifecycle."""
+    rows, counts = goal
+    by_projection = {(r["projection"], r["key"]): r for r in rows}
+    summary = json.loads(by_projection[("goal-summary", "current")]["payload"])
+    attempts = sorted((r for r in rows if r["projection"] == "attempt-lifecycle-state"), key=lambda r: r["position"])
+    assert [r["key"] for r in attempts] == [str(n) for n in range(1, summary["attempts"] + 1)] and attempts[-1]["key"] == summary["attempt"]
+    assert attempts[-1]["payload"] == by_projection[("lifecycle-state", "current")]["payload"]
+    assert counts["attempt-lifecycle-state"] == summary["attempts"]
 
 
 def ingest_with_retractions(ledger: Store, goal: str, rng: random.Random, artifacts: int) -> set[str]:

@@ -92,3 +92,9 @@ def test_an_explicit_attempt_is_the_events_and_the_rule_numbers_after_it(sequenc
             assert int(attempt) == highest + 1  # opened by the rule: the next number after every one used
         if attempt.isdecimal():
             highest = max(highest, int(attempt))
+
+
+@given(kinds)
+def test_the_count_is_how_many_attempts_the_rule_opened(sequence):
+    placed, state = attempts_of(sequence)
+    assert state.count == len(set(placed)) == (int(placed[-1]) if placed else 0)

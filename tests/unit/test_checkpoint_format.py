@@ -13,9 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchledger.projections.attempts import Attempts
 from benchledger.projections.catalog import LIFECYCLE_KINDS
 from benchledger.projections.checkpoint import (
     CheckpointUnusable,
+    checkpoint_attempts,
     checkpoint_fields,
     checkpoint_payload,
     checkpoint_references,
@@ -55,5 +57,20 @@ def test_any_tampered_checkpoint_is_read_or_refused(kind: str, evidence: Any, re
     ):
         try:
             checkpoint_fields(tampered)
+        except CheckpointUnusable:
+            pass
+
+
+def test_where_the_attempt_rule_stands_reads_back_as_written():
+    written = Attempts("3", frozenset({"preflight", "launch"}), 4, 3)
+    assert checkpoint_attempts(checkpoint_payload(7, {}, [], written)) == written
+    assert checkpoint_attempts(GOOD) == Attempts()
+
+
+@given(entry=json_values, field=st.sampled_from(["open", "held", "next_number", "count"]), value=json_values)
+def test_a_tampered_attempt_is_read_or_refused(entry: Any, field: str, value: Any):
+    for tampered in ({**GOOD, "attempt": entry}, {**GOOD, "attempt": {**GOOD["attempt"], field: value}}):
+        try:
+            checkpoint_attempts(tampered)
         except CheckpointUnusable:
             pass

@@ -1,0 +1,123 @@
+"""Attempts inside a goal (issue 27): a team's week, as a user types it, on both backends.
+
+A goal's first case is run to its budget count, then a second case is
+preflighted and launched. Each attempt reads as LoopX 0.4.8's
+``lifecycle-state`` reads that attempt's own evidence (its answers recorded by
+``python -m tests.scenarios.record_attempts``), the goal's current lifecycle is
+its latest attempt's, and the history keeps the first attempt's last state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import invoke
+from tests.scenarios.record_attempts import ANSWERS, FIRST_CASE, SECOND_PREFLIGHT
+
+LOOPX = json.loads(ANSWERS.read_text())
+GOAL = "tb2-db-wal"
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _ingest(url: str, *paths: Path, goal: str = GOAL) -> dict:
+    return _json(invoke(url, "ingest", "--goal", goal, *map(str, paths), "--format", "json"))
+
+
+def _first_case(url: str) -> None:
+    """The first case, a piece of evidence at a time as the week produced it (the runs with their comparison)."""
+    for kind in ("preflight", "launch", "post-launch"):
+        _ingest(url, FIRST_CASE[kind])
+    _ingest(url, FIRST_CASE["run"], FIRST_CASE["comparison"])
+    _ingest(url, FIRST_CASE["claim-review"])
+    _ingest(url, FIRST_CASE["learning-ledger"])
+
+
+def _attempt_rows(url: str, goal: str = GOAL) -> dict[str, dict]:
+    """Every attempt's stored lifecycle-state, by attempt id."""
+    view = _json(invoke(url, "show", "--goal", goal, "--projection", "attempt-lifecycle-state", "--format", "json"))
+    return {row["key"]: row["payload"] for row in view["projections"].get("attempt-lifecycle-state", [])}
+
+
+def _current(url: str, goal: str = GOAL) -> dict:
+    (row,) = _json(invoke(url, "show", "--goal", goal, "--format", "json"))["projections"]["lifecycle-state"]
+    return row["payload"]
+
+
+def _history(url: str, *args: str) -> list[dict]:
+    return _json(invoke(url, "history", "--goal", GOAL, *args, "--format", "json"))["entries"]
+
+
+def test_a_single_case_is_one_attempt_and_reads_as_loopx_reads_it(migrated_url):
+    _first_case(migrated_url)
+    assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case"]}
+    assert _current(migrated_url) == LOOPX["first-case"]
+    assert {e["attempt"] for e in _history(migrated_url)} == {"1"}
+    (goal,) = _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]
+    assert (goal["attempts"], goal["attempt"], goal["current_phase"]) == (1, "1", "budget_counted")
+
+
+def test_a_second_preflight_opens_an_attempt_read_from_its_own_evidence_alone(migrated_url):
+    _first_case(migrated_url)
+    _ingest(migrated_url, SECOND_PREFLIGHT)
+
+    attempts = _attempt_rows(migrated_url)
+    assert attempts == {"1": LOOPX["first-case"], "2": LOOPX["second-case-preflighted"]}
+    assert _current(migrated_url) == LOOPX["second-case-preflighted"]  # the goal's current lifecycle: its latest attempt's
+
+    # history: the first attempt's budget_counted is its last state; the second attempt starts afresh
+    first, second = _history(migrated_url, "--attempt", "1"), _history(migrated_url, "--attempt", "2")
+    assert first[-1]["lifecycle"]["current_phase"] == "budget_counted"
+    assert [e["kind"] for e in second] == ["preflight", "ingest_batch"]
+    assert second[0]["lifecycle"]["current_phase"] == "preflight_ready" and second[0]["phase_changed"]
+    assert _history(migrated_url) == first + second
+
+    # show lists the attempts, the latest first, with phase, first blocker and gates
+    view = _json(invoke(migrated_url, "show", "--goal", GOAL, "--format", "json"))
+    assert [(a["attempt"], a["current_phase"], a["first_blocker"]) for a in view["attempts"]] == [
+        ("2", "preflight_ready", ""), ("1", "budget_counted", "ready_for_budget_count"),
+    ]
+    assert view["attempts"][1]["gates"] == LOOPX["first-case"]["gates"]
+    markdown = invoke(migrated_url, "show", "--goal", GOAL, "--format", "markdown").output
+    assert "## attempts, the latest first" in markdown and "| 2 " in markdown
+
+    # goals: the attempt count and the latest attempt's phase
+    (goal,) = _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]
+    assert (goal["attempts"], goal["attempt"], goal["current_phase"]) == (2, "2", "preflight_ready")
+    table = invoke(migrated_url, "goals").output
+    assert "attempts" in table.splitlines()[0]
+
+    # the table and CSV history carry the attempt of every row
+    csv_rows = invoke(migrated_url, "history", "--goal", GOAL, "--format", "csv").output.splitlines()
+    assert csv_rows[0].split(",")[6] == "attempt" and {row.split(",")[6] for row in csv_rows[1:]} == {"1", "2"}
+
+
+def test_an_attempt_whose_evidence_is_retracted_keeps_its_place_and_reads_as_no_evidence(migrated_url):
+    _first_case(migrated_url)
+    (preflight,) = [e for e in _ingest(migrated_url, SECOND_PREFLIGHT)["events"] if e["kind"] == "preflight"]
+    assert invoke(migrated_url, "retract", preflight["event_id"], "--reason", "wrong host").exit_code == 0
+    assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case"], "2": LOOPX["second-case-preflight-retracted"]}
+    assert _current(migrated_url) == LOOPX["second-case-preflight-retracted"]
+    assert [e["kind"] for e in _history(migrated_url, "--attempt", "2")] == ["preflight", "ingest_batch", "retraction"]
+    assert invoke(migrated_url, "replay").exit_code == 0
+    assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
+
+
+def test_an_unknown_attempt_has_no_history(migrated_url):
+    _first_case(migrated_url)
+    assert _history(migrated_url, "--attempt", "7") == []
+
+
+@pytest.mark.parametrize("attempt", ["1"])
+def test_history_of_an_attempt_as_of_a_position_stops_there(migrated_url, attempt):
+    _first_case(migrated_url)
+    _ingest(migrated_url, SECOND_PREFLIGHT)
+    first = _history(migrated_url, "--attempt", attempt)
+    assert _history(migrated_url, "--attempt", attempt, "--as-of", str(first[2]["position"])) == first[:3]
+
