@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 from benchledger.errors import InvalidInput, LedgerError
+from benchledger.ledger.service.attempt_identity import AttemptPlacement
 from benchledger.ledger.service.goal_names import refuse_close_names
 from benchledger.ledger.service.ingest_outcome import NO_RUN_NOTE, BatchOutcome, IngestOutcome, MemberOutcome
 from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
@@ -383,6 +384,7 @@ class _Writer:
         self._pending: list[_Pending] = []
         self._pending_events = 0
         self._chunks = 0
+        self._attempts = AttemptPlacement(session.tx)
 
     def own(self, owner: _Owner) -> _Owner:
         self._owners.append(owner)
@@ -421,6 +423,7 @@ class _Writer:
             for source, events in _by_source([(owner, new) for owner, new, _ in pending if new is not None]):
                 self.refusals += unstorable_problems(_runs(events), source=source)
             return
+        pending = self._in_attempts(pending)
         stored_as = self._manifests(pending)
         appending: list[tuple[_Batch | _Given, NewEvent]] = []
         for owner, new, _ in pending:
@@ -464,6 +467,11 @@ class _Writer:
                 owner.batch = MemberOutcome.of(outcome, None)
             else:
                 owner.members.append(MemberOutcome.of(outcome, artifact.origin, artifact.role))
+
+    def _in_attempts(self, pending: list[_Pending]) -> list[_Pending]:
+        """``pending`` with each event as its attempt observes it (``service.attempt_identity``: the same bytes in a new attempt)."""
+        placed = iter(self._attempts.events((owner.goal_id, new, artifact is not None) for owner, new, artifact in pending if new is not None))
+        return [(owner, None if new is None else next(placed), artifact) for owner, new, artifact in pending]
 
     def _manifests(self, pending: list[_Pending]) -> dict[int, tuple[str, StoredEvent | None]]:
         """The manifest of each batch whose slot is in ``pending`` (``manifest``), unless an earlier batch groups its members (``covered``).

@@ -75,6 +75,15 @@ def event_id_for(goal_id: str, kind: str, payload_sha256: str, source_sha256: st
 _NAMESPACE_BYTES = EVENT_ID_NAMESPACE.bytes
 
 
+def attempt_source_sha256(source_sha256: str, attempt: str) -> str:
+    """The source hash of a document observed again in a later attempt of its goal: its bytes' hash and the attempt.
+
+    The same bytes in another attempt are another observation (docs/linking.md, "Attempts inside a goal"):
+    stored with this as its ``source_sha256``, the event has an id of its own that :func:`event_id_forms` recomputes.
+    """
+    return sha256_hex(f"{source_sha256}\nattempt\n{attempt}")
+
+
 def event_id_forms(goal_id: str, kind: str, payload_sha256: str, source_sha256: str | None) -> tuple[str, ...]:
     """The ids a stored event may carry: content-only, or (with a source hash) keyed on its source bytes too."""
     content_only = event_id_for(goal_id, kind, payload_sha256)

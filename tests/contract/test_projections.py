@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import uuid
@@ -276,6 +277,38 @@ def assert_one_row_per_attempt(goal: tuple[list[dict], dict[str, int]]) -> None:
     assert [r["key"] for r in attempts] == [str(n) for n in range(1, summary["attempts"] + 1)] and attempts[-1]["key"] == summary["attempt"]
     assert attempts[-1]["payload"] == by_projection[("lifecycle-state", "current")]["payload"]
     assert counts["attempt-lifecycle-state"] == summary["attempts"]
+
+
+def file_artifact(kind: str, path: Path) -> Artifact:
+    """An artifact as ``ingest`` reads it from ``path``: with the hash of its bytes (its identity)."""
+    return Artifact(kind, normalize(kind, json.loads(path.read_text())), source_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000))
+def test_incremental_maintenance_equals_a_full_replay_when_attempts_repeat_the_same_lifecycle_files(ledger, seed):
+    """The same preflight, launch and post-launch files in several attempts (service/attempt_identity.py): new observations where
+    the open attempt lacks them, placed as a replay places them."""
+    rng = random.Random(seed)
+    goal = f"s-{uuid.uuid4().hex}"
+    names = ("preflight", "launch", "post-launch", "run", "comparison")
+    case = {kind: file_artifact(kind, LIFECYCLE_CASE / f"{kind}.json") for kind in names}
+    pool = [*case.values(), file_artifact("preflight", OTHER_CASE / "preflight.json"), file_artifact("run", CLAIM_CASE / "run-1.json")]
+    sequence = [rng.choice(pool) for _ in range(rng.randint(2, 16))]
+    while sequence:
+        size = rng.randint(1, 3)
+        ingest.ingest(ledger, goal, sequence[:size], source="test")
+        sequence = sequence[size:]
+    incremental = stored_goal(ledger, goal)
+    assert_one_row_per_attempt(incremental)
+    maintenance.replay(ledger, goal_id=goal)
+    assert stored_goal(ledger, goal) == incremental
+    assert maintenance.audit(ledger, goal_id=goal)["ok"] is True
+    # a launch is stored once per attempt that received the launch file at most
+    launches = [e for e in ledger.read_goal(goal) if e.kind == "launch"]
+    assert len(launches) == len({e.event_id for e in launches}) <= json.loads(
+        next(r for r in incremental[0] if r["projection"] == "goal-summary")["payload"]
+    )["attempts"]
 
 
 def ingest_with_retractions(ledger: Store, goal: str, rng: random.Random, artifacts: int) -> set[str]:

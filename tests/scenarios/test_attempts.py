@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import invoke
-from tests.scenarios.record_attempts import ANSWERS, FIRST_CASE, SECOND_PREFLIGHT
+from tests.scenarios.record_attempts import ANSWERS, FIRST_CASE, LATE_LEDGER, SECOND_PREFLIGHT
 
 LOOPX = json.loads(ANSWERS.read_text())
 GOAL = "tb2-db-wal"
@@ -121,3 +121,45 @@ def test_history_of_an_attempt_as_of_a_position_stops_there(migrated_url, attemp
     first = _history(migrated_url, "--attempt", attempt)
     assert _history(migrated_url, "--attempt", attempt, "--as-of", str(first[2]["position"])) == first[:3]
 
+
+def _appended(report: dict) -> list[str]:
+    """The kinds of the member events an ingest appended."""
+    return [e["kind"] for e in report["events"] if e["status"] == "appended" and e["kind"] != "ingest_batch"]
+
+
+def test_the_week_the_second_case_launched_with_the_first_cases_very_launch_file(migrated_url):
+    _first_case(migrated_url)
+    # the first attempt's files again, into the first attempt (the open one): nothing new
+    for path in FIRST_CASE.values():
+        assert _appended(_ingest(migrated_url, path)) == []
+
+    _ingest(migrated_url, SECOND_PREFLIGHT)
+    launch = _ingest(migrated_url, FIRST_CASE["launch"])  # byte for byte the first case's launch fixture
+    assert _appended(launch) == ["launch"]
+    first_launch = next(e for e in _history(migrated_url, "--attempt", "1") if e["kind"] == "launch")
+    (second_launch,) = [e for e in _history(migrated_url, "--attempt", "2") if e["kind"] == "launch"]
+    assert second_launch["event_id"] != first_launch["event_id"]
+
+    assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case"], "2": LOOPX["second-case-launched"]}
+    assert _current(migrated_url) == LOOPX["second-case-launched"]
+    assert _history(migrated_url, "--attempt", "1")[-1]["lifecycle"]["current_phase"] == "budget_counted"
+    assert second_launch["lifecycle"]["current_phase"] == LOOPX["second-case-launched"]["current_phase"]
+
+    # the same launch file again: the second attempt holds it now
+    assert _appended(_ingest(migrated_url, FIRST_CASE["launch"])) == []
+    # a learning ledger arriving late joins the open attempt
+    assert _appended(_ingest(migrated_url, LATE_LEDGER)) == ["learning-ledger"]
+    assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case"], "2": LOOPX["second-case-late-ledger"]}
+    (goal,) = _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]
+    assert (goal["attempts"], goal["current_phase"]) == (2, LOOPX["second-case-late-ledger"]["current_phase"])
+
+    # what an ingest stored is what a replay computes, and the ledger verifies (the new launch's id included)
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
+    assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
+
+
+def test_the_second_cases_preflight_and_launch_in_one_ingest(migrated_url):
+    _first_case(migrated_url)
+    assert _appended(_ingest(migrated_url, SECOND_PREFLIGHT, FIRST_CASE["launch"])) == ["preflight", "launch"]
+    assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case"], "2": LOOPX["second-case-launched"]}
+    assert _appended(_ingest(migrated_url, SECOND_PREFLIGHT, FIRST_CASE["launch"])) == []

@@ -1,0 +1,90 @@
+"""The identity of an observation within its goal's attempts: the same bytes in a new attempt are a new observation.
+
+An artifact's event id covers its goal, kind, compact payload and source bytes
+(docs/hash-chain.md), so a document ingested again is the same event: nothing
+is appended. Lifecycle records often carry no id at all (LoopX's launch
+fixture is ``{"schema_version": "benchmark_launch_fixture_v0",
+"process_started": true}`` for every launch), so the second attempt of a goal
+(``projections.attempts``) can hold a preflight, launch or post-launch record
+byte for byte the same as the first attempt's. Such a record is a new
+observation when the attempt it joins (the goal's open attempt, as the rule
+stands after the events before it) holds no evidence of its kind yet: it is
+then stored with the source hash of its bytes *in that attempt*
+(:func:`~benchledger.ledger.storage.canonical.attempt_source_sha256`), so its
+id differs from the first attempt's while ``audit`` still recomputes it from
+the stored fields. Otherwise (the open attempt has one) it is the stored
+event, as before: re-ingesting an attempt's files into it appends nothing, and
+a goal of one attempt keeps every id (docs/linking.md, "Attempts inside a goal").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+
+from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.event_records import NewEvent, StoredEvent
+from benchledger.ledger.storage.transaction import Transaction
+from benchledger.projections.attempts import Attempts, place
+from benchledger.projections.catalog import CHECKPOINT, CURRENT_KEY
+from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_attempts, checkpoint_fields
+
+# The records observed anew in a later attempt when the bytes repeat: what starts an attempt, often without any id.
+# (Runs, comparisons, reviews and learning ledgers name their task, trial or comparison: the same bytes are the same document.)
+REOBSERVED = frozenset({"preflight", "launch", "post-launch"})
+
+
+class AttemptPlacement:
+    """Where the attempt rule stands in each goal an ingest writes, advanced by the events it appends, in order."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
+        self._rules: dict[str, Attempts] = {}
+        self._seen: set[str] = set()  # ids of the events this ingest placed already
+
+    def _rule(self, goal_id: str) -> Attempts:
+        """The rule's state after the goal's stored events: its checkpoint's, advanced by any event after it."""
+        state = self._rules.get(goal_id)
+        if state is None:
+            row = self.tx.projection_row_of_goals([goal_id], CHECKPOINT, CURRENT_KEY).get(goal_id)
+            state, after = Attempts(), 0
+            if row is not None and row["payload"] is not None:
+                try:
+                    checkpoint = json.loads(row["payload"])
+                    after, state = checkpoint_fields(checkpoint)[0], checkpoint_attempts(checkpoint)
+                except (ValueError, CheckpointUnusable):
+                    state, after = Attempts(), 0  # (an unusable checkpoint: placed from the goal's first event)
+            if self.tx.heads_of([goal_id]).get(goal_id, {}).get("last_version", 0) > after:  # (events the checkpoint does not reflect yet: placed from it)
+                for event in self.tx.read_goal(goal_id, after_version=after):
+                    state = place(state, event.kind)
+            self._rules[goal_id] = state
+        return state
+
+    def events(self, appends: Iterable[tuple[str, NewEvent, bool]]) -> list[NewEvent]:
+        """``appends`` (goal, event, whether it is an artifact), each as it is to be appended: a preflight, launch or
+        post-launch artifact already stored but absent from the open attempt is re-keyed to that attempt."""
+        appends = list(appends)
+        # (every artifact's: a repeated run joins no attempt, a new one may make the next launch open one)
+        wanted = [i for goal, new, artifact in appends if artifact for i in (new.event_id(goal), new.earlier_id(goal)) if i]
+        stored = self.tx.events_by_id(wanted) if wanted else {}
+        placed: list[NewEvent] = []
+        for goal_id, new, artifact in appends:
+            state = self._rule(goal_id)
+            repeated = artifact and self._repeated(goal_id, new, stored)
+            if repeated and new.kind in REOBSERVED and state.open is not None and new.kind not in state.held and new.source_sha256:
+                new = dataclasses.replace(new, source_sha256=canonical.attempt_source_sha256(new.source_sha256, state.open))
+                repeated = self._repeated(goal_id, new, self.tx.events_by_id([new.event_id(goal_id)]))
+            if not repeated:
+                self._rules[goal_id] = place(state, new.kind)
+                self._seen.add(new.event_id(goal_id))
+            placed.append(new)
+        return placed
+
+
+    def _repeated(self, goal_id: str, new: NewEvent, stored: Mapping[str, StoredEvent]) -> bool:
+        """Whether ``new`` is stored (under its id, or an older ledger's content-only id as this very observation) or placed here already."""
+        own, earlier = new.event_id(goal_id), new.earlier_id(goal_id)
+        if own in stored or own in self._seen:
+            return True
+        return earlier is not None and earlier in stored and new.same_observation(stored[earlier])
