@@ -258,12 +258,13 @@ def test_version_names_the_build_commit_and_schema_head():
 # build folded could pass for current.
 PINNED_ROWS = {
     "attempt-learning-gate": (2, "4e9f95689585aa0e"),
+    "attempt-lifecycle-state": (1, "74cbce67e9c9e7d6"),
     "comparison-batch": (1, "3ca7017b0968187e"),
-    "goal-summary": (1, "b582ce6f289c81b4"),
+    "goal-summary": (2, "9f9395ee62fbe459"),
     "learning-ledger": (1, "c463cd00ed680bf4"),
     "lifecycle-state": (1, "f5d1ae7d8ae1dd1f"),
-    "lifecycle-step": (1, "7df2d8746e837184"),
-    "projector-checkpoint": (1, "9a714203c96b85b9"),  # (digested without its `versions`, which any bump changes)
+    "lifecycle-step": (2, "5a9cd3e962d4f59a"),
+    "projector-checkpoint": (2, "e56fbcbda9eef4a6"),  # (digested without its `versions`, which any bump changes)
     "review-claim": (1, "4abd9c1635596c8d"),
     "review-runner-invariants": (1, "c992f5d9bfae5f9e"),
     "review-verifier-attribution": (1, "d482cfb80c212609"),
