@@ -37,6 +37,7 @@ SUMMARY = "goal-summary"
 SUMMARY_VERSION = 2
 # Only ever a faulted row: a batch whose members cannot be found.
 BATCH_LINKS = "batch-links"
+BATCH_LINKS_VERSION = 1
 # Lifecycle input kinds, in the order lifecycle-state reads them.
 LIFECYCLE_KINDS = ("preflight", "launch", "post-launch", "run", "comparison", "claim-review", "learning-ledger")
 CURRENT_KEY = "current"
@@ -64,7 +65,7 @@ def projection_versions() -> dict[str, int]:
     """Every stored projection and the version of the code that computes it."""
     versions = {name: review_module(name).VERSION for name in REVIEW_MODULES}
     versions[SUMMARY] = SUMMARY_VERSION
-    versions[BATCH_LINKS] = SUMMARY_VERSION
+    versions[BATCH_LINKS] = BATCH_LINKS_VERSION
     versions[STEP] = STEP_VERSION
     versions[ATTEMPT_LIFECYCLE] = ATTEMPT_LIFECYCLE_VERSION
     versions[CHECKPOINT] = CHECKPOINT_VERSION

@@ -57,6 +57,7 @@ from benchledger.projections.catalog import (
     ATTEMPT_LIFECYCLE,
     ATTEMPT_LIFECYCLE_VERSION,
     BATCH_LINKS,
+    BATCH_LINKS_VERSION,
     CHECKPOINT,
     CHECKPOINT_VERSION,
     CLAIM,
@@ -466,7 +467,7 @@ class GoalProjector:
             if self.strict:
                 raise ProjectionFault(BATCH_LINKS, batch.event_id, batch.position, cause)
             self.rows[(BATCH_LINKS, batch.event_id)] = ProjectionRow(
-                BATCH_LINKS, batch.event_id, SUMMARY_VERSION, batch.position, error=f"{type(cause).__name__}: {cause}"
+                BATCH_LINKS, batch.event_id, BATCH_LINKS_VERSION, batch.position, error=f"{type(cause).__name__}: {cause}"
             )
             return
         manifest = self._unretracted(manifest)
