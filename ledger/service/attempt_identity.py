@@ -40,25 +40,31 @@ class AttemptPlacement:
 
     def __init__(self, tx: Transaction) -> None:
         self.tx = tx
-        self._rules: dict[str, Attempts] = {}
+        self._rules: dict[str, Attempts | None] = {}
         self._seen: set[str] = set()  # ids of the events this ingest placed already
 
-    def _rule(self, goal_id: str) -> Attempts:
-        """The rule's state after the goal's stored events: its checkpoint's, advanced by any event after it."""
-        state = self._rules.get(goal_id)
-        if state is None:
-            row = self.tx.projection_row_of_goals([goal_id], CHECKPOINT, CURRENT_KEY).get(goal_id)
-            state, after = Attempts(), 0
-            if row is not None and row["payload"] is not None:
-                try:
-                    checkpoint = json.loads(row["payload"])
-                    after, state = checkpoint_fields(checkpoint)[0], checkpoint_attempts(checkpoint)
-                except (ValueError, CheckpointUnusable):
-                    state, after = Attempts(), 0  # (an unusable checkpoint: placed from the goal's first event)
-            if self.tx.heads_of([goal_id]).get(goal_id, {}).get("last_version", 0) > after:  # (events the checkpoint does not reflect yet: placed from it)
-                for event in self.tx.read_goal(goal_id, after_version=after):
-                    state = place(state, event.kind)
-            self._rules[goal_id] = state
+    def _rule(self, goal_id: str) -> Attempts | None:
+        """The rule's state after the goal's stored events: its checkpoint's, advanced by any event after it (``None``: the
+        goal holds events but no checkpoint this code can read, as after an upgrade, so its attempts are not known before
+        the fold of this ingest, which reads the goal whole; it is not read twice for this)."""
+        if goal_id in self._rules:
+            return self._rules[goal_id]
+        head = self.tx.heads_of([goal_id]).get(goal_id, {}).get("last_version", 0)
+        row = self.tx.projection_row_of_goals([goal_id], CHECKPOINT, CURRENT_KEY).get(goal_id) if head else None
+        state: Attempts | None = Attempts()
+        after = 0
+        if head and (row is None or row["payload"] is None):
+            state = None
+        elif row is not None:
+            try:
+                checkpoint = json.loads(row["payload"])
+                after, state = checkpoint_fields(checkpoint)[0], checkpoint_attempts(checkpoint)
+            except (ValueError, CheckpointUnusable):
+                state = None
+        if state is not None and head > after:  # (events the checkpoint does not reflect yet: placed from it)
+            for event in self.tx.read_goal(goal_id, after_version=after):
+                state = place(state, event.kind)
+        self._rules[goal_id] = state
         return state
 
     def events(self, appends: Iterable[tuple[str, NewEvent, bool]]) -> list[NewEvent]:
@@ -71,6 +77,9 @@ class AttemptPlacement:
         placed: list[NewEvent] = []
         for goal_id, new, artifact in appends:
             state = self._rule(goal_id)
+            if state is None:
+                placed.append(new)  # (attempts not known yet: the same bytes are the stored event, as before attempts)
+                continue
             repeated = artifact and self._repeated(goal_id, new, stored)
             if repeated and new.kind in REOBSERVED and state.open is not None and new.kind not in state.held and new.source_sha256:
                 new = dataclasses.replace(new, source_sha256=canonical.attempt_source_sha256(new.source_sha256, state.open))
