@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from benchledger.errors import InvalidInput
+from benchledger.ledger.read.attempt_views import SHOW_ATTEMPTS, attempt_entry, attempt_span
 from benchledger.ledger.read.points import (
     MAX_POSITION,
     AsOf,
@@ -242,25 +243,6 @@ def show(
     }
 
 
-# The attempts ``show`` lists (the latest first): ``show --projection attempt-lifecycle-state`` lists every one.
-SHOW_ATTEMPTS = 20
-
-
-def attempt_entry(row: Mapping[str, Any]) -> dict[str, Any]:
-    """An ``attempt-lifecycle-state`` row as ``show`` lists it: the attempt, where its last event is, its phase, first blocker and gates."""
-    state = row["payload"] or {}
-    return {
-        "attempt": row["key"],
-        "position": row["position"],
-        "status": row["status"],
-        "current_phase": state.get("current_phase"),
-        "first_blocker": state.get("first_blocker"),
-        "next_required_transition": state.get("next_required_transition"),
-        "gates": stored_summary(state)["gates"] if row["status"] == "ok" else None,
-        "error": row["error"],
-    }
-
-
 # Events (and step rows) a history reads per statement: its memory, whatever the goal's length.
 HISTORY_PAGE = 1000
 
@@ -326,28 +308,14 @@ def history_reader(ledger: Store, goal_id: str, query: HistoryFilter = HistoryFi
         withdrawn = withdrawn_by(goal_retractions(connection, goal_id, upto_position=None if as_of is None else as_of.position))
         if stored_steps(connection, goal_id):
             if query.attempt is not None:
-                lowest, highest = _attempt_span(connection, goal_id, query.attempt, lowest, highest)
+                steps = connection.execute(_steps_of(goal_id).order_by(projection_rows.c.key))
+                lowest, highest = attempt_span(steps, query.attempt, lowest, highest)
             entries = _stored_history(connection, goal_id, query, lowest, highest, withdrawn)
         else:
             entries = _folded_history(view, goal_id, query, lowest, highest, withdrawn)
         if query.attempt is not None:
             entries = (entry for entry in entries if entry["attempt"] == query.attempt)
         yield HistoryView(as_of, entries)
-
-
-def _attempt_span(connection: Any, goal_id: str, attempt: str, lowest: int, highest: int) -> tuple[int, int]:
-    """``lowest`` and ``highest`` narrowed to the attempt's events: from its first step to the first step of another
-    attempt after its last one (a step is stored wherever the attempt changes; an attempt without steps: an empty span)."""
-    first, after = None, None
-    for position, payload in connection.execute(_steps_of(goal_id).order_by(projection_rows.c.key)):
-        named = json.loads(payload).get("attempt") if payload is not None else None
-        if named == attempt:
-            first, after = first if first is not None else position, None
-        elif named is not None and first is not None and after is None:
-            after = position
-    if first is None:
-        return 1, 0
-    return max(lowest, first), min(highest, after - 1 if after is not None else MAX_POSITION)
 
 
 def goal_retractions(connection: Any, goal_id: str, *, upto_position: int | None = None) -> list[StoredEvent]:
