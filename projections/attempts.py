@@ -8,7 +8,7 @@ lifecycle is reduced every event is placed in an attempt, in stream order, by
 :func:`place` (pure: the same events give the same attempts in any ledger, in
 an ingest, a replay or an audit).
 
-Without an explicit attempt:
+The rule:
 
 * the goal's first event opens attempt ``1``;
 * a **preflight** opens the next attempt, unless the open one holds no
@@ -20,10 +20,7 @@ Without an explicit attempt:
 * everything else (post-launches, runs, comparisons, claim reviews, learning
   ledgers, and the kinds that feed no lifecycle) joins the open attempt.
 
-An explicit attempt (a batch ingested ``--attempt ID``) is the attempt its
-events join, whatever the rule says; the open attempt is then that one.
-Attempts the rule opens are numbered ``1``, ``2``, … after the highest number
-used so far, explicit ids included.
+Attempts the rule opens are numbered ``1``, ``2``, … in stream order.
 """
 
 from __future__ import annotations
@@ -50,14 +47,9 @@ class Attempts:
     count: int = 0  # attempts opened so far
 
 
-def place(attempts: Attempts, kind: str, explicit: str | None = None) -> Attempts:
-    """The rule's state after an event of ``kind`` (given its ``explicit`` attempt, if any): its ``open`` attempt is the event's."""
+def place(attempts: Attempts, kind: str) -> Attempts:
+    """The rule's state after an event of ``kind``: its ``open`` attempt is the event's."""
     evidence = frozenset({kind}) & LIFECYCLE_EVIDENCE
-    if explicit is not None:
-        number = int(explicit) + 1 if explicit.isdecimal() and explicit.isascii() else 0
-        if explicit == attempts.open:
-            return replace(attempts, held=attempts.held | evidence)
-        return Attempts(explicit, evidence, max(attempts.next_number, number), attempts.count + 1)
     if attempts.open is None or _opens(attempts.held, kind):
         return Attempts(str(attempts.next_number), evidence, attempts.next_number + 1, attempts.count + 1)
     return replace(attempts, held=attempts.held | evidence) if evidence - attempts.held else attempts

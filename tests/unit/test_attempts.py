@@ -9,15 +9,13 @@ from benchledger.projections.attempts import AFTER_LAUNCH, FIRST_ATTEMPT, LIFECY
 
 KINDS = [*sorted(LIFECYCLE_EVIDENCE), "ingest_batch", "adapter-invocation", "result", "retraction", "benchmark_run_ledger_row"]
 kinds = st.lists(st.sampled_from(KINDS), max_size=40)
-# explicit ids: mostly none, some numbers (which move the rule's numbering on), some names
-explicit_ids = st.none() | st.none() | st.sampled_from(["1", "2", "7", "12", "retry", "case-b"])
 
 
-def attempts_of(sequence: list[str], explicit: list[str | None] | None = None, start: Attempts | None = None) -> tuple[list[str], Attempts]:
+def attempts_of(sequence: list[str], start: Attempts | None = None) -> tuple[list[str], Attempts]:
     """The attempt of each event of ``sequence`` (kinds, in stream order), and the rule's state after them."""
     state, placed = start or Attempts(), []
-    for index, kind in enumerate(sequence):
-        state = place(state, kind, explicit[index] if explicit else None)
+    for kind in sequence:
+        state = place(state, kind)
         assert state.open is not None
         placed.append(state.open)
     return placed, state
@@ -77,21 +75,6 @@ def test_the_week_a_second_case_after_a_budget_counted_first():
     assert placed == ["1"] * len(first) + ["2"] * 4
     # a case launched again without a new preflight is a new attempt too
     assert attempts_of([*first, "launch"])[0][-1] == "2"
-
-
-@given(kinds, st.data())
-def test_an_explicit_attempt_is_the_events_and_the_rule_numbers_after_it(sequence, data):
-    explicit = [data.draw(explicit_ids) for _ in sequence]
-    placed, _ = attempts_of(sequence, explicit)
-    highest = 0
-    for index, (attempt, named) in enumerate(zip(placed, explicit)):
-        if named is not None:
-            assert attempt == named
-            highest = max(highest, int(named) if named.isdecimal() else 0)
-        elif attempt != (placed[index - 1] if index else None):
-            assert int(attempt) == highest + 1  # opened by the rule: the next number after every one used
-        if attempt.isdecimal():
-            highest = max(highest, int(attempt))
 
 
 @given(kinds)
