@@ -854,7 +854,9 @@ class ReportViews:
         return self._views.attempts_page_start(self._store, goal_id, offset=offset)
 
     def chart_series(self, goal_id: str) -> dict[str, Any]:
-        return self._views.chart_series(self._store, goal_id)
+        from benchledger.ledger.read import report_charts
+
+        return report_charts.chart_series(self._store, goal_id)
 
     def lifecycle_timeline(self, goal_id: str) -> dict[str, Any]:
         return self._views.lifecycle_timeline(self._store, goal_id)

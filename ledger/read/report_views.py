@@ -3,7 +3,7 @@
 Every function here answers one part of a page with a few SQL statements whose
 result size is bounded by the page, not by the goal: listings are paged
 (goals by ``limit``/``offset``, attempts by key), chart series are aggregated in the database (counts
-per label) or bucketed to at most :data:`CHART_POINTS` points, and the few
+per label, ``ledger.read.report_charts``) or bucketed to a bounded number of points, and the few
 fields a page needs are extracted from stored JSON inside the database
 (``ledger.read.json_sql``) instead of decoding every payload. Rendering (HTML,
 figures, the server) belongs to the command-line layer (``cli/web``).
@@ -20,11 +20,10 @@ what ``compare`` costs (docs/performance.md), not a page's worth.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, not_, or_, select, true
+from sqlalchemy import and_, func, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
@@ -32,13 +31,10 @@ from benchledger.ledger.read.compare import compare
 from benchledger.ledger.read.json_sql import (
     Path,
     decode_values,
-    json_array_elements,
     json_array_length,
     json_is,
-    json_scalar,
     json_values,
     readable,
-    values_in,
 )
 from benchledger.ledger.read.runs import goal_pass_rates
 from benchledger.ledger.read.views import (
@@ -55,12 +51,10 @@ from benchledger.ledger.read.views import (
 from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store
-from benchledger.projections import catalog, retraction, runs
+from benchledger.projections import catalog, retraction
 
 INDEX_PAGE_SIZE = 100
 ATTEMPTS_PAGE_SIZE = 50
-# Most points a chart series holds; longer series are bucketed (equal counts of attempts, in order).
-CHART_POINTS = 300
 # Most lifecycle changes a timeline shows (the latest ones).
 TIMELINE_POINTS = 400
 
@@ -73,7 +67,7 @@ ATTEMPT_REVIEWS = (catalog.CLAIM, catalog.LEARNING, catalog.VERIFIER)
 VERIFIER_FIELDS: tuple[Path, ...] = (("baseline_run_index",), ("run_reviews",))
 
 
-def _require_goals(ledger: Store, goal_ids: Sequence[str]) -> None:
+def require_goals(ledger: Store, goal_ids: Sequence[str]) -> None:
     with ledger.reading() as connection:
         found = set(connection.execute(select(stream_heads.c.goal_id).where(stream_heads.c.goal_id.in_(goal_ids))).scalars())
     missing = [g for g in goal_ids if g not in found]
@@ -81,7 +75,7 @@ def _require_goals(ledger: Store, goal_ids: Sequence[str]) -> None:
         raise UnknownGoal.named(missing[0])
 
 
-def _rows_of(projection: str, goal_id: str, *, alias: str) -> Any:
+def rows_of(projection: str, goal_id: str, *, alias: str) -> Any:
     table = projection_rows.alias(alias)
     return table, and_(table.c.projection == projection, table.c.goal_id == goal_id)
 
@@ -105,7 +99,7 @@ def goal_index(
     (``goals archive``) are left out unless named in ``goal_ids`` or ``include_archived``; listed, they say so.
     """
     if goal_ids:
-        _require_goals(ledger, goal_ids)
+        require_goals(ledger, goal_ids)
     dialect = ledger.dialect
     archived = archived_column(stream_heads.c.goal_id)
     heads = select(stream_heads, archived.label("archived"))
@@ -158,13 +152,13 @@ def pass_rates(ledger: Store, goal_ids: Sequence[str]) -> dict[str, list[dict[st
     return {goal: rates.get(goal, []) for goal in goal_ids}
 
 
-def _retracted(connection: Any, goal_ids: Sequence[str]) -> list[str]:
+def retracted_of(connection: Any, goal_ids: Sequence[str]) -> list[str]:
     """The ids the goals' retractions retract (retractions are few: read whole, by the rule in ``projections.retraction``)."""
     found = connection.execute(select(events.c.payload).where(events.c.goal_id.in_(goal_ids), events.c.kind == retraction.KIND))
     return sorted({i for (text_value,) in found for i in retraction.retracted_ids_of(json.loads(text_value))})
 
 
-def _not_retracted(retracted: Sequence[str]) -> ColumnElement:
+def not_retracted(retracted: Sequence[str]) -> ColumnElement:
     return events.c.event_id.not_in(retracted) if retracted else true()
 
 
@@ -201,7 +195,7 @@ def _attempt_page(goal_id: str, dialect: str, limit: int, start: AttemptKey | No
     (on PostgreSQL, the order of the pages is no index's order: a plan that joins before it sorts
     would join every attempt below the page's start).
     """
-    claim, claim_on = _rows_of(catalog.CLAIM, goal_id, alias="claim")
+    claim, claim_on = rows_of(catalog.CLAIM, goal_id, alias="claim")
     keys = select(claim.c.position, claim.c.key).where(claim_on)
     if start is not None:
         position, key = start
@@ -211,7 +205,7 @@ def _attempt_page(goal_id: str, dialect: str, limit: int, start: AttemptKey | No
 
     def of_page(projection: str, column: Any) -> Any:
         """``column`` of the goal's ``projection`` row keyed as the page's row: a primary-key read per row (NULL: none)."""
-        table, on = _rows_of(projection, goal_id, alias=projection.replace("-", "_"))
+        table, on = rows_of(projection, goal_id, alias=projection.replace("-", "_"))
         return select(column(table)).where(on, table.c.key == page.c.key).scalar_subquery()
 
     # One read by key per column and row of the page, each by a primary key: a join here, planned without
@@ -249,7 +243,7 @@ def attempts_page_start(ledger: Store, goal_id: str, *, offset: int) -> AttemptK
     their events: skipping 10^5 index entries costs milliseconds, where the old OFFSET over the page's
     joins built every skipped attempt (290 s for page 500 of a 10^5-event goal on PostgreSQL).
     """
-    claim, claim_on = _rows_of(catalog.CLAIM, goal_id, alias="claim")
+    claim, claim_on = rows_of(catalog.CLAIM, goal_id, alias="claim")
     with ledger.reading() as connection:
         row = connection.execute(
             select(claim.c.position, claim.c.key).where(claim_on).order_by(claim.c.position.desc(), claim.c.key).limit(1).offset(offset)
@@ -263,7 +257,7 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, st
     The page is read by key (keyset), so page 200 costs what page 1 does; ``next`` is where the
     following page starts (``None`` after the last).
     """
-    _require_goals(ledger, [goal_id])
+    require_goals(ledger, [goal_id])
     with ledger.reading() as connection:
         rows = connection.execute(_attempt_page(goal_id, ledger.dialect, limit + 1, start)).all()
     following = rows[limit] if len(rows) > limit else None
@@ -298,7 +292,7 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, st
 
 def attempt_reviews(ledger: Store, goal_id: str, key: str) -> list[dict[str, Any]]:
     """One attempt's own review rows (:data:`ATTEMPT_REVIEWS` keyed by its batch's event id ``key``), payload decoded; empty: no such attempt."""
-    _require_goals(ledger, [goal_id])
+    require_goals(ledger, [goal_id])
     order = {name: i for i, name in enumerate(ATTEMPT_REVIEWS)}
     with ledger.reading() as connection:
         found = connection.execute(
@@ -327,109 +321,6 @@ def _arm(review: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if review is None:
         return None
     return {"mode": review.get("mode"), "official_score": review.get("official_score"), "official_passed": review.get("official_passed")}
-
-
-def buckets(points: Sequence[Any], most: int = CHART_POINTS) -> list[list[Any]]:
-    """``points`` (in order) cut into at most ``most`` consecutive groups of (nearly) equal size."""
-    if len(points) <= most:
-        return [[p] for p in points]
-    size = len(points) / most
-    return [list(points[round(i * size) : round((i + 1) * size)]) for i in range(most)]
-
-
-def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
-    """The goal page's charts, each bounded by :data:`CHART_POINTS` or by its number of distinct labels.
-
-    * ``score_delta``: the official task score delta of each attempt over time
-      (bucketed: the mean, min and max of each bucket's finite deltas, at its last attempt's time);
-    * ``claim_strengths``: attempts per claim strength;
-    * ``attribution_labels``: the goal's runs per failure attribution label and mode;
-    * ``learning_status``: learning ledgers per status in each bucket of time.
-    """
-    _require_goals(ledger, [goal_id])
-    dialect = ledger.dialect
-    claim, claim_on = _rows_of(catalog.CLAIM, goal_id, alias="claim")
-    learning, learning_on = _rows_of(catalog.LEARNING, goal_id, alias="learning")
-    delta_path, strength_path, status_path = (("official_task_score_delta",),), (("decision", "claim_strength"),), (("learning_status",),)
-    with ledger.reading() as connection:
-        deltas = connection.execute(
-            select(events.c.recorded_at, json_values(claim.c.payload, delta_path, dialect))
-            .select_from(claim).join(events, events.c.event_id == claim.c.key).where(claim_on).order_by(claim.c.position)
-        ).all()
-        strengths = _counts(connection, claim, claim_on, strength_path, dialect)
-        statuses = connection.execute(
-            select(events.c.recorded_at, json_values(learning.c.payload, status_path, dialect))
-            .select_from(learning).join(events, events.c.event_id == learning.c.key).where(learning_on).order_by(learning.c.position)
-        ).all()
-        labels = _attribution_labels(connection, goal_id, dialect)
-    delta_points = []
-    for bucket in buckets([(at, decode_values(values, delta_path)[0]) for at, values in deltas]):
-        finite = [v for _, v in bucket if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
-        delta_points.append(
-            {
-                "at": bucket[-1][0],
-                "attempts": len(bucket),
-                "mean": sum(finite) / len(finite) if finite else None,
-                "min": min(finite) if finite else None,
-                "max": max(finite) if finite else None,
-            }
-        )
-    status_points = []
-    for bucket in buckets([(at, decode_values(values, status_path)[0]) for at, values in statuses]):
-        counts: dict[str, int] = {}
-        for _, value in bucket:
-            counts[str(value)] = counts.get(str(value), 0) + 1
-        status_points.append({"at": bucket[-1][0], "counts": counts})
-    return {
-        "score_delta": delta_points,
-        "claim_strengths": [{"claim_strength": value, "attempts": n} for (value,), n in sorted(strengths.items(), key=_label_order)],
-        "attribution_labels": labels,
-        "learning_status": status_points,
-    }
-
-
-def _label_order(item: tuple[tuple[Any, ...], int]) -> tuple[Any, ...]:
-    return tuple((value is not None, str(value)) for value in item[0])
-
-
-def _counts(connection: Any, table: Any, where: ColumnElement, paths: Sequence[Path], dialect: str) -> dict[tuple[Any, ...], int]:
-    """Rows of ``table`` per distinct values at ``paths`` of their payload: grouped in SQL, unreadable rows in Python."""
-    payload = table.c.payload
-    values = [json_scalar(payload, path, dialect) for path in paths]
-    counts: dict[tuple[Any, ...], int] = {}
-    for *found, n in connection.execute(select(*values, func.count()).where(where, readable(payload, dialect)).group_by(*values)):
-        counts[tuple(found)] = counts.get(tuple(found), 0) + n
-    for (text_value,) in connection.execute(select(payload).where(where, not_(readable(payload, dialect)))):
-        found = tuple(values_in(text_value, paths))
-        counts[found] = counts.get(found, 0) + 1
-    return counts
-
-
-def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dict[str, Any]]:
-    """Runs per ``failure_attribution_labels`` label and mode over the goal's run events (each run once, none retracted), counted in SQL.
-
-    Run events the database cannot read are counted in Python.
-    """
-    retracted = _retracted(connection, [goal_id])
-    payload = events.c.payload
-    label = json_array_elements(payload, ("failure_attribution_labels",), dialect)
-    mode = json_scalar(payload, ("mode",), dialect)
-    of_goal = and_(events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, _not_retracted(retracted))
-    counts: dict[tuple[str, Any], int] = {}
-    grouped = (
-        select(label.c.value, mode, func.count()).select_from(events).join(label, true())
-        .where(of_goal, readable(payload, dialect)).group_by(label.c.value, mode)
-    )
-    for found, found_mode, n in connection.execute(grouped):
-        counts[(str(found), found_mode)] = counts.get((str(found), found_mode), 0) + n
-    unread = select(payload).where(of_goal, not_(readable(payload, dialect)))
-    for (text_value,) in connection.execute(unread):
-        document = json.loads(text_value)
-        listed = document.get("failure_attribution_labels") if isinstance(document, Mapping) else None
-        for element in listed if isinstance(listed, list) else []:
-            key = (element if isinstance(element, str) else json.dumps(element), document.get("mode"))
-            counts[key] = counts.get(key, 0) + 1
-    return [{"label": label, "mode": mode, "runs": n} for (label, mode), n in sorted(counts.items(), key=lambda i: (i[0][0], str(i[0][1])))]
 
 
 # -- the lifecycle timeline and the reviews ----------------------------------------------------
@@ -495,7 +386,7 @@ def latest_reviews(ledger: Store, goal_id: str) -> list[dict[str, Any]]:
 
     Lifecycle steps (the timeline shows them), the projector's checkpoint and comparison index (its own bookkeeping) are no reviews.
     """
-    _require_goals(ledger, [goal_id])
+    require_goals(ledger, [goal_id])
     return [
         {**row, "payload": None if row["payload"] is None else json.loads(row["payload"])}
         for row in ledger.goal_projections(goal_id)[1]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from benchledger.ledger.read import report_views
+from benchledger.ledger.read import report_charts, report_views
 from tests.helpers import invoke
 from tests.report_helpers import DEMO, HOSTILE_TEXTS, IMAGE, SCRIPT, ingest_demo, ingest_hostile
 
@@ -78,7 +78,7 @@ def test_attempts_and_pass_rates_come_from_the_stored_reviews(ledger):
     assert attempt["baseline"] == {"mode": "hardened-codex", "official_score": 0.0, "official_passed": False}
     assert attempt["treatment"]["mode"] == "codex-loopx" and attempt["score_delta"] == 1.0
     assert attempt["blockers"] == ["baseline_failure_attribution_caveat"] and attempt["budget_count_allowed"] is True
-    charts = report_views.chart_series(ledger, GOAL)
+    charts = report_charts.chart_series(ledger, GOAL)
     assert charts["attribution_labels"] == [{"label": "verifier_platform_probe_failure", "mode": "hardened-codex", "runs": 1}]
     assert charts["claim_strengths"] == [{"claim_strength": "candidate_score_recovery_needs_attribution_review", "attempts": 1}]
 
@@ -89,9 +89,9 @@ def test_listings_are_paged_and_series_bucketed(ledger, tmp_path):
         ingest_demo(url, f"goal-{number}")
     page = report_views.goal_index(ledger, limit=2, offset=2)
     assert page["total"] == 3 and [g["goal_id"] for g in page["goals"]] == ["goal-2"]
-    cut = report_views.buckets(list(range(1000)), most=300)
+    cut = report_charts.buckets(list(range(1000)), most=300)
     assert len(cut) == 300 and {len(b) for b in cut} == {3, 4} and [p for b in cut for p in b] == list(range(1000))
-    assert len(report_views.buckets(list(range(10)), most=300)) == 10
+    assert len(report_charts.buckets(list(range(10)), most=300)) == 10
 
 
 @pytest.mark.parametrize("command", [["ingest", "--goal", "g", "RUN"], ["benchmark", "review-claim", "--help"]])

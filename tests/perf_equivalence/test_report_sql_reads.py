@@ -9,6 +9,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchledger.ledger.read import report_charts
 from benchledger.ledger.read import report_views as views
 from benchledger.ledger.storage.event_records import NewEvent
 from benchledger.projections import runs
@@ -56,5 +57,5 @@ def test_attribution_labels_counted_in_sql_equal_a_count_of_the_payloads(ledger,
         for label in labels if isinstance(labels, list) else []:
             key = (label if isinstance(label, str) else json.dumps(label), payload.get("mode"))
             want[key] = want.get(key, 0) + 1
-    got = {(entry["label"], entry["mode"]): entry["runs"] for entry in views.chart_series(ledger, goal)["attribution_labels"]}
+    got = {(entry["label"], entry["mode"]): entry["runs"] for entry in report_charts.chart_series(ledger, goal)["attribution_labels"]}
     assert got == want
