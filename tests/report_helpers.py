@@ -50,6 +50,19 @@ def ingest_hostile(url: str, goal: str, folder: Path) -> None:
 
 
 @contextmanager
+def pages_of(kind: str, url: str, folder: Path) -> Iterator[str]:
+    """The base URL of ``url``'s pages: a report written into ``folder`` (``kind`` "report") or a running ``serve``."""
+    if kind == "report":
+        output = folder / "site"
+        result = invoke(url, "report", "--output", str(output))
+        assert result.exit_code == 0, result.output
+        yield output.as_uri() + "/"
+        return
+    with running_serve(url) as (base, _):
+        yield base
+
+
+@contextmanager
 def running_serve(url: str, *options: str) -> Iterator[tuple[str, subprocess.Popen]]:
     """``benchledger serve --port 0`` on ``url`` in a child process; yields its base URL once it listens."""
     process = subprocess.Popen(

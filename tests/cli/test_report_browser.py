@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import invoke
-from tests.report_helpers import HOSTILE_TEXTS, IMAGE, SCRIPT, ingest_demo, ingest_hostile, running_serve
+from tests.report_helpers import HOSTILE_TEXTS, IMAGE, SCRIPT, ingest_demo, ingest_hostile, pages_of
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM = os.environ.get("BENCHLEDGER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -42,13 +41,7 @@ def ledger_with_goals(tmp_path_factory):
 def site(request, ledger_with_goals):
     """The base URL of the pages: a written report folder, or a running ``benchledger serve``."""
     url, folder = ledger_with_goals
-    if request.param == "report":
-        output = folder / "site"
-        result = invoke(url, "report", "--output", str(output))
-        assert result.exit_code == 0, result.output
-        yield request.param, output.as_uri() + "/"
-        return
-    with running_serve(url) as (base, _):
+    with pages_of(request.param, url, folder) as base:
         yield request.param, base
 
 

@@ -19,7 +19,7 @@ import pytest
 from tests.cli.test_report_browser import ARTIFACTS, browser_type_launch_args  # noqa: F401 (the fixture launches Debian's Chromium)
 from tests.conformance.cases import CORPUS
 from tests.helpers import invoke
-from tests.report_helpers import PUBLIC_LEDGER, public_runs, running_serve
+from tests.report_helpers import PUBLIC_LEDGER, pages_of, public_runs
 
 RUNNER_CASE = CORPUS / "cases" / "review-runner-invariants" / "runner-invariants-01"
 LIFECYCLE_CASE = CORPUS / "cases" / "lifecycle-state" / "core-adapter-01"
@@ -48,12 +48,7 @@ def real_ledger(tmp_path_factory):
 @pytest.fixture(scope="module", params=["report", "serve"])
 def site(request, real_ledger):
     url, folder = real_ledger
-    if request.param == "report":
-        output = folder / "site"
-        assert invoke(url, "report", "--output", str(output)).exit_code == 0
-        yield request.param, output.as_uri() + "/"
-        return
-    with running_serve(url) as (base, _):
+    with pages_of(request.param, url, folder) as base:
         yield request.param, base
 
 

@@ -12,8 +12,7 @@ import pytest
 
 from tests.cli import test_report_browser as browser
 from tests.cli.test_report_compare import build_compared_ledger
-from tests.helpers import invoke
-from tests.report_helpers import IMAGE, SCRIPT, ingest_hostile, running_serve
+from tests.report_helpers import IMAGE, SCRIPT, ingest_hostile, pages_of
 
 # The browser tests' fixtures: the system's Chromium, and a page whose console, errors and requests are recorded.
 browser_type_launch_args = browser.browser_type_launch_args
@@ -28,13 +27,7 @@ def site(request, tmp_path_factory):
     url = f"sqlite:///{folder / 'ledger.sqlite'}"
     build_compared_ledger(url, folder)
     ingest_hostile(url, "hostile", folder / "hostile")
-    if request.param == "report":
-        output = folder / "site"
-        result = invoke(url, "report", "--output", str(output))
-        assert result.exit_code == 0, result.output
-        yield request.param, output.as_uri() + "/"
-        return
-    with running_serve(url) as (base, _):
+    with pages_of(request.param, url, folder) as base:
         yield request.param, base
 
 
