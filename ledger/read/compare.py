@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchledger.ledger.read.points import resolve_ledger_as_of
-from benchledger.ledger.read.runs import UnknownFilterValue, runs_model
+from benchledger.ledger.read.runs import UnknownFilterValue, choices_text, runs_model
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import runs, statistics
 
@@ -42,10 +42,10 @@ def compare(
     arms = {v["arm"] for v in views if v["arm"]}
     benchmarks = {v["benchmark_id"] for v in views}
     if benchmark is not None and benchmark not in benchmarks:
-        raise UnknownFilterValue(f"--benchmark {benchmark!r} is not the benchmark of any run here; choose from: {_listed(benchmarks)}")
+        raise UnknownFilterValue(f"--benchmark {benchmark!r} is not the benchmark of any run here; choose from: {choices_text(benchmarks)}")
     for option, arm in (("--baseline", baseline), ("--treatment", treatment)):
         if arm is not None and runs.arm_of(arm) not in arms:
-            raise UnknownFilterValue(f"{option} {arm!r} is not the arm of any run here; choose from: {_listed(arms)}")
+            raise UnknownFilterValue(f"{option} {arm!r} is not the arm of any run here; choose from: {choices_text(arms)}")
     if baseline is not None and treatment is not None:
         wanted = {runs.arm_of(baseline), runs.arm_of(treatment)}
         chosen = sorted(
@@ -65,11 +65,6 @@ def compare(
                   "include_archived": include_archived, "seed": seed, "resamples": resamples},
         "comparisons": found,
     }
-
-
-def _listed(values: set[Any]) -> str:
-    shown = sorted(str(v) for v in values if v is not None)
-    return ", ".join(shown) if shown else "(no runs)"
 
 
 def _compared(

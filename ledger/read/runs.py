@@ -90,7 +90,8 @@ def list_runs(ledger: Store, *, goal_id: str | None = None) -> list[dict[str, An
     return runs.run_views(_model_events(ledger, [goal_id] if goal_id else []))
 
 
-def _choices(values: Iterable[Any]) -> str:
+def choices_text(values: Iterable[Any]) -> str:
+    """The values a refused option could have taken, sorted, the first :data:`CHOICES_SHOWN` then how many more."""
     shown = sorted({str(v) for v in values if v is not None})
     if not shown:
         return "(no runs)"
@@ -126,7 +127,7 @@ class FilterChoices:
             matched = runs.arm_of(value) in known if name in ("arm", "mode") else value in known
             if not matched:
                 what = "a run or score status" if name == "status" else f"the {name} of any run here"
-                raise UnknownFilterValue(f"--{name} {value!r} is not {what}; choose from: {_choices(known)}")
+                raise UnknownFilterValue(f"--{name} {value!r} is not {what}; choose from: {choices_text(known)}")
 
 
 def check_filters(views: Iterable[Mapping[str, Any]], **filters: str | None) -> None:

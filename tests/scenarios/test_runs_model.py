@@ -249,3 +249,26 @@ def test_every_pair_of_a_comparison_holds_runs_of_its_own_task_only(batches):
                     assert run["position"] < pair["position"] and run["countable"]
         if pair["baseline"] is not None and pair["treatment"] is not None:
             assert pair["baseline"]["event_id"] != pair["treatment"]["event_id"]
+
+
+def test_a_new_users_mistakes_with_runs_and_compare_are_one_line_and_a_regenerated_comparison_counts_no_trial_twice(migrated_url, tmp_path):
+    _two_attempts(migrated_url, tmp_path)
+    before = json.loads(_ok(migrated_url, "compare", "--format", "json"))["comparisons"]
+    # A re-generated comparison file (other bytes, same id) ingested alone: a new observation, not new trials.
+    regenerated = _comparison("fix-git", "codex-goal-mode", "codex-loopx", -1.0, "git-pair")
+    regenerated["generated_at"] = "2026-12-05T00:00:00Z"
+    _ok(migrated_url, "ingest", "--goal", GOAL, *_files(tmp_path, "regen", regenerated))
+    after = json.loads(_ok(migrated_url, "compare", "--format", "json"))["comparisons"]
+    assert [(c["tasks"], c["baseline_trials"], c["treatment_trials"]) for c in after] == [
+        (c["tasks"], c["baseline_trials"], c["treatment_trials"]) for c in before]
+    regen_pairs = [p for p in _pairs(migrated_url, "--case", "fix-git") if p["pair_id"] == "git-pair"]
+    assert len(regen_pairs) == 2 and all(p["baseline"]["case_id"] == "fix-git" for p in regen_pairs)
+    for args, message in (
+        (("compare", "--goal", "nope"), "no goal 'nope'"),
+        (("compare", "--as-of", "yesterday"), "--as-of 'yesterday' is neither a position nor an ISO-8601 time"),
+        (("compare", "--benchmark", "tb"), "--benchmark 'tb' is not the benchmark of any run here; choose from: terminal-bench@2.0"),
+        (("runs", "--case", "nope"), "--case 'nope' is not the case of any run here"),
+        (("runs", "--include-archived"), "--include-archived applies to --summary only"),
+    ):
+        result = invoke(migrated_url, *args)
+        assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output, (args, result.output)
