@@ -12,7 +12,7 @@ and why.
 Inputs (normalized payloads): ``result`` — a compacted ``benchmark_result_v0``;
 ``run`` — a compacted ``benchmark_run_v0``, used only when no result was given
 (the command normalizes its one file as a result when it compacts as one, else
-as a run, see :data:`BASELINE_KINDS`: an envelope whose ``benchmark_result``
+as a run, see ``artifacts.kinds.RESULT_ELSE_RUN``: an envelope whose ``benchmark_result``
 does not compact is read as its run, docs/interop.md). The first payload of
 the chosen kind is the baseline. Options: the command's flags by python name (``benchmark_id``,
 ``goal_id``, ``baseline_mode``, ``treatment_scenario_id``, ``comparison_id``,
@@ -39,6 +39,7 @@ from typing import Any
 
 from benchledger.errors import InvalidGoalId
 from benchledger.projections.artifacts.comparison import compact_comparison
+from benchledger.projections.artifacts.kinds import RESULT_ELSE_RUN
 from benchledger.projections.artifacts.safe import as_object, is_number, label
 from benchledger.projections.markdown import code, document, get, text
 
@@ -51,7 +52,6 @@ GATE_SCHEMA_VERSION = "benchmark_baseline_failure_gate_v0"
 MARKDOWN_TITLE = "Benchmark Baseline Failure Gate"
 
 # The one input file is tried as these kinds, in this order.
-BASELINE_KINDS = ("result", "run")
 SOURCE_BY_KIND = {"result": "compact_benchmark_result_v0", "run": "compact_benchmark_run_v0"}
 SOURCE_UNKNOWN = "compact_benchmark_result_v0_or_benchmark_run_v0"
 ACCEPTED_SCHEMAS = ("benchmark_result_v0", "benchmark_run_v0")
@@ -401,7 +401,7 @@ def _cli_boundary(source: str) -> dict[str, Any]:
 
 def _baseline(inputs: Mapping[str, Sequence[Any]]) -> tuple[str, Mapping[str, Any]] | None:
     """The source label and result-shaped baseline, from the first kind that was given."""
-    for kind in BASELINE_KINDS:
+    for kind in RESULT_ELSE_RUN:
         payloads = inputs.get(kind) or ()
         if payloads:
             baseline = as_object(payloads[0])

@@ -15,7 +15,7 @@ from benchledger.cli.reviews import FORMAT_OPTION, render, run_review
 from benchledger.ledger.api import read_json
 from benchledger.projections import baseline_failure_gate as review
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
-from benchledger.projections.artifacts.kinds import normalize
+from benchledger.projections.artifacts.kinds import normalize_result_else_run
 
 DELIVERY_BATCH_SCALES = ("test_only", "single_surface", "multi_surface", "implementation")
 DELIVERY_OUTCOMES = ("surface_only", "outcome_gap", "outcome_progress", "primary_goal_outcome")
@@ -29,13 +29,11 @@ def collect_baseline(options: dict[str, Any]) -> list[Artifact]:
     document = read_json(options["baseline_result_json"], stdin_dash=True)
     if not isinstance(document.value, dict):
         raise IntakeError(review.NOT_AN_OBJECT_ERROR)
-    for kind in review.BASELINE_KINDS:
-        try:
-            payload = normalize(kind, document.value)
-        except NotCompactable:
-            continue
-        return [Artifact(kind, payload, document.sha256, "baseline", origin=options["baseline_result_json"])]
-    raise IntakeError(review.NOT_COMPACTABLE_ERROR)
+    try:
+        kind, payload = normalize_result_else_run(document.value)
+    except NotCompactable:
+        raise IntakeError(review.NOT_COMPACTABLE_ERROR) from None
+    return [Artifact(kind, payload, document.sha256, "baseline", origin=options["baseline_result_json"])]
 
 
 def _execute(ctx: click.Context, fmt: str, options: dict[str, Any], new_goal: bool) -> None:

@@ -162,3 +162,19 @@ def detect_kind(value: Any) -> str | None:
             return kind
     schema = value.get("schema_version")
     return DECLARED_KINDS.get(schema) if isinstance(schema, str) else None
+
+
+# A result, else the run it carries: LoopX reads an envelope whose benchmark_result does not compact as its
+# run (docs/interop.md, "A baseline given as an envelope"); baseline-failure-gate and ingest alike.
+RESULT_ELSE_RUN = ("result", "run")
+
+
+def normalize_result_else_run(value: Any) -> tuple[str, Any]:
+    """``value`` as a result artifact, else as a run (:data:`RESULT_ELSE_RUN`): ``(kind, payload)``.
+
+    Raises the run's :class:`NotCompactable` when neither compacts.
+    """
+    try:
+        return RESULT_ELSE_RUN[0], normalize(RESULT_ELSE_RUN[0], value)
+    except NotCompactable:
+        return RESULT_ELSE_RUN[1], normalize(RESULT_ELSE_RUN[1], value)

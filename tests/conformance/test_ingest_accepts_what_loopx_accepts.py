@@ -14,9 +14,8 @@ from __future__ import annotations
 import pytest
 
 from benchledger.ledger.service.intake.reading import read_json
-from benchledger.projections import baseline_failure_gate
 from benchledger.projections.artifacts import NotCompactable
-from benchledger.projections.artifacts.kinds import normalize
+from benchledger.projections.artifacts.kinds import normalize_result_else_run
 from tests.conformance.cases import load_cases
 from tests.helpers import invoke
 
@@ -31,14 +30,10 @@ BASELINE_FLAG = "--baseline-result-json"
 
 def _baseline_kind(path: str) -> str:
     """baseline-failure-gate reads its baseline as the first kind that compacts it (a result, else a run)."""
-    value = read_json(path).value
-    for kind in baseline_failure_gate.BASELINE_KINDS:
-        try:
-            normalize(kind, value)
-        except NotCompactable:
-            continue
-        return kind
-    raise AssertionError(f"{path}: LoopX accepted a baseline no kind compacts")
+    try:
+        return normalize_result_else_run(read_json(path).value)[0]
+    except NotCompactable:
+        raise AssertionError(f"{path}: LoopX accepted a baseline no kind compacts") from None
 
 
 def _inputs(case) -> list[tuple[str, str]]:

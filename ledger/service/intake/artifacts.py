@@ -8,8 +8,13 @@ from dataclasses import dataclass, field
 from benchledger.errors import capped
 from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS, MAX_BATCH_BYTES, SourceDocument, read_documents
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
-from benchledger.projections.artifacts.kinds import DECLARED_KINDS, detect_kind, normalize
-from benchledger.projections.baseline_failure_gate import BASELINE_KINDS
+from benchledger.projections.artifacts.kinds import (
+    DECLARED_KINDS,
+    RESULT_ELSE_RUN,
+    detect_kind,
+    normalize,
+    normalize_result_else_run,
+)
 from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA
 
 
@@ -72,11 +77,9 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
     try:
         payload = normalize(kind, value)
     except NotCompactable as exc:
-        if detected and kind == BASELINE_KINDS[0]:
-            # A result, else the run it carries (BASELINE_KINDS): LoopX reads an envelope whose
-            # benchmark_result does not compact as its run (docs/interop.md), and so does ingest.
+        if detected and kind == RESULT_ELSE_RUN[0]:  # (a detected result that does not compact may be read as its run)
             try:
-                return Artifact(BASELINE_KINDS[1], normalize(BASELINE_KINDS[1], value), document.sha256, origin=document.source)
+                return Artifact(*normalize_result_else_run(value), document.sha256, origin=document.source)
             except NotCompactable:
                 pass
         raise IntakeError(f"not a compactable {kind} artifact" + (f": {exc}" if str(exc) else "")) from exc
