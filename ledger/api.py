@@ -842,7 +842,9 @@ class ReportViews:
         return self._views.goal_overview(self._store, goal_id, pass_rates=pass_rates)
 
     def pass_rates(self, goal_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-        return self._views.pass_rates(self._store, goal_ids)
+        from benchledger.ledger.read.runs import goal_pass_rates
+
+        return goal_pass_rates(self._store, goal_ids)
 
     def goal_last_position(self, goal_id: str) -> int | None:
         return self._views.goal_last_position(self._store, goal_id)

@@ -618,7 +618,7 @@ def _run_group_pairs(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str, str, str], dict[str, list[Mapping[str, Any]]]] = {}
     for view in runs:
         role = arm_role(view["arm_id"] or view["mode"])
-        if view["kind"] == ROW_KIND and view["run_group_id"] and role and not (view["superseded"] or view["retracted"]):
+        if view["kind"] == ROW_KIND and view["run_group_id"] and role and is_shown(view):
             key = (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", view["run_group_id"])
             groups.setdefault(key, {BASELINE: [], TREATMENT: []})[role].append(view)
     pairs = []
@@ -634,9 +634,14 @@ def _run_group_pairs(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return pairs
 
 
+def is_shown(view: Mapping[str, Any]) -> bool:
+    """Whether a listing shows the run: each run once, in its current version, never a retracted one."""
+    return not (view["superseded"] or view["retracted"])
+
+
 def run_views(events: Iterable[EventLike]) -> list[dict[str, Any]]:
     """The runs a listing shows: each run once, in its current version, never a retracted one, in listing order."""
-    return sorted((v for v in runs_model(events).runs if not (v["superseded"] or v["retracted"])), key=listing_order)
+    return sorted(filter(is_shown, runs_model(events).runs), key=listing_order)
 
 
 def pairs(events: Iterable[EventLike]) -> list[dict[str, Any]]:

@@ -38,7 +38,7 @@ def compare(
     """The comparisons of a scope (goals, default the whole ledger; ``as_of`` a position or time), one per benchmark and arm pair."""
     position = resolve_ledger_as_of(ledger, as_of)
     model = runs_model(ledger, goal_ids=goal_ids, up_to_position=position)
-    views = [v for v in model.runs if not (v["superseded"] or v["retracted"])]
+    views = list(filter(runs.is_shown, model.runs))
     arms = {v["arm"] for v in views if v["arm"]}
     benchmarks = {v["benchmark_id"] for v in views}
     if benchmark is not None and benchmark not in benchmarks:

@@ -146,12 +146,6 @@ def goal_index(
     return {"total": total, "offset": offset, "limit": limit, "goals": listing}
 
 
-def pass_rates(ledger: Store, goal_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """The goals' pass rates per benchmark × arm, as :func:`goal_index` shows them (each reads every run of its goal)."""
-    rates = goal_pass_rates(ledger, goal_ids)
-    return {goal: rates.get(goal, []) for goal in goal_ids}
-
-
 def retracted_of(connection: Any, goal_ids: Sequence[str]) -> list[str]:
     """The ids the goals' retractions retract (retractions are few: read whole, by the rule in ``projections.retraction``)."""
     found = connection.execute(select(events.c.payload).where(events.c.goal_id.in_(goal_ids), events.c.kind == retraction.KIND))

@@ -79,11 +79,6 @@ def runs_model(ledger: Store, *, goal_ids: Sequence[str] = (), up_to_position: i
     return runs.runs_model(_model_events(ledger, goal_ids, up_to_position))
 
 
-def _shown(view: Mapping[str, Any]) -> bool:
-    """A listing shows each run once, in its current version, and never what was retracted."""
-    return not (view["superseded"] or view["retracted"])
-
-
 @_collector_paused
 def list_runs(ledger: Store, *, goal_id: str | None = None) -> list[dict[str, Any]]:
     """Every run (imported LoopX rows and ingested compact runs), latest version of each, in listing order."""
@@ -225,7 +220,7 @@ def select_pairs(ledger: Store, *, goal_id: str | None = None, **filters: str | 
     one of whose two runs matches.
     """
     model = runs_model(ledger, goal_ids=[goal_id] if goal_id else [])
-    check_filters((v for v in model.runs if _shown(v)), **filters)
+    check_filters(filter(runs.is_shown, model.runs), **filters)
     chosen = {name: filters.get(name) for name in ("benchmark", "case")}
     selected = {name: filters.get(name) for name in ("arm", "mode", "status")}
     return [
