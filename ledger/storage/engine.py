@@ -38,6 +38,10 @@ class LedgerBusy(LedgerUnavailable):
     """Another writer held the SQLite ledger for longer than the retry budget."""
 
 
+class StandbyCancelledRead(LedgerUnavailable):
+    """A PostgreSQL hot standby cancelled a read that held back the replay of its primary's changes (docs/deployment.md)."""
+
+
 class StandbyIsReadOnly(LedgerUnavailable):
     """A command that writes was pointed at a PostgreSQL hot standby (a read-only replica): nothing was written."""
 
@@ -53,6 +57,37 @@ class StandbyIsReadOnly(LedgerUnavailable):
 # connection a read-only transaction used: the pool resets it to read-write), feature_not_supported, and to a
 # write, read_only_sql_transaction. A primary never refuses a BEGIN READ WRITE.
 STANDBY_REFUSALS = frozenset({"0A000", "25006"})
+
+
+# What a standby answers a statement it cancelled because it held back the replay of its primary's WAL (a vacuum
+# removing rows the statement still sees, a lock the replay needs) past max_standby_streaming_delay:
+# serialization_failure, saying "conflict with recovery" (a read-only transaction on a primary never gets one).
+RECOVERY_CONFLICT = "40001"
+_STANDBY_ADVICE = (
+    "a PostgreSQL hot standby does this to a read that held back the replay of its primary's changes for longer than "
+    "max_standby_streaming_delay: run it again, or set hot_standby_feedback = on on the standby (docs/deployment.md)"
+)
+
+
+def _name_lost_reads(engine: Engine) -> None:
+    """Make a standby's cancellation of a read, or a connection the server closed, one line saying what to do (not exit 70).
+
+    A standby cancels a running statement with :data:`RECOVERY_CONFLICT`; a
+    transaction caught between statements has its connection closed instead,
+    which the driver reports without a reason, so that line names both causes.
+    """
+    where = redact_url(engine.url.render_as_string(hide_password=True))
+
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context: Any) -> None:
+        original = context.original_exception
+        if getattr(original, "pgcode", None) == RECOVERY_CONFLICT and "conflict with recovery" in str(original):
+            raise StandbyCancelledRead(f"the ledger at {where} cancelled this read: {_STANDBY_ADVICE}") from original
+        if context.is_disconnect and context.connection is not None:  # (not a failed connect: that has its own line)
+            raise LedgerUnavailable(
+                f"the server of the ledger at {where} closed the connection: {_STANDBY_ADVICE}; otherwise the server "
+                "restarted or the network dropped it (a write it interrupted is in the ledger whole or not at all)"
+            ) from original
 
 
 def refuse_writes_on_standby(connection: Any, where: str, *, lock_key: int | None = None) -> None:
@@ -192,7 +227,9 @@ def _create_engine(url: URL) -> Engine:
         options["use_native_hstore"] = False
         if "connect_timeout" not in url.query:
             options["connect_args"] = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT_S}
-    return create_engine(url, **options)
+    engine = create_engine(url, **options)
+    _name_lost_reads(engine)
+    return engine
 
 
 @contextmanager

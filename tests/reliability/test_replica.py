@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -357,3 +358,55 @@ def test_a_ledger_restored_from_pg_dump_proves_it_is_the_same_with_audit_expect_
     # ... and a digest the primary never had is not proved.
     other = audited["digest"].split(":")[0] + ":" + "0" * 64
     assert invoke(restored, "audit", "--expect-digest", other).exit_code == 1
+
+
+
+@pytest.fixture
+def no_standby_delay(replicated: Replication) -> Iterator[Replication]:
+    """The standby cancels whatever holds back its replay at once (``max_standby_streaming_delay = 0``)."""
+    replicated.sql(replicated.standby_port, "ALTER SYSTEM SET max_standby_streaming_delay = 0")
+    replicated.sql(replicated.standby_port, "SELECT pg_reload_conf()")
+    try:
+        yield replicated
+    finally:
+        replicated.sql(replicated.standby_port, "ALTER SYSTEM RESET max_standby_streaming_delay")
+        replicated.sql(replicated.standby_port, "SELECT pg_reload_conf()")
+
+
+def _lock_events_on_the_primary_soon(replicated: Replication) -> threading.Thread:
+    """The primary takes the events table exclusively in a moment: its replay conflicts with a standby read of it."""
+
+    def lock() -> None:
+        time.sleep(0.5)
+        replicated.sql(replicated.primary_port, "BEGIN; LOCK TABLE events IN ACCESS EXCLUSIVE MODE; COMMIT", "ledger")
+
+    locking = threading.Thread(target=lock)
+    locking.start()
+    return locking
+
+
+@pytest.mark.parametrize("between_statements", [False, True], ids=["running-statement", "between-statements"])
+def test_a_read_the_standby_cancels_for_its_replay_is_one_line_saying_what_to_do(no_standby_delay, between_statements):
+    """A real recovery conflict: a read holds the events table's share lock while the primary takes it exclusively.
+
+    A running statement is cancelled (SQLSTATE 40001), a transaction between two statements loses its connection;
+    either way the library (and so every read command) says it in one line naming the setting that avoids it.
+    """
+    from benchledger.errors import LedgerUnavailable
+    from benchledger.ledger.storage.store import open_store
+
+    store = open_store(no_standby_delay.standby)
+    pause = "SELECT 1" if between_statements else "SELECT pg_sleep(20) FROM events LIMIT 1"
+    said = "closed the connection" if between_statements else "cancelled this read"
+    try:
+        with pytest.raises(LedgerUnavailable, match=rf"{said}: .*set hot_standby_feedback = on"):
+            with store.reading() as connection:
+                connection.exec_driver_sql("SELECT count(*) FROM events").scalar_one()  # takes the share lock
+                locking = _lock_events_on_the_primary_soon(no_standby_delay)
+                deadline = time.monotonic() + REPLAY_WAIT_S
+                while time.monotonic() < deadline:
+                    connection.exec_driver_sql(pause).all()
+                    time.sleep(0.2)
+        locking.join()
+    finally:
+        store.engine.dispose()
