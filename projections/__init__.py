@@ -59,8 +59,15 @@ class ReviewModule(Protocol):
 
 def review_module(name: str) -> ReviewModule:
     """Return the reducer module of the review command ``name``."""
-    # (imported by name, which the type checker cannot follow: the list below holds each module to ReviewModule)
-    return cast(ReviewModule, importlib.import_module(f"benchledger.projections.{REVIEW_MODULES[name]}"))
+    # (asked for several times an event by a fold: held once imported, import_module is a dozen dict look-ups)
+    module = _IMPORTED.get(name)
+    if module is None:
+        # (imported by name, which the type checker cannot follow: the list below holds each module to ReviewModule)
+        module = _IMPORTED[name] = cast(ReviewModule, importlib.import_module(f"benchledger.projections.{REVIEW_MODULES[name]}"))
+    return module
+
+
+_IMPORTED: dict[str, ReviewModule] = {}
 
 
 if TYPE_CHECKING:

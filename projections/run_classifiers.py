@@ -14,9 +14,9 @@ review, and an ``isinstance`` against the ``Mapping`` ABC costs several times mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from benchledger.projections.artifacts.safe import as_object, is_int
 
@@ -60,6 +60,36 @@ NO_ATTRIBUTION = "none"
 AGENT_SETUP_TIMEOUT_SCORE_FAILURE = "agent_setup_timeout_score_failure"
 AGENT_SETUP_SCORE_FAILURE = "agent_setup_score_failure"
 AGENT_TIMEOUT_SCORE_FAILURE = "agent_timeout_score_failure"
+
+
+# Runs whose derived facts are held by identity (see _per_run); when full, the memory starts over.
+RECENT_RUNS = 512
+_Fact = TypeVar("_Fact")
+
+
+def _per_run(derive: Callable[[Mapping[str, Any]], _Fact]) -> Callable[[Mapping[str, Any]], _Fact]:
+    """``derive`` worked out once per run object, while it is among the last :data:`RECENT_RUNS` asked about.
+
+    A fold reviews each run several times (its runner invariants, its attempt
+    gate, then its batch's claim review, learning ledger and verifier
+    attribution), always the same decoded payload; a payload is never changed
+    once decoded (reducers build new objects), so the same object gives the
+    same facts. The run is held beside its facts, so its id is not reused
+    while they are.
+    """
+    held: dict[int, tuple[Mapping[str, Any], _Fact]] = {}
+
+    def facts(run: Mapping[str, Any]) -> _Fact:
+        known = held.get(id(run))
+        if known is not None and known[0] is run:
+            return known[1]
+        if len(held) >= RECENT_RUNS:
+            held.clear()
+        value = derive(run)
+        held[id(run)] = (run, value)
+        return value
+
+    return facts
 
 
 def _int_or_zero(value: Any) -> int:
@@ -174,6 +204,11 @@ class RunFailure:
 
     @classmethod
     def of(cls, run: Mapping[str, Any]) -> RunFailure:
+        """The run's failure (one per run object: see :func:`_per_run`; nothing changes one once built)."""
+        return _run_failure(run)
+
+    @classmethod
+    def derive(cls, run: Mapping[str, Any]) -> RunFailure:
         exception_kinds, worker_start_kinds = set(), set()
         for trial in _trials(run):
             exception_kinds.add(exception_kind(trial.get("exception_type")))
@@ -225,9 +260,13 @@ class RunFailure:
         return NO_ATTRIBUTION
 
 
+_run_failure = _per_run(RunFailure.derive)
+_labels = _per_run(lambda run: tuple(_run_failure(run).labels()))
+
+
 def failure_labels(run: Mapping[str, Any]) -> list[str]:
     """D-LABELS of a run (see :meth:`RunFailure.labels`)."""
-    return RunFailure.of(run).labels()
+    return list(_labels(run))
 
 
 def score_failure_attribution(run: Mapping[str, Any]) -> str:
@@ -237,6 +276,10 @@ def score_failure_attribution(run: Mapping[str, Any]) -> str:
 
 def treatment_worker_evidence(run: Mapping[str, Any]) -> dict[str, Any]:
     """D-EVIDENCE: did a LoopX-assisted worker demonstrably run? Key order is the payload's."""
+    return dict(_worker_evidence(run))  # (a copy: the caller may keep it in its payload)
+
+
+def _treatment_worker_evidence(run: Mapping[str, Any]) -> dict[str, Any]:
     counters = as_object(run.get("interaction_counters"))
     calls = as_object(counters.get("loopx_cli_calls"))
     observation = as_object(run.get("active_user_observation"))
@@ -267,3 +310,6 @@ def treatment_worker_evidence(run: Mapping[str, Any]) -> dict[str, Any]:
         "active_user_observed_after_worker_start": observed,
         "present": cli_call_total > 0 or schema_ok_count > 0 or controller_present or observed,
     }
+
+
+_worker_evidence = _per_run(_treatment_worker_evidence)
