@@ -19,7 +19,7 @@ from benchledger.projections.claim_review import (
     BOUNDARY_MISMATCH,
     MISSING_WORKER_EVIDENCE,
     paired_inputs,
-    review_claim,
+    reviewed_claim,
 )
 from benchledger.projections.claim_review import SCHEMA_VERSION as CLAIM_REVIEW_SCHEMA_VERSION
 from benchledger.projections.markdown import code, document, get, text
@@ -239,7 +239,7 @@ def overhead(comparison: Mapping[str, Any], delta: float | None) -> dict[str, An
 
 def learning_row(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``benchmark_learning_ledger_v0`` row (without the ``--require-actionable-learning`` gate)."""
-    claim = review_claim(comparison, runs)
+    claim = reviewed_claim(comparison, runs)  # (the claim review's own row may hold it: lists taken from it are copied)
     verdict = claim["decision"]
     delta = claim["official_task_score_delta"]
     clean = verdict["clean_validation_enhancement"]
@@ -253,7 +253,8 @@ def learning_row(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]
     return {
         "schema_version": SCHEMA_VERSION,
         "input_schema_versions": {
-            **claim["input_schema_versions"],
+            "benchmark_comparison": claim["input_schema_versions"]["benchmark_comparison"],
+            "benchmark_runs": list(claim["input_schema_versions"]["benchmark_runs"]),
             "claim_review": CLAIM_REVIEW_SCHEMA_VERSION,
         },
         "task_id": claim["task_id"],
@@ -264,7 +265,7 @@ def learning_row(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]
         "repair_candidates": candidates,
         "lifecycle_gate": gate,
         "claim_strength": verdict["claim_strength"],
-        "claim_blockers": verdict["blockers"],
+        "claim_blockers": list(verdict["blockers"]),
         "learning_quota_gate": quota,
         "overhead": overhead(comparison, delta),
         "routing": routing(guard_only, candidates, gate["budget_count_allowed"], quota["spend_allowed"], clean),

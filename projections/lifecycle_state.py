@@ -35,6 +35,7 @@ from benchledger.projections.boundaries import (
     require_gate,
 )
 from benchledger.projections.markdown import code, document, get, text
+from benchledger.projections.run_classifiers import per_run
 
 NAME = "lifecycle-state"
 VERSION = 1
@@ -215,7 +216,13 @@ def readiness_preflight(
     run: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], no_run_preflight_ready: bool
 ) -> dict[str, Any]:
     """Spec §3.2: a same-task repeat after a setup failure waits for a setup-only check ({} if none)."""
-    context = setup_failure_context(run, trials)
+    return _readiness(run, trials, setup_failure_context(run, trials), no_run_preflight_ready)
+
+
+def _readiness(
+    run: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], context: dict[str, Any] | None, no_run_preflight_ready: bool
+) -> dict[str, Any]:
+    """:func:`readiness_preflight` of the run's :func:`setup_failure_context` ``context``."""
     if context is None:
         return {}
     task_ids = (label(trial.get("task_id")) for trial in trials)
@@ -326,10 +333,30 @@ class Facts:
         self.environment_setup_probe_completed = bool(self.probe)
 
 
+@dataclass(slots=True)
+class RunFacts:
+    """What the facts read of the latest run alone (a run is the latest for several events of a fold: see per_run)."""
+
+    trials: list[dict[str, Any]]
+    verifier_scored: bool
+    setup_context: dict[str, Any] | None
+    probe: dict[str, Any]
+
+    @classmethod
+    def of(cls, run: Mapping[str, Any]) -> RunFacts:
+        trials = _trials(run)
+        return cls(trials, verifier_scored(run, trials), setup_failure_context(run, trials), probe_result(run, trials))
+
+
+_run_facts = per_run(RunFacts.of)
+
+
 def derive_facts(evidence: Evidence, summary: Mapping[str, Any]) -> Facts:
     """Spec §2. ``summary`` is the evidence's :func:`input_summary`: the facts compare the schemas it read."""
     run = evidence.run
-    trials = _trials(run)
+    # (no run is a new {} each time: nothing to hold)
+    of_run = _run_facts(run) if run else RunFacts.of(run)
+    trials = of_run.trials
     post_launch = evidence.post_launch
     result_ingested = summary["benchmark_run_schema"] == RUN_SCHEMA
     ready = preflight_ready(evidence.preflight)
@@ -342,13 +369,13 @@ def derive_facts(evidence: Evidence, summary: Mapping[str, Any]) -> Facts:
         result_ingested or post_launch.get("ready_for_compact_result_ingest") is True,
         post_launch.get("ready_for_compact_failure_marker") is True,
         result_ingested,
-        verifier_scored(run, trials),
+        of_run.verifier_scored,
         summary["benchmark_comparison_schema"] == COMPARISON_SCHEMA,
         summary["claim_review_schema"] == CLAIM_REVIEW_SCHEMA,
         summary["learning_ledger_schema"] == LEARNING_LEDGER_SCHEMA,
         _is_true(evidence.ledger.get("lifecycle_gate"), "budget_count_allowed"),
-        readiness_preflight(run, trials, ready),
-        probe_result(run, trials),
+        _readiness(run, trials, of_run.setup_context, ready),
+        of_run.probe,
     )
 
 

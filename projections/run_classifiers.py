@@ -62,12 +62,12 @@ AGENT_SETUP_SCORE_FAILURE = "agent_setup_score_failure"
 AGENT_TIMEOUT_SCORE_FAILURE = "agent_timeout_score_failure"
 
 
-# Runs whose derived facts are held by identity (see _per_run); when full, the memory starts over.
+# Runs whose derived facts are held by identity (see per_run); when full, the memory starts over.
 RECENT_RUNS = 512
 _Fact = TypeVar("_Fact")
 
 
-def _per_run(derive: Callable[[Mapping[str, Any]], _Fact]) -> Callable[[Mapping[str, Any]], _Fact]:
+def per_run(derive: Callable[[Mapping[str, Any]], _Fact]) -> Callable[[Mapping[str, Any]], _Fact]:
     """``derive`` worked out once per run object, while it is among the last :data:`RECENT_RUNS` asked about.
 
     A fold reviews each run several times (its runner invariants, its attempt
@@ -204,7 +204,7 @@ class RunFailure:
 
     @classmethod
     def of(cls, run: Mapping[str, Any]) -> RunFailure:
-        """The run's failure (one per run object: see :func:`_per_run`; nothing changes one once built)."""
+        """The run's failure (one per run object: see :func:`per_run`; nothing changes one once built)."""
         return _run_failure(run)
 
     @classmethod
@@ -260,8 +260,8 @@ class RunFailure:
         return NO_ATTRIBUTION
 
 
-_run_failure = _per_run(RunFailure.derive)
-_labels = _per_run(lambda run: tuple(_run_failure(run).labels()))
+_run_failure = per_run(RunFailure.derive)
+_labels = per_run(lambda run: tuple(_run_failure(run).labels()))
 
 
 def failure_labels(run: Mapping[str, Any]) -> list[str]:
@@ -312,4 +312,4 @@ def _treatment_worker_evidence(run: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_worker_evidence = _per_run(_treatment_worker_evidence)
+_worker_evidence = per_run(_treatment_worker_evidence)
