@@ -82,7 +82,7 @@ def _orjson_canonical(value: Any) -> str | None:
     does not read back as ``value`` (NaN equals nothing), ``+``, ``.0000``, or
     ``e-`` after a digit; all but the first are searches of the text, far
     cheaper than encoding. (UUIDs and enums, which the json module refuses,
-    orjson writes: no payload holds one.) tests/perf_equivalence/test_append_speed_paths.py
+    orjson writes: no payload holds one.) tests/perf_equivalence/test_canonical_orjson.py
     holds the two ways equal on generated JSON, floats of every exponent included.
     """
     try:
