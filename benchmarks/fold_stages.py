@@ -1,0 +1,168 @@
+"""The projection fold alone against read + decode and `replay --jobs 1`, and where the fold spends its time (issue 31 item 4).
+
+    .venv/bin/python -m benchmarks.fold_stages                      # a 2x10^4-event ledger of ordinary goals, 5 rounds
+    .venv/bin/python -m benchmarks.fold_stages --events 100000 --rounds 3 --ledger /tmp/fold.sqlite
+
+One SQLite ledger of clones of real goals (``benchmarks.synthetic_ledger``, as ``benchmarks.growth`` builds
+for its replay; ``--ledger`` keeps it and reuses it on the next run). Measured in one process, rounds
+interleaved so that a machine whose load moves moves all three, the best round of each, in **CPU
+seconds of this process** (on a shared machine the wall clock mostly measures the other processes):
+
+* the fold alone, as ``benchmarks.run`` measures it (every goal's events, read and decoded before
+  the clock starts, folded by ``project_goal`` into rows serialized by ``row_record``);
+* read + decode, as ``benchmarks.run`` measures it (``SELECT`` of the events table in position
+  order, ``yield_per=2000``, ``json.loads`` of each payload);
+* ``replay(ledger, jobs=1)`` (the first three rounds; it must change no row).
+
+Then one more fold with each stage timed (``perf_counter`` around the function; a stage called
+inside another is counted for the outer one only), in microseconds an event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import gc
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, select
+
+from benchledger.ledger.service import folding
+from benchledger.ledger.service.maintenance import replay
+from benchledger.ledger.storage.engine import normalize_url
+from benchledger.ledger.storage.event_records import StoredEvent
+from benchledger.ledger.storage.schema import events as events_table
+from benchledger.ledger.storage.store import Store
+from benchledger.projections import projector, review_module
+from benchmarks import workload as wl
+from benchmarks.synthetic_ledger import build_big_ledger, build_templates
+
+REDUCERS = (
+    "lifecycle-state",
+    "review-verifier-attribution",
+    "learning-ledger",
+    "review-claim",
+    "attempt-learning-gate",
+    "review-runner-invariants",
+    "review-adapter-kwargs",
+)
+
+
+def fold(goals: dict[str, list[StoredEvent]]) -> None:
+    for goal, events in goals.items():
+        for row in projector.project_goal(events, strict=False).rows.values():
+            folding.row_record(goal, row)
+
+
+def read_decode(url: str) -> None:
+    engine = create_engine(normalize_url(url))
+    with engine.connect() as connection:
+        for row in connection.execution_options(yield_per=2000).execute(select(events_table).order_by(events_table.c.position)):
+            json.loads(row.payload)
+    engine.dispose()
+
+
+def replay_unchanged(ledger: Store) -> None:
+    """``replay --jobs 1``, which must find every row as the fold makes it (the ledger's rows are a fold's)."""
+    report = replay(ledger, jobs=1)
+    if report["rows_changed"] or report["faulted"]:
+        raise RuntimeError(f"replay changed {report['rows_changed']} rows, faulted {len(report['faulted'])}")
+
+
+def cpu_seconds(work: Callable[[], Any]) -> float:
+    gc.collect()
+    start = time.process_time()
+    work()
+    return time.process_time() - start
+
+
+def stages(goals: dict[str, list[StoredEvent]]) -> tuple[float, collections.Counter[str]]:
+    """One fold with each stage timed; the wrappers are removed after."""
+    seconds: collections.Counter[str] = collections.Counter()
+    inside = [False]
+    patched: list[tuple[Any, str, Any]] = []
+
+    def timed(owner: Any, attribute: str, stage: str) -> None:
+        function = getattr(owner, attribute)
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if inside[0]:
+                return function(*args, **kwargs)
+            inside[0] = True
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                seconds[stage] += time.perf_counter() - start
+                inside[0] = False
+
+        patched.append((owner, attribute, function))
+        setattr(owner, attribute, wrapper)
+
+    for name in REDUCERS:
+        timed(review_module(name), "reduce", name)
+    timed(projector, "normalize", "derived reviews normalized")
+    timed(folding, "canonical_json", "rows serialized (canonical JSON)")
+    timed(projector, "lifecycle_summary", "lifecycle summary and changes of a step")
+    timed(projector, "changes", "lifecycle summary and changes of a step")
+    try:
+        start = time.perf_counter()
+        fold(goals)
+        total = time.perf_counter() - start
+    finally:
+        for owner, attribute, function in reversed(patched):
+            setattr(owner, attribute, function)
+    return total, seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=20_000, help="events of the ledger built (default 2x10^4)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--ledger", type=Path, default=None, help="SQLite file of the ledger: built when absent, reused when present")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="benchledger-fold-") as scratch:
+        path = args.ledger or Path(scratch) / "fold.sqlite"
+        url = f"sqlite:///{path}"
+        fresh = not path.exists()
+        ledger = Store.open(url)
+        if fresh:
+            build_big_ledger(ledger, build_templates(wl.load_templates(), 24, args.seed), args.events, 0)
+        goals: dict[str, list[StoredEvent]] = {}
+        for stored in ledger.read_all():
+            goals.setdefault(stored.goal_id, []).append(stored)
+            stored.payload  # noqa: B018 - decoded once here (a cached property), outside the timed part
+        events = sum(map(len, goals.values()))
+        best = {"fold": float("inf"), "read": float("inf"), "replay": float("inf")}
+        for round_ in range(args.rounds):
+            best["fold"] = min(best["fold"], cpu_seconds(lambda: fold(goals)))
+            best["read"] = min(best["read"], cpu_seconds(lambda: read_decode(url)))
+            if round_ < 3:
+                best["replay"] = min(best["replay"], cpu_seconds(lambda: replay_unchanged(ledger)))
+        rate = {name: events / seconds for name, seconds in best.items()}
+        print(f"{events:,} events, {len(goals):,} goals; best of {args.rounds} rounds (replay: of 3), CPU time of this process")
+        print("| measurement | events/s | ratio |")
+        print("| --- | --- | --- |")
+        print(f"| read + json.loads | {rate['read']:,.0f} | |")
+        print(f"| fold alone | {rate['fold']:,.0f} | {rate['fold'] / rate['read']:.3f}x read + decode (target >= 0.4) |")
+        print(f"| `replay --jobs 1` | {rate['replay']:,.0f} | {rate['replay'] / rate['fold']:.3f}x the fold alone (target >= 0.7) |")
+        total, seconds = stages(goals)
+        print(f"\nOne fold, stages timed: {total * 1e6 / events:.1f} us an event (the timing adds its own)")
+        for stage, spent in seconds.most_common():
+            print(f"  {stage:45s} {spent * 1e6 / events:6.1f} us  {spent / total:6.1%}")
+        rest = total - sum(seconds.values())
+        print(f"  {'linking rules, rows, the rest':45s} {rest * 1e6 / events:6.1f} us  {rest / total:6.1%}")
+        ledger.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
