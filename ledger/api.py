@@ -510,16 +510,17 @@ class Ledger:
 
     def ingest_batch_file(
         self, path: str, *, name: str | None = None, started: Callable[[int], None] | None = None,
-        progress: Callable[[int], None] | None = None,
+        progress: Callable[[int], None] | None = None, jobs: int = 1,
     ) -> BatchFileIngest:
         """``ingest-batches``: an NDJSON file of batches, every line validated first, then appended a few hundred artifacts per transaction.
 
         ``name`` is what messages call the file; ``started`` is told how many
-        artifacts were validated, ``progress`` how many each transaction committed.
+        artifacts were validated, ``progress`` how many each transaction committed;
+        ``jobs`` worker processes validate the lines (the same outcome as one).
         """
         from benchledger.ledger.service.bulk import ingest_batch_file
 
-        return ingest_batch_file(self._store, path, name=name, started=started, progress=progress)
+        return ingest_batch_file(self._store, path, name=name, started=started, progress=progress, jobs=jobs)
 
     def archive_goal(self, goal_id: str, *, archived: bool = True, source: str = LIBRARY_SOURCE) -> GoalArchive:
         """Archive ``goal_id`` (``archived=False``: unarchive it): an event that hides it from :meth:`goals` and the

@@ -1,8 +1,10 @@
 """``ingest-batches``: a file of many batches, validated first, then appended a few hundred artifacts a transaction.
 
 Each line is a batch; every line is parsed, normalized and guarded before
-anything is written, each valid batch spooled as normalized (with the guard's
-receipt for it) to a temporary file, not memory; then the spool is appended in
+anything is written (with ``jobs``, by worker processes a chunk of lines at a
+time: ``service.bulk_jobs``), each valid batch spooled as normalized (with the
+guard's receipt for it) to a temporary file, not memory, in file order; then the
+spool is appended by this process alone in
 transactions of about :data:`TRANSACTION_ARTIFACTS` artifacts, each one
 :class:`Ingest` committed as it goes: an interrupted run leaves whole batches,
 and running it again appends only what is missing, because an artifact's
@@ -12,13 +14,15 @@ manifest's is its members. docs/performance.md ("Memory") states the bound.
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
+from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, InvalidInput
+from benchledger.ledger.service.bulk_jobs import in_order
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
@@ -47,6 +51,10 @@ BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal"}
 # What a line says to create a goal whose name is close to an existing goal's (``service.goal_names``).
 NEW_GOAL_HOW = 'add "new_goal": true to the line'
 BATCHES_SOURCE = "cli ingest-batches"
+# Lines validated together (by one worker, with ``jobs``): about this many bytes, the chunk ending after the line that
+# reaches it. Large enough that handing a chunk over costs little beside validating it, small enough that a file of a
+# few MiB makes chunks for every worker.
+CHUNK_BYTES = 256 * 1024
 
 
 # -- ingest-batches ------------------------------------------------------------------------
@@ -174,37 +182,84 @@ def _unspooled(line: bytes) -> _SpooledBatch:
     return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal)
 
 
-def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str]) -> None:
-    """Pass 1: every line parsed, normalized and guarded; each valid batch is written to ``spool`` as normalized (:func:`_spooled`).
+@dataclass(frozen=True)
+class _CheckedLine:
+    """What validating one line found (:func:`_checked_lines`): why it cannot be read, or its batch's goal, size, what the
+    store's guard refuses in it and, when nothing, its spool line (:func:`_spooled`)."""
+
+    number: int
+    refusal: str | None = None
+    goal_id: str = ""
+    new_goal: bool = False
+    artifacts: int = 0
+    problems: tuple[str, ...] = ()
+    spooled: bytes | None = None
+
+
+def _checked_lines(name: str, lines: Sequence[tuple[int, bytes]]) -> list[_CheckedLine]:
+    """Each of ``lines`` parsed, normalized and guarded (:func:`_batch_line`, :func:`check_batch`): needs nothing but the
+    lines, so it runs in a worker process with ``jobs`` (``service.bulk_jobs``), in this one otherwise."""
+    checked = []
+    for number, line in lines:
+        try:
+            batch = _batch_line(line, f"{name}:{number}")
+        except InputFileError as exc:
+            checked.append(_CheckedLine(number, exc.reason))
+            continue
+        except IntakeError as exc:
+            checked.append(_CheckedLine(number, str(exc)))
+            continue
+        judged = check_batch(batch.goal_id, batch.artifacts, source=batch.source)
+        # (the report names the line: the place within it is enough)
+        problems = tuple(f"{place.removeprefix(f'{name}:{number} ')}: {problem}" for place, problem in judged.problems)
+        spooled = None if judged.receipt is None else _spooled(batch, judged.members, judged.receipt)
+        checked.append(_CheckedLine(number, None, batch.goal_id, batch.new_goal, len(batch.artifacts), problems, spooled))
+    return checked
+
+
+def _chunks(lines: Iterable[tuple[int, bytes]]) -> Iterator[list[tuple[int, bytes]]]:
+    """``lines`` in chunks of about :data:`CHUNK_BYTES`, in order."""
+    chunk: list[tuple[int, bytes]] = []
+    size = 0
+    for number, line in lines:
+        chunk.append((number, line))
+        size += len(line)
+        if size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str], jobs: int) -> None:
+    """Pass 1: every line parsed, normalized and guarded (by ``jobs`` worker processes); each valid batch is written to
+    ``spool`` as normalized (:func:`_spooled`), in file order.
 
     ``goals`` are the ledger's goal names and ``held`` their set: a line creating a goal whose name is close to one
     of them, or to a goal an earlier line creates, is refused here (as :class:`Ingest` would refuse it in its
-    transaction, after the earlier transactions committed), unless it says ``"new_goal": true``.
+    transaction, after the earlier transactions committed), unless it says ``"new_goal": true``. What is found is
+    reported line after line, whatever ``jobs``: the workers' answers come back in file order.
     """
     try:
         with open_input(path, name) as (handle, what):
-            for number, line in read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES, what=what):
-                try:
-                    batch = _batch_line(line, f"{name}:{number}")
-                except InputFileError as exc:
-                    report.refuse(number, exc.reason)
-                    continue
-                except IntakeError as exc:
-                    report.refuse(number, str(exc))
-                    continue
-                if batch.goal_id not in held:
-                    close = [] if batch.new_goal else goals.close_to(batch.goal_id)
-                    if close:
-                        report.refuse(number, close_name_problem(batch.goal_id, close, how_meant=NEW_GOAL_HOW))
-                    goals.add(batch.goal_id)
-                    held.add(batch.goal_id)
-                checked = check_batch(batch.goal_id, batch.artifacts, source=batch.source)
-                for place, problem in checked.problems:  # (the report names the line: the place within it is enough)
-                    report.refuse(number, f"{place.removeprefix(f'{name}:{number} ')}: {problem}")
-                report.batches += 1
-                report.artifacts += len(batch.artifacts)
-                if checked.receipt is not None and report.ok:  # (after a refusal nothing is appended: only the problems are still counted)
-                    spool.write(_spooled(batch, checked.members, checked.receipt))
+            lines = read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES, what=what)
+            for chunk in in_order(functools.partial(_checked_lines, name), _chunks(lines), jobs=jobs):
+                for line in chunk:
+                    if line.refusal is not None:
+                        report.refuse(line.number, line.refusal)
+                        continue
+                    if line.goal_id not in held:
+                        close = [] if line.new_goal else goals.close_to(line.goal_id)
+                        if close:
+                            report.refuse(line.number, close_name_problem(line.goal_id, close, how_meant=NEW_GOAL_HOW))
+                        goals.add(line.goal_id)
+                        held.add(line.goal_id)
+                    for problem in line.problems:
+                        report.refuse(line.number, problem)
+                    report.batches += 1
+                    report.artifacts += line.artifacts
+                    if line.spooled is not None and report.ok:  # (after a refusal nothing is appended: only the problems are still counted)
+                        spool.write(line.spooled)
     except InputFileError as exc:
         report.refuse(None, str(exc))
 
@@ -216,6 +271,7 @@ def ingest_batch_file(
     name: str | None = None,
     started: Callable[[int], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
 ) -> BatchFileIngest:
     """``ingest-batches PATH``: validate every line, then append the batches in transactions of a few hundred artifacts.
 
@@ -225,14 +281,18 @@ def ingest_batch_file(
     and appended from there, in file order, so what is appended is what was
     validated, whatever happens to the file meanwhile. ``started`` is called
     with the number of artifacts once they are validated, ``progress`` with
-    the number each committed transaction held.
+    the number each committed transaction held. ``jobs`` worker processes
+    validate the lines (the same report, spool and appends as one job: the
+    append is this process's alone, in file order).
     """
+    if jobs < 1:
+        raise InvalidInput(f"jobs must be at least 1 (1: the lines are validated in this process), not {jobs}")
     name = name or path
     report = BatchFileIngest(name)
     with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
         try:
             existing = [head["goal_id"] for head in ledger.heads()]
-            _validate(path, name, report, spool, GoalNames(existing), set(existing))
+            _validate(path, name, report, spool, GoalNames(existing), set(existing), jobs)
         except OSError as exc:  # (the input's own read errors are refusals: this is the spool's)
             raise BenchledgerError(
                 f"{name}: cannot write the validated batches to a temporary file ({exc.strerror or exc}); nothing was "

@@ -1,0 +1,182 @@
+"""``ingest-batches --jobs N`` on both backends: worker processes validate the lines, and what is written and reported is
+exactly what ``--jobs 1`` writes and reports (events, positions, the digest, every projection row, every refusal and its line).
+
+The chunks are made one line each here, so that a file of a few dozen lines is validated by the workers (a file of
+one chunk is validated in the calling process, whatever ``--jobs``); each test checks that workers did validate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from benchledger.ledger.service import bulk
+from benchledger.ledger.storage.engine import normalize_url
+from benchledger.ledger.storage.store import Store
+from tests.helpers import invoke, row_counts
+from tests.scenarios.test_bulk_intake import _attempt, _batch_file, _demo, _interleaved, _json
+
+# The processes that validated lines, each noting its id here (set by the fixture below).
+_VALIDATORS: Path | None = None
+_checked_lines = bulk._checked_lines
+
+
+def _checked_lines_noting_the_process(name, lines):
+    """``bulk._checked_lines``, noting which process ran it (module level: a worker finds it by name)."""
+    assert _VALIDATORS is not None
+    with _VALIDATORS.open("a") as out:
+        out.write(f"{os.getpid()}\n")
+    return _checked_lines(name, lines)
+
+
+def _checked_lines_of_a_killed_worker(name, lines):
+    if os.getpid() != _PARENT:
+        os.kill(os.getpid(), signal.SIGKILL)  # (the OOM killer's way)
+    return _checked_lines(name, lines)
+
+
+_PARENT = os.getpid()
+
+
+@pytest.fixture
+def validators(tmp_path, monkeypatch):
+    """The ids of the processes that validate lines, one line a chunk."""
+    global _VALIDATORS
+    _VALIDATORS = tmp_path / "validators.txt"
+    monkeypatch.setattr(bulk, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(bulk, "_checked_lines", _checked_lines_noting_the_process)
+
+    def seen() -> set[int]:
+        return {int(pid) for pid in _VALIDATORS.read_text().split()} if _VALIDATORS.exists() else set()
+
+    yield seen
+    _VALIDATORS = None
+
+
+@pytest.fixture
+def twin_url(ledger_url, tmp_path):
+    """A second migrated, empty ledger on the same backend as ``migrated_url``."""
+    from benchledger.ledger.storage.engine import create_ledger_engine
+    from benchledger.ledger.storage.migrate import upgrade
+    from tests.conftest import POSTGRES_URL, _postgres_schema_url
+
+    admin = schema = None
+    if ledger_url.startswith("sqlite"):
+        url = f"sqlite:///{tmp_path / 'twin.sqlite'}"
+    else:
+        schema = f"t_{uuid.uuid4().hex[:16]}"
+        admin = create_engine(normalize_url(POSTGRES_URL))
+        with admin.begin() as connection:
+            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        url = _postgres_schema_url(schema)
+    engine = create_ledger_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    yield url
+    if admin is not None:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def _written(url) -> dict:
+    """Everything a ledger holds that an ingest writes: every event with every stored field, every projection row, the digest."""
+    ledger = Store.open(url)
+    try:
+        events = [
+            {name: getattr(event, name) for name in ("position", "event_id", "goal_id", "stream_version", "kind", "payload", "chain_hash", "recorded_at", "source")}
+            for event in ledger.read_all()
+        ]
+        rows = ledger.projection_rows()
+    finally:
+        ledger.close()
+    audit = _json(invoke(url, "audit", "--format", "json"))
+    assert audit["ok"] is True
+    return {"events": events, "rows": rows, "digest": audit["digest"]}
+
+
+def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_path, monkeypatch, validators):
+    from benchledger.ledger.storage import append
+
+    moment = append.utc_timestamp(dt.datetime(2026, 12, 5, 4, 0, tzinfo=dt.UTC))
+    monkeypatch.setattr(append, "utc_timestamp", lambda: moment)  # (both runs at one moment: the digests may then agree)
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # each goal's batches span transactions
+    lines = [*_interleaved(18), {"goal_id": "goal-3", "kind": "run", "artifacts": _attempt("solo")[:2]}]
+    path = _batch_file(tmp_path / "batches.ndjson", lines)
+
+    one = _json(invoke(twin_url, "ingest-batches", str(path), "--jobs", "1", "--format", "json"))
+    assert validators() == {os.getpid()}
+    (tmp_path / "validators.txt").unlink()
+    two = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json"))
+
+    workers = validators()
+    assert workers and os.getpid() not in workers  # (19 one-line chunks: validated by the workers alone)
+    assert two == one and one["duplicates"] > 0 and one["transactions"] >= 8
+    written = _written(migrated_url)
+    assert written == _written(twin_url)
+    assert len(written["events"]) == one["appended"] + one["batches_appended"] and written["rows"]
+
+
+def _refused_lines(tmp_path: Path) -> Path:
+    secret = {**_demo("04-run-baseline.json"), "job_name": "postgresql://admin:pw@db.internal/prod"}
+    lines: list[object] = [
+        {"goal_id": "goal-alpha", "kind": None, "artifacts": _attempt("t-0")},
+        "not json",
+        {"goal_id": "goal-alpha", "kind": None, "artifacts": _attempt("t-1")},
+        {"goal_id": "goal-alpah", "kind": None, "artifacts": [secret]},  # a name one typo away, and a secret: two refusals
+        {"goal_id": "goal-beta", "kind": None, "artifacts": [{"schema_version": "no_such_schema_v0"}]},
+        {"goal_id": "goal-beta", "kind": None, "artifacts": _attempt("t-2")},
+        "[1]",
+    ]
+    return _batch_file(tmp_path / "refused.ndjson", lines)
+
+
+@pytest.mark.parametrize("too_long", [False, True], ids=["every-line-read", "a-line-too-long-ends-the-reading"])
+def test_refusals_are_the_same_lines_in_the_same_order_and_nothing_is_written(migrated_url, tmp_path, monkeypatch, validators, too_long):
+    path = _refused_lines(tmp_path)
+    if too_long:  # the reading stops at a line over the limit: what was read before is reported first, then that
+        monkeypatch.setattr(bulk, "MAX_BATCH_LINE_BYTES", 20_000)
+        with path.open("a") as out:
+            out.write(json.dumps({"goal_id": "goal-beta", "kind": None, "artifacts": _attempt("t-3"), "source": "x" * 30_000}) + "\n")
+            out.write(json.dumps({"goal_id": "goal-beta", "kind": None, "artifacts": _attempt("t-4")}) + "\n")
+    before = row_counts(migrated_url)
+
+    one = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "1", "--format", "json")
+    two = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json")
+
+    assert os.getpid() in validators() and len(validators()) > 1
+    assert (one.exit_code, two.exit_code) == (1, 1)
+    assert (two.stdout, two.stderr) == (one.stdout, one.stderr)
+    report = json.loads(two.stdout)
+    expected = [2, 4, 4, 5, 7] + ([None] if too_long else [])
+    assert [error["line"] for error in report["errors"]] == expected
+    assert "goal-alpha" in report["errors"][1]["error"] and "job_name" in report["errors"][2]["error"]
+    assert ("larger than the 20000-byte limit" in report["errors"][-1]["error"]) is too_long
+    assert row_counts(migrated_url) == before
+
+
+def test_jobs_must_be_at_least_one(migrated_url, tmp_path):
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": "g", "kind": None, "artifacts": _attempt("t")}])
+
+    result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "0")
+
+    assert result.exit_code == 2 and "Invalid value for '--jobs': 0 is not in the range x>=1" in result.stderr
+    assert row_counts(migrated_url)["events"] == 0
+
+
+def test_a_worker_killed_is_named_and_nothing_is_written(migrated_url, tmp_path, monkeypatch):
+    monkeypatch.setattr(bulk, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(bulk, "_checked_lines", _checked_lines_of_a_killed_worker)
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(4)])
+
+    result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+
+    assert result.exit_code != 0 and "worker process ended abruptly" in result.stderr and "nothing was written" in result.stderr
+    assert row_counts(migrated_url)["events"] == 0
