@@ -8,27 +8,28 @@ the only one to decide (refusals, goal names) and to write. One chunk (a
 small file) or one job: the same function runs in this process.
 
 The workers are forked, not spawned: a forked worker starts in milliseconds
-with every module already loaded, and holds this process's guard-receipt key
-(``storage/append.py``), so a receipt it makes is one the append here
-accepts, with the key never leaving the process's memory. A worker touches no
-database connection of this process (it is given lines, it returns bytes and
-strings), ignores Ctrl-C (the caller handles it and stops the pool) and ends
-with its parent. Where processes cannot be forked, the lines are validated here.
+with every module already loaded (a spawned one imports them again, which
+costs more than validating a file of a few MiB), and is a copy of this process
+down to its guard-receipt key (``storage/append.py``), so a receipt it makes
+is one the append here accepts, while the key is still never sent, stored or
+shown. A worker touches no database connection of this process (it is given
+lines, it returns bytes and strings), ignores Ctrl-C (the caller handles it and
+stops the pool) and ends with its parent. Where processes cannot be forked,
+the lines are validated here.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from benchledger.errors import WorkerDied
-from benchledger.ledger.service.fold_jobs import _exit_with_parent
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 _Item = TypeVar("_Item")
 _Answer = TypeVar("_Answer")
@@ -37,10 +38,6 @@ _END = object()  # (what ``next`` answers once the items are read)
 # Chunks handed out ahead of the one awaited, per worker: enough that no worker waits for the
 # caller, few enough that the caller holds a handful of chunks and their answers, not the file.
 AHEAD_PER_JOB = 2
-
-
-def can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def in_order(work: Callable[[_Item], _Answer], items: Iterable[_Item], *, jobs: int) -> Iterator[_Answer]:
@@ -52,7 +49,7 @@ def in_order(work: Callable[[_Item], _Answer], items: Iterable[_Item], *, jobs: 
     process. A worker that dies raises :class:`WorkerDied`.
     """
     source = iter(items)
-    if jobs <= 1 or not can_fork():
+    if jobs <= 1 or not hasattr(os, "fork"):
         yield from map(work, source)
         return
     first = next(source, _END)
@@ -66,6 +63,9 @@ def in_order(work: Callable[[_Item], _Answer], items: Iterable[_Item], *, jobs: 
     if second is _END:  # (one item, a small file: a pool would cost more than it saves)
         yield work(first)  # type: ignore[arg-type]
         return
+    # Imported here: a small file, or one job, need not load the process machinery.
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         yield from _by_workers(work, [first, second], source, jobs)  # type: ignore[list-item]
     except BrokenProcessPool as exc:  # (a worker killed: the OOM killer, a signal)
@@ -76,6 +76,9 @@ def in_order(work: Callable[[_Item], _Answer], items: Iterable[_Item], *, jobs: 
 
 
 def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Iterator[_Item], jobs: int) -> Iterator[_Answer]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),))
     try:
         pending: deque[Future[_Answer]] = deque(pool.submit(work, item) for item in held)
@@ -98,5 +101,8 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
 
 
 def _start_worker(parent: int) -> None:
+    # (as replay's workers do, a worker ends with its parent)
+    from benchledger.ledger.service.fold_jobs import _exit_with_parent
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C reaches the whole process group: the parent handles it)
     _exit_with_parent(parent)

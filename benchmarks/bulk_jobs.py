@@ -1,0 +1,317 @@
+"""``ingest-batches --jobs N``: the bulk ingest on every core, against ``--jobs 1`` and the serial ceiling, in one run.
+
+    .venv/bin/python -m benchmarks.bulk_jobs --quick                      # SQLite, 30 goals (878 artifacts), 3 rounds
+    .venv/bin/python -m benchmarks.bulk_jobs --backends sqlite,postgresql --goals 250
+
+One seeded workload (``benchmarks.workload``, that of ``benchmarks.run``) written once as an
+``ingest-batches`` file; then, in rounds whose order alternates (1, 2, then 2, 1, ...), the file
+ingested by ``ledger.service.bulk.ingest_batch_file`` (what ``benchledger ingest-batches FILE
+--jobs N`` runs) with each ``--jobs``, each into a fresh ledger; medians. Each run's wall time is
+split into the validation pass (parse, normalize, guard, spool: the part the workers take) and the
+append (one writer: events, chain, the projections' fold, commits), and its CPU time is that of
+this process and of its children (``getrusage``: user + sys, the workers counted once the pool has
+joined them), so a loaded machine shows whether the work was spread even when the wall clock gains
+little. In the same run: the serial ceiling of ``benchmarks.run`` (1 / (1/n + 1/f + 1/p):
+normalization alone, the fold alone of the ledger a ``--jobs 1`` run made, the plain Core insert),
+and the stage costs of one more ``--jobs 1`` run with every stage timed (exclusive time: a stage
+called inside another is not counted in the outer one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import functools
+import gc
+import json
+import os
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from benchledger.ledger.service import bulk, ingest
+from benchledger.ledger.service.intake.artifacts import to_artifact
+from benchledger.ledger.service.intake.files import parse_document
+from benchledger.ledger.storage import append
+from benchledger.ledger.storage.transaction import Transaction
+from benchmarks import workload as wl
+from benchmarks.contenders import (
+    Prepared,
+    bench_fold_only,
+    bench_plain_insert,
+    prepare,
+    serial_ceiling,
+    write_batch_lines,
+)
+from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBackend, log
+
+# (owner, attribute, stage) of the stage-cost run.
+STAGES = (
+    (bulk, "parse_document", "validate: parse the line's JSON"),
+    (bulk, "canonical_json", "validate: each document's canonical JSON and source hash"),
+    (bulk, "embedded_document", "validate: each document's canonical JSON and source hash"),
+    (bulk, "to_artifact", "validate: normalize (compaction, public-safe checks)"),
+    (append, "storage_problems", "validate: the store's guard"),
+    (bulk, "check_batch", "validate: events, ids, manifest, receipt"),
+    (bulk, "_spooled", "validate: the spool line"),
+    (bulk, "_unspooled", "append: read the spool"),
+    (bulk.Ingest, "commit", "append: events, ids, manifests, insert, chain, commit"),
+    (ingest, "materialize_goals", "append: the projections' fold"),
+    (Transaction, "upsert_projection_rows", "append: write the projection rows"),
+    (Transaction, "write_projection_rows_diff", "append: write the projection rows"),
+    (Transaction, "projection_rows_diff", "append: write the projection rows"),
+)
+ROOT_STAGE = "the rest (reading lines, goal names, the report)"
+
+
+class ExclusiveClock:
+    """Seconds spent in each stage, exclusive: while a stage runs inside another, the outer one's clock stops."""
+
+    def __init__(self) -> None:
+        self.seconds: collections.Counter[str] = collections.Counter()
+        self._stack: list[list[Any]] = []
+
+    def timed(self, function: Callable[..., Any], stage: str) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def timed_function(*args: Any, **kwargs: Any) -> Any:
+            self._enter(stage)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._leave()
+
+        return timed_function
+
+    def _enter(self, stage: str) -> None:
+        now = time.perf_counter()
+        if self._stack:
+            self.seconds[self._stack[-1][0]] += now - self._stack[-1][1]
+        self._stack.append([stage, now])
+
+    def _leave(self) -> None:
+        now = time.perf_counter()
+        stage, started = self._stack.pop()
+        self.seconds[stage] += now - started
+        if self._stack:
+            self._stack[-1][1] = now
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        originals = [(owner, name, getattr(owner, name)) for owner, name, _ in STAGES]
+        for owner, name, stage in STAGES:
+            setattr(owner, name, self.timed(getattr(owner, name), stage))
+        self._enter(ROOT_STAGE)
+        try:
+            yield
+        finally:
+            self._leave()
+            for owner, name, original in originals:
+                setattr(owner, name, original)
+
+
+@contextlib.contextmanager
+def validation_timed(into: dict[str, float]) -> Iterator[None]:
+    """The wall time of ``ingest_batch_file``'s validation pass (``bulk._validate``: one call) put in ``into``."""
+    original = bulk._validate
+
+    def timed(*args: Any) -> None:
+        start = time.perf_counter()
+        try:
+            original(*args)
+        finally:
+            into["validate_seconds"] = time.perf_counter() - start
+
+    bulk._validate = timed
+    try:
+        yield
+    finally:
+        bulk._validate = original
+
+
+def _cpu() -> tuple[float, float]:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def ingest_file(backend: Backend, path: Path, prep: Prepared, jobs: int, label: str, keep: bool = False) -> dict[str, Any]:
+    """One timed ``ingest_batch_file(..., jobs=jobs)`` into a fresh ledger: wall, validation, append, CPU of each process."""
+    url = backend.fresh_url(label)
+    ledger = backend.open_store(url)
+    measured: dict[str, Any] = {"jobs": jobs}
+    gc.collect()
+    with validation_timed(measured):
+        own0, children0 = _cpu()
+        start = time.perf_counter()
+        report = bulk.ingest_batch_file(ledger, str(path), jobs=jobs)
+        elapsed = time.perf_counter() - start
+        own1, children1 = _cpu()
+    if not report.ok or report.appended + report.duplicates != prep.artifact_count:
+        raise RuntimeError(f"ingest-batches --jobs {jobs} took {report.appended + report.duplicates} of {prep.artifact_count} artifacts: {report.errors}")
+    measured.update(
+        seconds=elapsed,
+        events_per_s=prep.artifact_count / elapsed,
+        append_seconds=elapsed - measured["validate_seconds"],
+        cpu_parent=own1 - own0,
+        cpu_children=children1 - children0,
+        result=report.as_dict(),
+    )
+    if keep:
+        measured["ledger"], measured["url"] = ledger, url
+    else:
+        ledger.close()
+        backend.drop(url)
+    return measured
+
+
+def normalize_alone(prep: Prepared) -> float:
+    """``parse_document`` + ``to_artifact`` of every document (the n of the serial ceiling, as ``benchmarks.run`` times it)."""
+    gc.collect()
+    start = time.perf_counter()
+    for _goal, batch in prep.order:
+        [to_artifact(parse_document(doc, "bench"), batch.kind) for doc in batch.documents]
+    return time.perf_counter() - start
+
+
+def stage_costs(backend: Backend, path: Path, prep: Prepared) -> dict[str, float]:
+    """Seconds per stage of one ``--jobs 1`` run with every stage timed (:data:`STAGES`)."""
+    url = backend.fresh_url("stages")
+    ledger = backend.open_store(url)
+    clock = ExclusiveClock()
+    gc.collect()
+    with clock.installed():
+        report = bulk.ingest_batch_file(ledger, str(path), jobs=1)
+    assert report.ok
+    ledger.close()
+    backend.drop(url)
+    return dict(clock.seconds)
+
+
+def run_backend(backend: Backend, goals: int, seed: int, rounds: int, jobs: int, workdir: Path) -> dict[str, Any]:
+    prep = prepare(wl.make_workload(wl.load_templates(), goals, seed))
+    artifacts = prep.artifact_count
+    path = Path(tempfile.mkstemp(prefix="bench-batches-", suffix=".ndjson", dir=workdir)[1])
+    write_batch_lines(prep, path)
+    log(f"[{backend.name}] {goals} goals, {artifacts} artifacts, {len(prep.order)} lines ({path.stat().st_size / 2**20:.1f} MiB)")
+    runs: dict[int, list[dict[str, Any]]] = {1: [], jobs: []}
+    kept = None
+    try:
+        for round_ in range(rounds):
+            for n in (1, jobs) if round_ % 2 == 0 else (jobs, 1):
+                keep = n == 1 and kept is None
+                measured = ingest_file(backend, path, prep, n, f"jobs{n}_{round_}", keep=keep)
+                if keep:
+                    kept = measured
+                runs[n].append(measured)
+                log(
+                    f"    --jobs {n}: {measured['events_per_s']:,.0f} artifacts/s (validate {measured['validate_seconds']:.2f} s, "
+                    f"append {measured['append_seconds']:.2f} s; CPU parent {measured['cpu_parent']:.2f} s, children {measured['cpu_children']:.2f} s)"
+                )
+        assert kept is not None
+        same = {json.dumps(m["result"], sort_keys=True) for n in runs for m in runs[n]}
+        if len(same) != 1:
+            raise RuntimeError(f"the runs reported different outcomes: {same}")
+        fold = bench_fold_only(kept["ledger"])
+        kept["ledger"].close()
+        backend.drop(kept["url"])
+        plain_url = backend.fresh_url("plain")
+        plain = bench_plain_insert(plain_url, prep, bulk=True)
+        backend.drop(plain_url)
+        normalize_s = normalize_alone(prep)
+        stages = stage_costs(backend, path, prep)
+    finally:
+        path.unlink(missing_ok=True)
+    ceiling = serial_ceiling(normalize_s, fold["seconds"], plain["seconds"], artifacts)
+    return {
+        "goals": goals,
+        "artifacts": artifacts,
+        "lines": len(prep.order),
+        "runs": {n: [{k: v for k, v in m.items() if k not in ("ledger", "url", "result")} for m in ms] for n, ms in runs.items()},
+        "ceiling": ceiling,
+        "normalize_per_s": artifacts / normalize_s,
+        "fold_per_s": fold["events_per_s"],
+        "plain_per_s": plain["events_per_s"],
+        "stages": stages,
+    }
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(m[key] for m in runs)
+
+
+def render(name: str, res: dict[str, Any], jobs: int) -> str:
+    one, many = res["runs"][1], res["runs"][jobs]
+    rate1, rate_n = _median(one, "events_per_s"), _median(many, "events_per_s")
+    lines = [
+        f"### {name}: {res['goals']} goals, {res['artifacts']} artifacts, {res['lines']} lines; {len(one)} runs each, medians",
+        "",
+        "| `ingest-batches` | artifacts/s | wall s | validate s | append s | CPU parent s | CPU workers s | CPU / wall |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for n, runs in ((1, one), (jobs, many)):
+        wall = _median(runs, "seconds")
+        cpu = _median(runs, "cpu_parent") + _median(runs, "cpu_children")
+        lines.append(
+            f"| `--jobs {n}` | {_median(runs, 'events_per_s'):,.0f} | {wall:.2f} | {_median(runs, 'validate_seconds'):.2f} | "
+            f"{_median(runs, 'append_seconds'):.2f} | {_median(runs, 'cpu_parent'):.2f} | {_median(runs, 'cpu_children'):.2f} | {cpu / wall:.2f} |"
+        )
+    ratio_jobs = rate_n / rate1
+    ratio_ceiling = rate1 / res["ceiling"]
+    lines += [
+        "",
+        f"`--jobs {jobs}` / `--jobs 1`: **{ratio_jobs:.2f}×** {'✅' if ratio_jobs >= 1.6 else '❌'} (target ≥ 1.6); "
+        f"`--jobs 1` / serial ceiling {res['ceiling']:,.0f} artifacts/s (normalize {res['normalize_per_s']:,.0f}/s, "
+        f"fold {res['fold_per_s']:,.0f} events/s, plain insert {res['plain_per_s']:,.0f}/s): "
+        f"**{ratio_ceiling:.2f}×** {'✅' if ratio_ceiling >= 0.6 else '❌'} (target ≥ 0.6)",
+        "",
+        "Stage costs of one more `--jobs 1` run (exclusive time, µs an artifact):",
+        "",
+        "| stage | µs / artifact | share |",
+        "| --- | --- | --- |",
+    ]
+    total = sum(res["stages"].values())
+    for stage, spent in sorted(res["stages"].items(), key=lambda item: -item[1]):
+        lines.append(f"| {stage} | {1e6 * spent / res['artifacts']:.0f} | {spent / total:.0%} |")
+    lines.append(f"| **total** (the timed run, instrumented) | **{1e6 * total / res['artifacts']:.0f}** | |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="the quick workload of benchmarks.run (30 goals)")
+    parser.add_argument("--goals", type=int, default=None, help="goals in the workload (default 30 quick, 250 full)")
+    parser.add_argument("--backends", default="sqlite", help="comma-separated: sqlite, postgresql (default %(default)s)")
+    parser.add_argument("--postgres-url", default=DEFAULT_PG)
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each --jobs (alternating order)")
+    parser.add_argument("--jobs", type=int, default=2, help="the --jobs compared with --jobs 1 (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=20260101)
+    parser.add_argument("--json", dest="json_out", default=None, help="also write the raw results as JSON here")
+    args = parser.parse_args(argv)
+    goals = args.goals or (30 if args.quick else 250)
+    workdir = Path(tempfile.mkdtemp(prefix="bulk-jobs-"))
+    load_start = os.getloadavg()
+    results: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": len(os.sched_getaffinity(0)), "backends": {}}
+    for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        backend: Backend = SQLiteBackend(workdir) if name == "sqlite" else PostgresBackend(args.postgres_url)
+        try:
+            results["backends"][backend.name] = run_backend(backend, goals, args.seed, args.rounds, args.jobs, workdir)
+        finally:
+            backend.cleanup()
+    load_end = os.getloadavg()
+    print(
+        f"Run {results['when']}, {results['cpus']} CPUs; load average (1/5/15 min) {'/'.join(f'{x:.1f}' for x in load_start)} at start, "
+        f"{'/'.join(f'{x:.1f}' for x in load_end)} at end.\n"
+    )
+    for name, res in results["backends"].items():
+        print(render(name, res, args.jobs))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
