@@ -66,7 +66,7 @@ class CheckFailed(BenchledgerError):
 
 
 class WorkerDied(BenchledgerError):
-    """A worker process of ``replay --jobs`` / ``audit --jobs`` ended abruptly (killed, out of memory); nothing was written."""
+    """A worker process of ``replay --jobs`` / ``audit --jobs`` / ``ingest-batches --jobs`` ended abruptly (killed, out of memory); nothing was written."""
 
 
 class LedgerError(BenchledgerError):

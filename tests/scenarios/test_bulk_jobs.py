@@ -178,5 +178,5 @@ def test_a_worker_killed_is_named_and_nothing_is_written(migrated_url, tmp_path,
 
     result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
 
-    assert result.exit_code != 0 and "worker process ended abruptly" in result.stderr and "nothing was written" in result.stderr
+    assert result.exit_code == 2 and "worker process ended abruptly" in result.stderr and "nothing was written" in result.stderr
     assert row_counts(migrated_url)["events"] == 0
