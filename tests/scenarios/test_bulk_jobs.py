@@ -180,3 +180,21 @@ def test_a_worker_killed_is_named_and_nothing_is_written(migrated_url, tmp_path,
 
     assert result.exit_code == 2 and "worker process ended abruptly" in result.stderr and "nothing was written" in result.stderr
     assert row_counts(migrated_url)["events"] == 0
+
+
+def test_ctrl_c_while_workers_validate_writes_nothing_and_leaves_no_worker(migrated_url, tmp_path, monkeypatch, validators):
+    import multiprocessing
+
+    def interrupted(report, line, error):
+        raise KeyboardInterrupt  # (the user's Ctrl-C, as the first answer comes back)
+
+    monkeypatch.setattr(bulk.BatchFileIngest, "refuse", interrupted)
+    lines: list[object] = ["not json", *({"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(6))]
+    path = _batch_file(tmp_path / "batches.ndjson", lines)
+
+    result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+
+    assert result.exit_code == 130 and "nothing was written" in result.stderr
+    assert validators() and os.getpid() not in validators()  # (the workers had begun)
+    assert multiprocessing.active_children() == []
+    assert row_counts(migrated_url)["events"] == 0
