@@ -178,8 +178,9 @@ def write_batch_lines(prep: Prepared, path: Path) -> None:
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def bench_ingest_batches(ledger: Store, prep: Prepared, workdir: Path, profile_dir: Path | None = None) -> dict[str, Any]:
-    """``benchledger ingest-batches FILE`` in process (``ingest_batch_file``): every line validated, then appended.
+def bench_ingest_batches(ledger: Store, prep: Prepared, workdir: Path, profile_dir: Path | None = None, *, jobs: int = 1) -> dict[str, Any]:
+    """``benchledger ingest-batches --jobs N FILE`` in process (``ingest_batch_file``): every line validated (by ``jobs``
+    worker processes), then appended.
 
     The file is written before the clock starts (it is the user's input); the
     timed call reads it once, normalizing and guarding every artifact, and
@@ -191,7 +192,7 @@ def bench_ingest_batches(ledger: Store, prep: Prepared, workdir: Path, profile_d
         gc.collect()
         with maybe_profile(profile_dir is not None, profile_dir, f"ingest_batches_{ledger.dialect}"):
             start = time.perf_counter()
-            report = ingest_batch_file(ledger, str(path))
+            report = ingest_batch_file(ledger, str(path), jobs=jobs)
             elapsed = time.perf_counter() - start
     finally:
         path.unlink(missing_ok=True)

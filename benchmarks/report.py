@@ -59,6 +59,12 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| 2. bulk ingest through `ingest-batches` (NDJSON validated, then appended in ≤ {BULK_ARTIFACTS}-artifact transactions), "
                      f"artifacts/s | {fmt_num(batches)} | serial ceiling 1 / (1/n + 1/f + 1/p), same run {fmt_num(r['serial_ceiling'])} | "
                      f"{fmt_ratio(rr, '≥ 0.6', rr is not None and rr >= 0.6)} |")
+        if "ingest_batches_jobs2" in r:  # (runs before issue 31 measured --jobs 1 only)
+            jobs2 = r["ingest_batches_jobs2"]["events_per_s"]
+            rr = ratio(jobs2, batches)
+            lines.append(f"| 2. bulk ingest through `ingest-batches --jobs 2` (the lines validated by 2 worker processes; "
+                         f"`benchmarks.bulk_jobs`: CPU per process, stages), artifacts/s | {fmt_num(jobs2)} | `--jobs 1`, same run {fmt_num(batches)} | "
+                         f"{fmt_ratio(rr, '≥ 1.6', rr is not None and rr >= 1.6)} |")
         store = r["store_only"]["events_per_s"]
         es = r.get("bulk_eventsourcing")
         label = f"2. store-only append (normalized artifacts, projections off; ~{BULK_ARTIFACTS}-artifact transactions), events/s"

@@ -97,9 +97,10 @@ def run_backend(backend: Backend, s: Settings, templates: wl.Templates, loopx: s
         if not bulk:
             target.close()
             backend.drop(target_url)
-    # the same bulk backlog through `ingest-batches`, and the store alone (projections off), each into a fresh ledger
+    # the same bulk backlog through `ingest-batches` (--jobs 1, then 2), and the store alone (projections off), each into a fresh ledger
     for mode, label, measure in (
         ("ingest_batches", "ingest-batches", lambda target: bench_ingest_batches(target, prep, workdir)),
+        ("ingest_batches_jobs2", "ingest-batches --jobs 2", lambda target: bench_ingest_batches(target, prep, workdir, jobs=2)),
         ("store_only", "store-only append (projections off)", lambda target: bench_store_only(target, prep)),
     ):
         log(f"[{backend.name}] bulk ingest: benchledger {label}")

@@ -25,6 +25,7 @@ def test_run_reports_ingest_batches_against_the_serial_ceiling_and_the_store_alo
     assert run.main(argv) == 0
     out = capsys.readouterr().out
     assert "| 2. bulk ingest through `ingest-batches`" in out and "serial ceiling 1 / (1/n + 1/f + 1/p)" in out
+    assert "| 2. bulk ingest through `ingest-batches --jobs 2`" in out and "`--jobs 1`, same run" in out
     assert "| 2. store-only append (normalized artifacts, projections off" in out
     if HAVE_EVENTSOURCING and backend == "sqlite":  # (on PostgreSQL it also needs eventsourcing's postgres extra)
         assert out.count("| 2. store-only append") == 2 and "eventsourcing not installed" not in out
@@ -35,6 +36,7 @@ def test_run_reports_ingest_batches_against_the_serial_ceiling_and_the_store_alo
     for alone in (measured["bulk_benchledger"]["normalize_events_per_s"], fold_per_artifact, measured["bulk_plain"]["events_per_s"]):
         assert measured["serial_ceiling"] < alone
     assert measured["ingest_batches"]["transactions"] >= 1 and measured["store_only"]["events_per_s"] > 0
+    assert measured["ingest_batches_jobs2"]["transactions"] == measured["ingest_batches"]["transactions"]
 
 
 def test_growth_ingests_one_run_file_as_a_process_into_the_grown_goal_and_fresh_goals(tmp_path, capsys):
