@@ -185,20 +185,20 @@ def _batches_markdown(report: dict[str, Any]) -> str:
     )
 
 
-def _cpus() -> int:
-    """The CPUs this process may run on (its affinity where the system says), the default of ``--jobs``."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+# The CPUs this process may run on (its affinity where the system says): the default of --jobs; more than 4 workers
+# a CPU (replay's and audit's bound too) only contend for the same CPUs, and each is forked at once.
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @click.command("ingest-batches")
 @format_option("markdown", "json")
 @click.option(
     "--jobs",
-    type=click.IntRange(min=1),
-    default=_cpus,
+    type=click.IntRange(min=1, max=4 * _CPUS),
+    default=_CPUS,
     show_default="the CPU count",
-    help="Worker processes that validate the lines (parse, normalize, the store's guard); 1: validate here. "
-    "The batches are appended by this process alone, in file order, whatever the count.",
+    help="Worker processes that validate the lines (parse, normalize, the store's guard); 1: validate here; at most "
+    "4x the CPU count. The batches are appended by this process alone, in file order, whatever the count.",
 )
 @click.argument("file", metavar="FILE|-")
 @click.pass_context

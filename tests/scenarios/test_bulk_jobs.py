@@ -162,12 +162,14 @@ def test_refusals_are_the_same_lines_in_the_same_order_and_nothing_is_written(mi
     assert row_counts(migrated_url) == before
 
 
-def test_jobs_must_be_at_least_one(migrated_url, tmp_path):
+@pytest.mark.parametrize("jobs", ["0", "10000"])
+def test_jobs_must_be_at_least_one_and_at_most_four_a_cpu(migrated_url, tmp_path, jobs):
     path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": "g", "kind": None, "artifacts": _attempt("t")}])
 
-    result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "0")
+    result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs)
 
-    assert result.exit_code == 2 and "Invalid value for '--jobs': 0 is not in the range x>=1" in result.stderr
+    cpus = len(os.sched_getaffinity(0))
+    assert result.exit_code == 2 and f"Invalid value for '--jobs': {jobs} is not in the range 1<=x<={4 * cpus}" in result.stderr
     assert row_counts(migrated_url)["events"] == 0
 
 
