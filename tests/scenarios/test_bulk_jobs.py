@@ -200,3 +200,24 @@ def test_ctrl_c_while_workers_validate_writes_nothing_and_leaves_no_worker(migra
     assert validators() and os.getpid() not in validators()  # (the workers had begun)
     assert multiprocessing.active_children() == []
     assert row_counts(migrated_url)["events"] == 0
+
+
+def test_the_workers_receipts_spare_the_append_judging_again(migrated_url, tmp_path, monkeypatch, validators):
+    """A forked worker's guard receipt is one this process accepts: the append guards nothing the workers judged."""
+    from benchledger.ledger.storage import append
+
+    judged_in_the_append: list[str] = []
+    real = append.refuse_unstorable
+
+    def counted(items):
+        items = list(items)
+        judged_in_the_append.extend(item.kind for item in items)
+        return real(items)
+
+    monkeypatch.setattr(append, "refuse_unstorable", counted)
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i % 3}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(6)])
+
+    report = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json"))
+
+    assert report["appended"] == 18 and validators() and os.getpid() not in validators()
+    assert judged_in_the_append == []
