@@ -11,6 +11,7 @@ the ledger in a shell that loaded ``_BENCHLEDGER_COMPLETE=bash_source benchledge
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import sys
 import tempfile
@@ -215,6 +216,23 @@ def input_path(file: str) -> Iterator[tuple[str, str]]:
         shutil.copyfileobj(sys.stdin.buffer, spool, 1024 * 1024)
         spool.flush()
         yield spool.name, "<stdin>"
+
+
+# The CPUs this process may run on (its affinity, where the system says): the default of every --jobs. More workers
+# than JOBS_PER_CPU a CPU only contend for the same CPUs and database connections, and each is started at once.
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+JOBS_PER_CPU = 4
+
+
+def jobs_option(help: str):
+    """``--jobs N`` worker processes (default: one per CPU, at most :data:`JOBS_PER_CPU` per CPU); ``help`` says what they do."""
+    return click.option(
+        "--jobs",
+        type=click.IntRange(min=1, max=JOBS_PER_CPU * CPUS),
+        default=CPUS,
+        show_default="the CPU count",
+        help=f"{help}; at most {JOBS_PER_CPU}x the CPU count.",
+    )
 
 
 @contextmanager

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from benchledger.cli.common import (
     goal_filter,
     goal_option,
     input_path,
+    jobs_option,
     open_ledger,
 )
 from benchledger.cli.output import echo_json, echo_pieces, format_option, json_document, json_listing
@@ -185,20 +185,11 @@ def _batches_markdown(report: dict[str, Any]) -> str:
     )
 
 
-# The CPUs this process may run on (its affinity where the system says): the default of --jobs; more than 4 workers
-# a CPU (replay's and audit's bound too) only contend for the same CPUs, and each is forked at once.
-_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 @click.command("ingest-batches")
 @format_option("markdown", "json")
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1, max=4 * _CPUS),
-    default=_CPUS,
-    show_default="the CPU count",
-    help="Worker processes that validate the lines (parse, normalize, the store's guard); 1: validate here; at most "
-    "4x the CPU count. The batches are appended by this process alone, in file order, whatever the count.",
+@jobs_option(
+    "Worker processes that validate the lines (parse, normalize, the store's guard); 1: validate here. The batches "
+    "are appended by this process alone, in file order, whatever the count"
 )
 @click.argument("file", metavar="FILE|-")
 @click.pass_context

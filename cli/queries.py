@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_filter, open_ledger, standby_lag_text, with_goal
+from benchledger.cli.common import goal_filter, jobs_option, open_ledger, standby_lag_text, with_goal
 from benchledger.cli.output import (
     echo_json,
     echo_json_listing,
@@ -317,22 +316,6 @@ def _version_changes(differences: Sequence[dict[str, Any]]) -> str:
     )
 
 
-# More workers than this only contend for the same CPUs and database connections.
-JOBS_PER_CPU = 4
-
-
-def jobs_option(command):
-    """``--jobs N``: how many worker processes fold goals (default: one per CPU, at most :data:`JOBS_PER_CPU` per CPU)."""
-    cpus = os.cpu_count() or 1
-    return click.option(
-        "--jobs",
-        type=click.IntRange(min=1, max=JOBS_PER_CPU * cpus),
-        default=cpus,
-        show_default="the CPU count",
-        help=f"Worker processes that fold goals, each reading its own goals from the database (1: fold here; at most {JOBS_PER_CPU}x the CPU count).",
-    )(command)
-
-
 def _progress_bar(total: int, label: str):
     """A progress bar on stderr when it is a terminal and the work is large; ``None`` otherwise."""
     return click.progressbar(length=total, label=label, file=sys.stderr) if sys.stderr.isatty() and total > 1000 else None
@@ -346,7 +329,7 @@ def _progress_bar(total: int, label: str):
     is_flag=True,
     help="Only when `benchledger status` would report something (exit 1): otherwise say so and exit 0 (after an upgrade).",
 )
-@jobs_option
+@jobs_option("Worker processes that fold goals, each reading its own goals from the database (1: fold here)")
 @format_option("markdown", "json")
 @click.pass_context
 def replay_command(ctx: click.Context, goal: str | None, projection: str | None, if_stale: bool, jobs: int, fmt: str) -> None:
@@ -396,7 +379,7 @@ def _where(problem: AuditProblem) -> str:
 @click.command("audit")
 @goal_filter(help="Audit only this goal (its chain, its projections, a digest over its events).")
 @click.option("--expect-digest", metavar="DIGEST", help="A digest printed by an earlier audit: prove that history is unchanged.")
-@jobs_option
+@jobs_option("Worker processes that fold goals, each reading its own goals from the database (1: fold here)")
 @format_option("markdown", "json")
 @click.pass_context
 def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | None, jobs: int, fmt: str) -> None:
