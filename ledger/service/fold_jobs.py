@@ -4,15 +4,19 @@ A goal's fold is independent of every other goal's, so ``replay --jobs N`` and
 ``audit --jobs N`` hand steps of goals to N worker processes. Each worker opens
 the ledger's database itself and reads its own goals' events (only events up to
 the position the caller's snapshot ends at: positions follow commit order, so
-those are exactly the events the caller sees). For a replay it also compares
-the rows with its goals' stored rows (the replay holds the append lock, and only
-this step writes these goals' rows, so what the worker reads is what the
-replay's transaction holds) and returns only what differs; the caller alone
-writes, all steps in its one transaction. For an audit it returns the rows and
-the caller compares them with the rows of its own snapshot. A ledger no other
-process can open (the throwaway in-memory one), a one-job run and a goal of
-more than :data:`FOLDED_HERE_EVENTS` events fold in this process, through the
-same code.
+those are exactly the events the caller sees), then compares the rows with its
+goals' stored rows and returns only what differs. For a replay that is what the
+replay's transaction holds (the replay holds the append lock, and only this step
+writes these goals' rows); the caller alone writes, all steps in its one
+transaction. An audit holds no lock: a worker reads the stored rows of the
+caller's own snapshot (:mod:`~benchledger.ledger.storage.shared_snapshot`:
+PostgreSQL shares it; on SQLite a fence says whether anything was committed
+since it began), else it returns its goals' rows for the caller to compare, and a
+step a worker compared after something was committed is folded again here. The
+audit's check of the events and of the Merkle log runs in a worker beside the
+folds under the same rule (:class:`Beside`). A ledger no other process can open
+(the throwaway in-memory one), a one-job run and a goal of more than
+:data:`FOLDED_HERE_EVENTS` events fold in this process, through the same code.
 """
 
 from __future__ import annotations
@@ -24,13 +28,15 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 from benchledger.errors import WorkerDied
 from benchledger.ledger.service import folding
+from benchledger.ledger.storage import shared_snapshot
+from benchledger.ledger.storage.shared_snapshot import SharedSnapshot
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
 
@@ -65,6 +71,16 @@ def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[Step]:
     return [*steps, Step(step, size)] if step else steps
 
 
+@dataclass
+class Beside:
+    """A check run beside the folds (the audit's check of the events and the Merkle log), on a view of the ledger at the
+    caller's snapshot: in a worker when the workers read that snapshot, else here before the first step. ``result``, once the
+    steps are all folded, is what ``check`` returned."""
+
+    check: Callable[[Store], Any]  # (sent to a worker: a module-level function, or a partial of one)
+    result: Any = None
+
+
 def folded_steps(
     ledger: Store,
     read: Transaction,
@@ -74,19 +90,25 @@ def folded_steps(
     upto_position: int,
     audit: bool = False,
     projection: str | None = None,
+    shared: SharedSnapshot | None = None,
+    beside: Beside | None = None,
 ) -> Iterator[folding.FoldedStep]:
     """Each step of goals folded and compared (:func:`~benchledger.ledger.service.folding.fold_step`), in order; by ``jobs`` worker processes, or here through ``read``.
 
     A replay's ``read`` is its writing transaction: a step folded here writes
     what differs through it (a worker's changes are written by the caller).
+    An audit's ``ledger`` is the view of its snapshot, and ``shared`` how its
+    workers read that snapshot (None: they cannot, and send their rows here).
     """
     here = {"mode": folding.FoldMode.AUDIT if audit else folding.FoldMode.WRITE, "projection": projection}
     if jobs <= 1 or len(steps) <= 1 or not ledger.persistent:
+        if beside is not None:
+            beside.result = beside.check(ledger)
         for step in steps:
             yield folding.fold_step(read, step.goals, upto_position, **here)
         return
     try:
-        yield from _folded_by_workers(ledger, read, steps, jobs=jobs, upto_position=upto_position, audit=audit, projection=projection)
+        yield from _folded_by_workers(ledger, read, steps, jobs=jobs, upto_position=upto_position, audit=audit, projection=projection, shared=shared, beside=beside)
     except BrokenProcessPool as exc:  # (a worker killed: the OOM killer, a signal; what it folded is lost, nothing was written)
         raise WorkerDied(
             "a --jobs worker process ended abruptly (killed, or out of memory): nothing was written; "
@@ -95,7 +117,16 @@ def folded_steps(
 
 
 def _folded_by_workers(
-    ledger: Store, read: Transaction, steps: Sequence[Step], *, jobs: int, upto_position: int, audit: bool, projection: str | None
+    ledger: Store,
+    read: Transaction,
+    steps: Sequence[Step],
+    *,
+    jobs: int,
+    upto_position: int,
+    audit: bool,
+    projection: str | None,
+    shared: SharedSnapshot | None,
+    beside: Beside | None,
 ) -> Iterator[folding.FoldedStep]:
     """:func:`folded_steps` with ``jobs`` worker processes."""
     # Imported here: an ingest folds its goals in this process and need not load the process machinery.
@@ -105,26 +136,50 @@ def _folded_by_workers(
     here = {"mode": folding.FoldMode.AUDIT if audit else folding.FoldMode.WRITE, "projection": projection}
     url = ledger.engine.url.render_as_string(hide_password=False)
     context = multiprocessing.get_context("spawn")  # a worker shares no connection (nor lock) with this process
-    # An audit's worker sends its rows, compared here with this process's snapshot (never a mix of two moments).
-    there = {"mode": folding.FoldMode.AUDIT_ROWS if audit else folding.FoldMode.COLLECT, "projection": projection}
+    token = shared.token if shared is not None else None
+
+    def trusted() -> bool:
+        """Whether a worker's snapshot is this process's (an audit's workers compare rows only then: never a mix of two moments)."""
+        return shared is not None and shared.unchanged()
+
+    def there() -> dict[str, Any]:
+        if not audit:
+            return {"mode": folding.FoldMode.COLLECT, "projection": projection}
+        # (an audit's worker that may read another moment sends its rows, compared here with this process's snapshot)
+        return {"mode": folding.FoldMode.AUDIT if trusted() else folding.FoldMode.AUDIT_ROWS, "projection": projection}
+
     initargs = (url, os.getpid())
     with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=initargs) as pool:
-        pending: deque = deque()
+        checking = None
+        if beside is not None:
+            checking = pool.submit(_check_in_worker, beside.check, token) if trusted() else None
+            if checking is None:
+                beside.result = beside.check(ledger)
+        pending: deque[tuple[Step, Any, folding.FoldMode | None]] = deque()
 
         def collected() -> folding.FoldedStep:
-            outcome = pending.popleft()
-            if not isinstance(outcome, Step):
-                outcome = outcome.result()
-                return folding.compare_rows(read, outcome, projection=projection) if audit else outcome
-            return folding.fold_step(read, outcome.goals, upto_position, **here)
+            step, future, mode = pending.popleft()
+            if future is None:
+                return folding.fold_step(read, step.goals, upto_position, **here)
+            outcome = future.result()
+            if mode is folding.FoldMode.AUDIT_ROWS:
+                return folding.compare_rows(read, outcome, projection=projection)
+            if mode is folding.FoldMode.AUDIT and not trusted():  # (something committed since: what the worker read may not be this snapshot)
+                return folding.fold_step(read, step.goals, upto_position, **here)
+            return outcome
 
         for step in steps:
-            folded_here = len(step.goals) == 1 and step.events > FOLDED_HERE_EVENTS
-            pending.append(step if folded_here else pool.submit(_fold_in_worker, step.goals, upto_position, there))
+            if len(step.goals) == 1 and step.events > FOLDED_HERE_EVENTS:
+                pending.append((step, None, None))
+            else:
+                options = there()
+                pending.append((step, pool.submit(_fold_in_worker, step.goals, upto_position, options, token), options["mode"]))
             if len(pending) >= 2 * jobs:  # (bounded: the caller holds a few steps, not the ledger)
                 yield collected()
         while pending:
             yield collected()
+        if checking is not None:
+            beside.result = checking.result() if trusted() else beside.check(ledger)
 
 
 _worker_ledger: Store | None = None
@@ -163,7 +218,13 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _fold_in_worker(goals: list[str], upto_position: int, options: Mapping[str, Any]) -> folding.FoldedStep:
+def _fold_in_worker(goals: list[str], upto_position: int, options: Mapping[str, Any], token: str | None) -> folding.FoldedStep:
     assert _worker_ledger is not None, "the pool's initializer opens the ledger"
-    with _worker_ledger.reading() as connection:
+    with shared_snapshot.joined(_worker_ledger, token) as view, view.reading() as connection:
         return folding.fold_step(Transaction(connection), goals, upto_position, **options)
+
+
+def _check_in_worker(check: Callable[[Store], Any], token: str | None) -> Any:
+    assert _worker_ledger is not None, "the pool's initializer opens the ledger"
+    with shared_snapshot.joined(_worker_ledger, token) as view:
+        return check(view)

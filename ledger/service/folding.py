@@ -46,9 +46,10 @@ class FoldMode(Enum):
     WRITE = "write"
     # A replay's worker: the same, but what differs is collected (:class:`FoldedStep`) for the caller to write.
     COLLECT = "collect"
-    # An audit here: list what differs from the stored rows; a goal whose events cannot be folded is reported, not raised.
+    # An audit (here, or in a worker that reads the caller's snapshot): list what differs from the stored rows, and the goal's
+    # stored counts; a goal whose events cannot be folded is reported, not raised.
     AUDIT = "audit"
-    # An audit's worker: every row of each goal, for the caller to compare with the stored rows of its own snapshot.
+    # An audit's worker whose snapshot may not be the caller's (fold_jobs): every row of each goal, for the caller to compare.
     AUDIT_ROWS = "audit-rows"
 
     @property
@@ -67,6 +68,7 @@ class FoldedGoal:
     # audit: (key, the fold's row or None, the stored row or None) of each row that differs, by key
     differences: list[tuple[RowKey, dict[str, Any] | None, dict[str, Any] | None]] = field(default_factory=list)
     stored_counts: dict[str, int] = field(default_factory=dict)  # audit: the stored rows it holds, by projection
+    counted: dict[str, int] = field(default_factory=dict)  # audit: its stored row counts (projection_counts), by projection
     failure: str | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)  # an audit worker's rows, compared by the caller
 
@@ -288,7 +290,8 @@ class _Comparison:
             held.pop(goal, None)
 
     def settle(self, folded: Iterable[FoldedGoal]) -> None:
-        """Compare every row still waiting, then give each goal folded (not failed) its row count, faulted rows, and (audit) differences by key and stored rows by projection."""
+        """Compare every row still waiting, then give each goal folded (not failed) its row count, faulted rows, and (audit) differences by key,
+        stored rows by projection and stored counts."""
         self.flush()
         for outcome in folded:
             if outcome.failure is None:
@@ -297,6 +300,8 @@ class _Comparison:
                 differing = self.differing.pop(goal, {})
                 outcome.differences = [((p, goal, k), want, have) for (p, k), (want, have) in sorted(differing.items())]
                 outcome.row_count, outcome.stored_counts = self.counts.pop(goal, 0), dict(self.stored_counts.pop(goal, {}))
+                if self.audit:  # (read where the rows were: a worker's audit sends the counts with the differences)
+                    outcome.counted = self.read.projection_counts(goal)
 
     # -- comparing ---------------------------------------------------------------
 

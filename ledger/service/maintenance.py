@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.service import fold_jobs
+from benchledger.ledger.service import fold_jobs, folding
 from benchledger.ledger.service.folding import FoldedGoal
-from benchledger.ledger.storage import merkle_log
+from benchledger.ledger.storage import merkle_log, shared_snapshot
+from benchledger.ledger.storage.shared_snapshot import SharedSnapshot
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.ledger.storage.transaction import Transaction
-from benchledger.ledger.storage.verification import Problem, count_problems, verify_events
+from benchledger.ledger.storage.verification import ChainReport, Problem, count_problems, verify_events
 from benchledger.projections import catalog
 
 
@@ -139,7 +141,6 @@ def recorded_versions(checkpoint_payload: str | None) -> dict[str, Any] | None:
     return versions if isinstance(versions, dict) else None
 
 
-@one_snapshot
 def audit(
     ledger: Store,
     *,
@@ -153,36 +154,62 @@ def audit(
     Everything is read in one snapshot: a ledger that writers change meanwhile
     is proved as it was when the audit began, never a mix of two moments
     (``jobs`` worker processes fold the goals from the events up to the
-    snapshot's last position, which are exactly the snapshot's events).
-    ``progress`` is called with the number of events folded for each step of goals.
+    snapshot's last position, which are exactly the snapshot's events, and
+    compare their rows with the stored rows only when they read the
+    snapshot itself: ``ledger.service.fold_jobs``). ``progress`` is called
+    with the number of events folded for each step of goals. The report is
+    the same whatever ``jobs`` is.
     """
     if goal_id is not None:
         ledger.require_goal(goal_id)
+    if jobs > 1 and ledger.persistent:
+        with shared_snapshot.sharing(ledger) as (view, shared):
+            return _audit(view, shared, goal_id=goal_id, expect_digest=expect_digest, jobs=jobs, progress=progress)
+    with ledger.snapshot() as view:
+        return _audit(view, None, goal_id=goal_id, expect_digest=expect_digest, jobs=jobs, progress=progress)
+
+
+def _audit(
+    ledger: Store,
+    shared: SharedSnapshot | None,
+    *,
+    goal_id: str | None,
+    expect_digest: str | None,
+    jobs: int,
+    progress: Callable[[int], None] | None,
+) -> dict[str, Any]:
+    """:func:`audit` in the snapshot ``ledger`` (a view), which ``shared`` lets workers read."""
     heads = ledger.heads()
     with ledger.reading() as connection:
         read = Transaction(connection)
-        # The whole ledger's audit checks its Merkle log too, against the events as the chain check reads them.
-        log = merkle_log.LogAudit(read) if goal_id is None else None
-        ordered = ledger.read_all(goal_id=goal_id)
-        report = verify_events(ordered if log is None else log.watching(ordered), heads, scope_goal=goal_id, expect_digest=expect_digest)
-        problems = list(report.problems) + (log.problems if log is not None else [])
-        projections_checked = 0
-        versions = {h["goal_id"]: h["last_version"] for h in heads}
+        upto_position = read.last_position()
+        versions = {h["goal_id"]: h["last_version"] for h in heads if goal_id in (None, h["goal_id"])}
         # (a goal holding rows without events nor head is folded too: every row it holds is one no replay makes)
-        unheaded = read.goals_without_head() if goal_id is None else []
-        ledger_goals = report.goals | {goal for goal in versions if goal_id in (None, goal)}
-        goals = sorted(ledger_goals | set(unheaded))
+        goals = sorted(versions.keys() | set(read.goals_without_head() if goal_id is None else []))
         steps = fold_jobs.steps_of([{"goal_id": g, "last_version": versions.get(g, 0)} for g in goals], jobs=jobs)
-        folded_steps = fold_jobs.folded_steps(ledger, read, steps, jobs=jobs, upto_position=read.last_position(), audit=True)
-        for step in folded_steps:
+        chain = fold_jobs.Beside(functools.partial(checked_chain, heads=heads, goal_id=goal_id, expect_digest=expect_digest))
+        goal_problems: dict[str, list[Problem]] = {}
+        projections_checked = 0
+        folded = fold_jobs.folded_steps(ledger, read, steps, jobs=jobs, upto_position=upto_position, audit=True, shared=shared, beside=chain)
+        for step in folded:
             for goal in step.folded:
-                projections_checked += _audit_goal(ledger, goal, problems)
+                projections_checked += _audit_goal(goal, goal_problems)
             if progress is not None:
                 progress(sum(goal.events for goal in step.folded))
+        report, log_problems = chain.result
+        # Goals whose events have no stream head (the chain check names them), folded once it did.
+        headless = sorted(report.goals - set(goals))
+        if headless:
+            step = folding.fold_step(read, headless, upto_position, mode=folding.FoldMode.AUDIT)
+            for goal in step.folded:
+                projections_checked += _audit_goal(goal, goal_problems)
+            if progress is not None:
+                progress(sum(goal.events for goal in step.folded))
+    problems = report.problems + log_problems + [problem for goal in sorted(goal_problems) for problem in goal_problems[goal]]
     return {
         "ok": not problems,
         "events_checked": report.events_checked,
-        "goals_checked": len(ledger_goals),
+        "goals_checked": len(report.goals | versions.keys()),
         "projections_checked": projections_checked,
         "digest": report.digest,
         "expected_digest": expect_digest,
@@ -191,15 +218,26 @@ def audit(
     }
 
 
-def _audit_goal(ledger: Store, folded: FoldedGoal, problems: list[Problem]) -> int:
-    """What differs between a goal's stored rows and its fold, added to ``problems``; returns how many rows it checked.
+def checked_chain(ledger: Store, *, heads: list[dict[str, Any]], goal_id: str | None, expect_digest: str | None) -> tuple[ChainReport, list[Problem]]:
+    """The events of ``ledger`` (a view) checked (``verify_events``) and, for the whole ledger, its Merkle log against them: an audit's check of its history."""
+    with ledger.reading() as connection:
+        # The whole ledger's audit checks its Merkle log too, against the events as the chain check reads them.
+        log = merkle_log.LogAudit(Transaction(connection)) if goal_id is None else None
+        ordered = ledger.read_all(goal_id=goal_id)
+        report = verify_events(ordered if log is None else log.watching(ordered), heads, scope_goal=goal_id, expect_digest=expect_digest)
+    return report, (log.problems if log is not None else [])
+
+
+def _audit_goal(folded: FoldedGoal, problems: dict[str, list[Problem]]) -> int:
+    """What differs between a goal's stored rows and its fold, added to ``problems`` (by goal); returns how many rows it checked.
 
     A difference an older benchledger explains (:func:`_older_build`) is ``projection_outdated``
     (run ``replay``); any other is one no benchledger version stores: the row was changed outside benchledger.
     """
     goal = folded.goal_id
+    found: list[Problem] = []
     if folded.failure is not None:  # tampered events may not even fold (e.g. a manifest naming a lost event)
-        problems.append(Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {folded.failure}"))
+        problems[goal] = [Problem("replay_failed", goal, None, f"the goal's events cannot be replayed: {folded.failure}")]
         return 0
     older = _older_build(folded)
     extra = 0
@@ -208,15 +246,17 @@ def _audit_goal(ledger: Store, folded: FoldedGoal, problems: list[Problem]) -> i
         label = f"{projection} [{key}]"
         extra += want is None
         if projection in older:
-            problems.append(Problem("projection_outdated", goal, where, f"{label} {older[projection]}: run `benchledger replay`"))
+            found.append(Problem("projection_outdated", goal, where, f"{label} {older[projection]}: run `benchledger replay`"))
         elif have is None:
-            problems.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
+            found.append(Problem("projection_missing", goal, where, f"{label} is not stored"))
         elif want is None:
-            problems.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
+            found.append(Problem("projection_extra", goal, where, f"{label} is stored but the events do not produce it"))
         else:
             fields = sorted(f for f in want if have.get(f) != want[f])
-            problems.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
-    problems += count_problems(goal, ledger.projection_counts(goal), folded.stored_counts)
+            found.append(Problem("projection_mismatch", goal, where, f"{label} differs from a replay in {', '.join(fields)}"))
+    found += count_problems(goal, folded.counted, folded.stored_counts)
+    if found:
+        problems[goal] = found
     return folded.row_count + extra
 
 
