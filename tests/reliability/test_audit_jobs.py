@@ -23,7 +23,10 @@ from benchledger.cli.main import cli
 from benchledger.ledger.service import fold_jobs, folding
 from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.maintenance import audit, replay
-from tests.reliability.test_tamper import _batch, _execute, _unprotect, filled  # noqa: F401 (a fixture)
+from tests.reliability import test_tamper
+from tests.reliability.test_tamper import _batch, _execute, _unprotect
+
+filled = test_tamper.filled  # (the fixture: goals a and b, 16 events)
 
 ZEROS = "0" * 64
 
