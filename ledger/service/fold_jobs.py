@@ -74,8 +74,8 @@ def steps_of(heads: Sequence[Mapping[str, Any]], *, jobs: int) -> list[Step]:
 @dataclass
 class Beside:
     """A check run beside the folds (the audit's check of the events and the Merkle log), on a view of the ledger at the
-    caller's snapshot: in a worker when the workers read that snapshot, else here before the first step. ``result``, once the
-    steps are all folded, is what ``check`` returned."""
+    caller's snapshot: in a worker when the workers read that snapshot, else here (once the first steps went to the
+    workers, or before the first step without them). ``result``, once the steps are all folded, is what ``check`` returned."""
 
     check: Callable[[Store], Any]  # (sent to a worker: a module-level function, or a partial of one)
     result: Any = None
@@ -150,14 +150,14 @@ def _folded_by_workers(
 
     initargs = (url, os.getpid())
     with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=initargs) as pool:
-        checking = None
-        if beside is not None:
-            checking = pool.submit(_check_in_worker, beside.check, token) if trusted() else None
-            if checking is None:
-                beside.result = beside.check(ledger)
+        checking = pool.submit(_check_in_worker, beside.check, token) if beside is not None and trusted() else None
+        unchecked = beside is not None and checking is None  # (then checked here, once the first steps went to the workers)
         pending: deque[tuple[Step, Any, folding.FoldMode | None]] = deque()
 
         def collected() -> folding.FoldedStep:
+            nonlocal unchecked
+            if unchecked:
+                beside.result, unchecked = beside.check(ledger), False
             step, future, mode = pending.popleft()
             if future is None:
                 return folding.fold_step(read, step.goals, upto_position, **here)
