@@ -33,7 +33,24 @@ def _web() -> Any:
     return pages, server
 
 
-@with_goals(help="Only this goal's pages (repeatable; default: every goal).")
+def _combined(audits: list[Any], goals: list[str]) -> dict[str, Any]:
+    """The audits of the goals named (``scope``, each goal's digest in ``digests``) as one result the index shows; the ledger's when none is named."""
+    if not goals:
+        return {**audits[0].as_dict(), "scope": None}
+    shown = [audit.as_dict() for audit in audits]
+    return {
+        "ok": all(a["ok"] for a in shown),
+        "events_checked": sum(a["events_checked"] for a in shown),
+        "goals_checked": sum(a["goals_checked"] for a in shown),
+        "projections_checked": sum(a["projections_checked"] for a in shown),
+        "problems": [p for a in shown for p in a["problems"]],
+        "problem_count": sum(a["problem_count"] for a in shown),
+        "scope": goals,
+        "digests": {goal: a["digest"] for goal, a in zip(goals, shown, strict=True)},
+    }
+
+
+@with_goals(help="Only this goal's pages (repeatable; default: every goal); the index then shows the audit of these goals only.")
 @click.command("report")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into: a new or empty one, or an earlier report (replaced whole); anything else is refused.")
 @click.option("--include-archived", "--all", "include_archived", is_flag=True, help=INCLUDE_ARCHIVED_HELP)
@@ -44,7 +61,10 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     Open OUTPUT/index.html in a browser: the pages load nothing from the
     network (plotly.js is written once into OUTPUT/assets). The report is built
     beside OUTPUT and then put in its place, with a .benchledger-report file
-    that lets the next report replace it.
+    that lets the next report replace it. With --goal, the index shows the audit
+    of those goals, not of the whole ledger (`benchledger audit` proves that).
+    A comparison's own review pages are written for those a goal's first page
+    shows; `benchledger serve` shows every one.
     """
     pages, _ = _web()
     from datetime import UTC, datetime
@@ -52,11 +72,16 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     terminal = sys.stderr.isatty()  # progress on a terminal only: a log or a pipe gets the last line alone
     # One snapshot: every page, and the audit the index shows, describe the same moment.
     with open_ledger(ctx) as ledger, ledger.snapshot() as view, ExitStack() as bars:
-        site = pages.Site(view, list(goals), lambda: result, include_archived=include_archived)
-        # The whole ledger's audit, as `serve` runs it (`audit --jobs 1`): the index shows the ledger's, whichever goals are written.
+        site = pages.Site(view, list(goals), lambda: result, include_archived=include_archived, written=True)
+        # The audit of what the report shows: the goals named (`audit --goal G` each, as the index says), else the
+        # whole ledger's (`audit --jobs 1`, as `serve` runs it). A report of one goal costs what that goal holds.
         with _bar(view.event_count(), "auditing") if terminal else nullcontext() as auditing:
-            audited = view.audit(progress=auditing.update if auditing else None)
-        result = {**audited.as_dict(), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False}
+            audits = [view.audit(goal_id=goal, progress=auditing.update if auditing else None) for goal in goals] if goals else [
+                view.audit(progress=auditing.update if auditing else None)
+            ]
+        result = {
+            **_combined(audits, list(goals)), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False,
+        }
         writing: list[Any] = []
 
         def progress(done: int, total: int) -> None:

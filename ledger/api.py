@@ -827,12 +827,14 @@ class ReportViews:
     """
 
     def __init__(self, store: Store) -> None:
-        from benchledger.ledger.read import report_views
+        from benchledger.ledger.read import report_attempts, report_views
 
         self._store = store
         self._views = report_views
+        self._attempts = report_attempts
         self.index_page_size: int = report_views.INDEX_PAGE_SIZE
-        self.attempts_page_size: int = report_views.ATTEMPTS_PAGE_SIZE
+        self.attempts_page_size: int = report_attempts.ATTEMPTS_PAGE_SIZE
+        self.batches_page_size: int = report_views.ATTEMPTS_PAGE_SIZE
 
     def goal_index(
         self, goal_ids: Sequence[str] | None = None, *, limit: int, offset: int = 0, pass_rates: bool = True, include_archived: bool = False
@@ -851,9 +853,20 @@ class ReportViews:
         return self._views.goal_last_position(self._store, goal_id)
 
     def attempts(self, goal_id: str, *, limit: int, start: tuple[int, str] | None = None) -> dict[str, Any]:
-        return self._views.attempts(self._store, goal_id, limit=limit, start=start)
+        """A page of the goal's attempts (``attempt-lifecycle-state`` rows), each with its timeline and its comparisons' reviews."""
+        return self._attempts.lifecycle_attempts(self._store, goal_id, limit=limit, start=start)
 
     def attempts_page_start(self, goal_id: str, *, offset: int) -> tuple[int, str] | None:
+        return self._attempts.attempts_page_start(self._store, goal_id, offset=offset)
+
+    def retractions(self, goal_id: str) -> list[dict[str, Any]]:
+        return self._attempts.retractions(self._store, goal_id)
+
+    def batches(self, goal_id: str, *, limit: int, start: tuple[int, str] | None = None) -> dict[str, Any]:
+        """A page of the goal's comparisons table: the batches that held a comparison, each with its attempt and reviews."""
+        return self._views.attempts(self._store, goal_id, limit=limit, start=start)
+
+    def batches_page_start(self, goal_id: str, *, offset: int) -> tuple[int, str] | None:
         return self._views.attempts_page_start(self._store, goal_id, offset=offset)
 
     def chart_series(self, goal_id: str) -> dict[str, Any]:

@@ -107,3 +107,28 @@ def public_runs(folder: Path) -> list[Path]:
                 paths.append(folder / f"run-{row['run_id']}.json")
                 paths[-1].write_text(json.dumps(run))
     return paths
+
+
+def ingest_attempts(url: str, goal: str, folder: Path, count: int) -> None:
+    """``count`` attempts of the demo case in one goal, as a team runs it again: each a preflight of its own (a new one opens
+    the next attempt), then the demo's launch and post-launch (the same bytes in a new attempt are a new observation),
+    its runs and its comparison (named apart)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(1, count + 1):
+        preflight = {**json.loads((DEMO / "01-preflight.json").read_text()), "case_attempt": number}
+        (folder / f"{number}-preflight.json").write_text(json.dumps(preflight))
+        for kind, path in (("preflight", folder / f"{number}-preflight.json"), ("launch", DEMO / "02-launch.json"), ("post-launch", DEMO / "03-post-launch.json")):
+            result = invoke(url, "ingest", "--goal", goal, "--kind", kind, str(path))
+            assert result.exit_code == 0, result.output
+        paths = []
+        for name, field, value in (
+            ("04-run-baseline.json", "job_name", f"baseline-{number}"),
+            ("05-run-treatment.json", "job_name", f"treatment-{number}"),
+            ("06-comparison.json", "comparison_id", f"pair-{number}"),
+        ):
+            document = json.loads((DEMO / name).read_text())
+            document[field] = value
+            paths.append(folder / f"{number}-{name}")
+            paths[-1].write_text(json.dumps(document))
+        result = invoke(url, "ingest", "--goal", goal, *map(str, paths))
+        assert result.exit_code == 0, result.output

@@ -1,10 +1,11 @@
 """The report's pages: one :class:`Site` renders every page, for ``benchledger report`` (files) and ``serve`` (HTTP).
 
 A page is addressed by the same relative path in both (``index.html``,
-``goals/<goal>/index.html``, ``goals/<goal>/attempts-2.html``,
+``goals/<goal>/index.html``, ``goals/<goal>/attempts-2.html`` (older attempts, each
+with its timeline), ``goals/<goal>/batches-2.html`` (older rows of the comparisons table),
 ``goals/<goal>/reviews/<review>.html`` and ``.json``,
-``goals/<goal>/attempts/<batch>/<review>.html`` and ``.json`` (an attempt's own
-reviews), ``assets/...``), and
+``goals/<goal>/attempts/<batch>/<review>.html`` and ``.json`` (a comparison's own
+reviews: its claim review, learning ledger and verifier attribution), ``assets/...``), and
 pages link to each other relatively, so a written site works from its folder
 (offline, from ``file://``) exactly as the server's pages do. The data comes
 from the ledger's ``report_views()`` (bounded reads); the HTML from the
@@ -48,7 +49,7 @@ JSON_TYPE = "application/json"
 
 # Page 1 is index.html; page N > 1 is spelled one way only (no 0, no leading zero, not -1), so no page has two addresses.
 _INDEX_PAGE = re.compile(r"index(?:-([2-9]|[1-9][0-9]+))?\.html")
-_ATTEMPTS_PAGE = re.compile(r"(?:index|attempts-([2-9]|[1-9][0-9]+))\.html")
+_GOAL_PAGE = re.compile(r"index\.html|(attempts|batches)-([2-9]|[1-9][0-9]+)\.html")
 # Past this a page's first row would be past any row offset a database takes (a BIGINT): there is no such page.
 _MAX_ROW_OFFSET = 2**63 - 1
 _REVIEW_FILE = re.compile(r"([a-z][a-z-]*)\.(html|json)")
@@ -100,12 +101,20 @@ class Site:
 
     ``audit`` returns the ledger's latest audit result (what ``audit --format json`` prints,
     plus when it was taken) or ``None`` while none is known yet.
+
+    ``written`` (``benchledger report``): a comparison's own review pages are written, and linked, for the
+    comparisons a goal's first page shows only (its latest attempts' and the first page of its
+    comparisons table), a bounded number per goal; later pages name the reviews and point to ``serve``,
+    which renders every one when asked (writing all of them was six files per comparison: 60,219 files
+    for a goal of 10^4).
     """
 
     def __init__(
-        self, ledger: Ledger, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None], *, include_archived: bool = False
+        self, ledger: Ledger, goal_ids: list[str] | None, audit: Callable[[], Mapping[str, Any] | None], *, include_archived: bool = False,
+        written: bool = False,
     ) -> None:
         self.ledger = ledger
+        self.written = written
         self.include_archived = include_archived  # archived goals (``goals archive``) are left out of the index otherwise
         self.views = ledger.report_views()
         self.goal_ids = goal_ids or None
@@ -117,7 +126,8 @@ class Site:
         # its pass rates (the index's and its first page's), and where each attempts page seen so far starts.
         self._overviews: dict[str, tuple[int, dict[str, Any]]] = {}
         self._pass_rates: dict[str, tuple[int, list[dict[str, Any]]]] = {}
-        self._page_starts: dict[str, tuple[int, dict[int, tuple[int, str] | None]]] = {}  # None: no attempt there
+        # per (goal, listing: "attempts" or "batches")
+        self._page_starts: dict[tuple[str, str], tuple[int, dict[int, tuple[int, str] | None]]] = {}  # None: no row there
         if self.goal_ids:
             self.views.goal_index(self.goal_ids, limit=1, pass_rates=False)  # unknown goals fail here, before anything is written
 
@@ -156,9 +166,13 @@ class Site:
             return None
         goal = parts[1]
         if len(parts) == 3:
-            match = _ATTEMPTS_PAGE.fullmatch(parts[2])
-            number = _page_number(match, self.views.attempts_page_size)
-            return None if number is None else self._goal(goal, number)
+            match = _GOAL_PAGE.fullmatch(parts[2])
+            if match is None or match.group(1) is None:
+                return None if match is None else self._goal(goal, None, 1)
+            listing, number = match.group(1), int(match.group(2))
+            if (number - 1) * self._page_size(listing) > _MAX_ROW_OFFSET:
+                return None
+            return self._goal(goal, listing, number)
         if len(parts) == 4 and parts[2] == "reviews":
             match = _REVIEW_FILE.fullmatch(parts[3])
             return self._review(goal, match.group(1), match.group(2)) if match else None
@@ -193,25 +207,30 @@ class Site:
                 self.goal_ids, limit=size, offset=(number - 1) * size, pass_rates=False, include_archived=self.include_archived
             )
             for goal in listing["goals"]:
-                yield from self._goal_paths(goal["goal_id"], goal["attempts"])
+                yield from self._goal_paths(goal["goal_id"], goal["attempts"] or 0, goal["comparisons"])
 
-    def _goal_paths(self, goal: str, attempt_count: int) -> Iterator[str]:
+    def _goal_paths(self, goal: str, attempt_count: int, comparison_count: int) -> Iterator[str]:
         yield f"goals/{goal}/index.html"
-        for number in range(2, _pages(attempt_count, self.views.attempts_page_size) + 1):
-            yield f"goals/{goal}/attempts-{number}.html"
+        for listing, count in (("attempts", attempt_count), ("batches", comparison_count)):
+            for number in range(2, _pages(count, self._page_size(listing)) + 1):
+                yield f"goals/{goal}/{listing}-{number}.html"
         for review in self.views.latest_reviews(goal):
             yield f"goals/{goal}/reviews/{review['projection']}.html"
             yield f"goals/{goal}/reviews/{review['projection']}.json"
-        start: tuple[int, str] | None = None
-        while attempt_count:  # a page at a time, each from where the one before ended
-            page = self.views.attempts(goal, limit=self.views.attempts_page_size, start=start)
-            for attempt in page["attempts"]:
-                for projection in attempt["reviews"]:
-                    yield f"goals/{goal}/attempts/{attempt['key']}/{projection}.html"
-                    yield f"goals/{goal}/attempts/{attempt['key']}/{projection}.json"
-            if page["next"] is None:
-                break
-            start = page["next"]
+        for key, reviews in self._first_page_comparisons(goal).items():
+            for projection in reviews:
+                yield f"goals/{goal}/attempts/{key}/{projection}.html"
+                yield f"goals/{goal}/attempts/{key}/{projection}.json"
+
+    def _first_page_comparisons(self, goal: str) -> dict[str, list[str]]:
+        """The comparisons whose reviews the goal's first page links (batch key -> its reviews): what a written report holds of them."""
+        shown: dict[str, list[str]] = {}
+        for attempt in self.views.attempts(goal, limit=self.views.attempts_page_size)["attempts"]:
+            if attempt["latest_comparison"] is not None:
+                shown[attempt["latest_comparison"]] = attempt["reviews"]
+        for batch in self.views.batches(goal, limit=self.views.batches_page_size)["attempts"]:
+            shown[batch["key"]] = batch["reviews"]
+        return shown
 
     # -- pages ---------------------------------------------------------------------------
 
@@ -239,31 +258,44 @@ class Site:
             standby=None if standby is None else standby_lag_text(standby.replayed_at, standby.lag_seconds),
         )
 
-    def _goal(self, goal: str, number: int) -> Page | None:
-        size = self.views.attempts_page_size
+    def _page_size(self, listing: str) -> int:
+        return self.views.attempts_page_size if listing == "attempts" else self.views.batches_page_size
+
+    def _goal(self, goal: str, listing: str | None, number: int) -> Page | None:
+        """The goal's first page (``listing`` None: its overview, charts, latest attempts and comparisons), or page ``number`` of one listing."""
         overview = self._overview(goal)
-        pages = _pages(overview["attempts"], size)
-        if number > pages:
+        counts = {"attempts": overview["attempts"] or 0, "batches": overview["comparisons"]}
+        if listing is not None and number > _pages(counts[listing], self._page_size(listing)):
             return None
-        attempts = self._attempts(goal, overview, number)
+        first_page = listing is None
         # the pass rates head the first page only
-        overview = {**overview, "pass_rates": self._rates([overview])[goal] if number == 1 else None}
-        paging = _pager(number, pages, lambda n: "index.html" if n == 1 else f"attempts-{n}.html")
-        context: dict[str, Any] = {"goal": overview, "attempts": attempts, "paging": paging, "first_page": number == 1}
-        if number == 1:
-            timeline = self._timeline(goal, overview["last_position"])
+        overview = {**overview, "pass_rates": self._rates([overview])[goal] if first_page else None}
+        context: dict[str, Any] = {"goal": overview, "first_page": first_page, "attempts": None, "batches": None}
+        context["link_reviews"] = first_page or not self.written
+        figures_shown: dict[str, Any] = {}
+        for name in ("attempts", "batches"):
+            if first_page or listing == name:
+                shown = number if listing == name else 1
+                context[name] = self._listing(goal, name, overview, shown)
+                context[f"{name}_paging"] = _pager(shown, _pages(counts[name], self._page_size(name)), lambda n, name=name: _goal_page_name(name, n))
+        if context["attempts"]["attempts"] if context["attempts"] else False:
+            figures_shown.update({f"timeline-{a['attempt']}": figures.timeline(a["timeline"]["steps"]) for a in context["attempts"]["attempts"]})
+        elif first_page:  # a goal stored before attempts existed, until `replay`: the goal's one timeline
+            context["timeline"] = self._timeline(goal, overview["last_position"])
+            figures_shown["timeline"] = figures.timeline(context["timeline"]["steps"])
+        if first_page:
             charts = self.views.chart_series(goal)
-            context["timeline"] = timeline
+            context["retractions"] = self.views.retractions(goal)
             context["reviews"] = self.views.latest_reviews(goal)
             context["comparisons"] = self._comparisons([goal], overview["last_position"])
-            context["figures"] = {
-                "timeline": figures.timeline(timeline["steps"]),
+            figures_shown.update({
                 "score-delta": figures.score_delta(charts["score_delta"]),
                 "claim-strengths": figures.claim_strengths(charts["claim_strengths"]),
                 "attribution-labels": figures.attribution_labels(charts["attribution_labels"]),
                 "learning-status": figures.learning_status(charts["learning_status"]),
                 "paired-differences": figures.paired_differences(context["comparisons"]["comparisons"]),
-            }
+            })
+        context["figures"] = figures_shown
         return self._html("goal.html", "../../", **context)
 
     def _overview(self, goal: str) -> dict[str, Any]:
@@ -285,23 +317,26 @@ class Site:
                     self._pass_rates[g["goal_id"]] = (g["last_position"], read[g["goal_id"]])
         return {g["goal_id"]: self._pass_rates[g["goal_id"]][1] for g in goals}
 
-    def _attempts(self, goal: str, overview: Mapping[str, Any], number: int) -> dict[str, Any]:
-        """Page ``number`` of the goal's attempts, read by key: from where the page before ended, else found from the index alone."""
-        size = self.views.attempts_page_size
-        cached = self._page_starts.get(goal)
+    def _listing(self, goal: str, listing: str, overview: Mapping[str, Any], number: int) -> dict[str, Any]:
+        """Page ``number`` of the goal's attempts or comparisons, read by key: from where the page before ended, else found from the index alone."""
+        size = self._page_size(listing)
+        read, find_start = (
+            (self.views.attempts, self.views.attempts_page_start) if listing == "attempts" else (self.views.batches, self.views.batches_page_start)
+        )
+        cached = self._page_starts.get((goal, listing))
         if cached is None or cached[0] != overview["last_position"]:
             cached = (overview["last_position"], {})
-            self._page_starts[goal] = cached
+            self._page_starts[(goal, listing)] = cached
         starts = cached[1]
         if number > 1 and number not in starts:
-            starts[number] = self.views.attempts_page_start(goal, offset=(number - 1) * size)
+            starts[number] = find_start(goal, offset=(number - 1) * size)
         start = starts.get(number)
-        if number > 1 and start is None:  # no attempt that far (the count said there was: the goal changed meanwhile)
-            attempts: dict[str, Any] = {"limit": size, "attempts": [], "next": None}
+        if number > 1 and start is None:  # no row that far (the count said there was: the goal changed meanwhile)
+            page: dict[str, Any] = {"limit": size, "attempts": [], "next": None}
         else:
-            attempts = self.views.attempts(goal, limit=size, start=start)
-            starts[number + 1] = attempts["next"]
-        return {**attempts, "total": overview["attempts"]}
+            page = read(goal, limit=size, start=start)
+            starts[number + 1] = page["next"]
+        return {**page, "total": overview["attempts" if listing == "attempts" else "comparisons"] or 0}
 
     def _timeline(self, goal: str, last_position: int) -> dict[str, Any]:
         """The goal's lifecycle changes; kept while the goal has no new event (its events never change)."""
@@ -362,6 +397,10 @@ def _now() -> str:
 
 def _pages(count: int, size: int) -> int:
     return max(1, math.ceil(count / size))
+
+
+def _goal_page_name(listing: str, number: int) -> str:
+    return "index.html" if number == 1 else f"{listing}-{number}.html"
 
 
 def _index_name(number: int) -> str:

@@ -8,9 +8,12 @@ fields a page needs are extracted from stored JSON inside the database
 (``ledger.read.json_sql``) instead of decoding every payload. Rendering (HTML,
 figures, the server) belongs to the command-line layer (``cli/web``).
 
-An *attempt* is a batch that held a comparison: its ``review-claim`` row,
-with the ``learning-ledger`` and ``review-verifier-attribution`` rows of the
-same batch (docs/linking.md), all keyed by the batch's event id.
+The comparisons table (:func:`attempts`, a name from before attempts existed) lists the
+batches that held a comparison: each one's ``review-claim`` row, with the
+``learning-ledger`` and ``review-verifier-attribution`` rows of the same batch
+(docs/linking.md), all keyed by the batch's event id, and the attempt it belongs
+to. The goal's attempts themselves (``attempt-lifecycle-state`` rows), each with its
+timeline and the reviews of its comparisons, are ``ledger.read.report_attempts``'.
 
 The comparison tables (:func:`comparisons`) are ``compare``'s own answer
 (``ledger.read.compare``): the runs model of the goals shown, so they cost
@@ -33,6 +36,7 @@ from benchledger.ledger.read.json_sql import (
     decode_values,
     json_array_length,
     json_is,
+    json_scalar,
     json_values,
     readable,
 )
@@ -54,7 +58,7 @@ from benchledger.ledger.storage.store import Store
 from benchledger.projections import catalog, retraction
 
 INDEX_PAGE_SIZE = 100
-ATTEMPTS_PAGE_SIZE = 50
+ATTEMPTS_PAGE_SIZE = 50  # rows of the comparisons table a page shows
 # Most lifecycle changes a timeline shows (the latest ones).
 TIMELINE_POINTS = 400
 
@@ -93,7 +97,7 @@ def goal_index(
     ledger: Store, goal_ids: Sequence[str] | None = None, *, limit: int = INDEX_PAGE_SIZE, offset: int = 0, pass_rates: bool = True,
     include_archived: bool = False,
 ) -> dict[str, Any]:
-    """One page of goals (by id): size, last activity, phase, first blocker, claim strength, learning status, attempts, pass rates.
+    """One page of goals (by id): size, last activity, phase, first blocker, claim strength, learning status, attempts, comparisons, pass rates.
 
     ``pass_rates=False`` leaves the pass rates out (``None``): they read every run of the goals. Archived goals
     (``goals archive``) are left out unless named in ``goal_ids`` or ``include_archived``; listed, they say so.
@@ -115,15 +119,16 @@ def goal_index(
         page = [dict(r._mapping) for r in connection.execute(heads.order_by(stream_heads.c.goal_id).limit(limit).offset(offset))]
         ids = [h["goal_id"] for h in page]
         current = {}
-        fields = (("current_phase",), ("first_blocker",), ("claim_strength",), ("learning_status",))
+        names = ("current_phase", "first_blocker", "claim_strength", "learning_status", "attempt", "attempts")
+        fields = tuple((name,) for name in names)
         for row in connection.execute(
             select(projection_rows.c.goal_id, projection_rows.c.projection, projection_rows.c.status,
                    json_values(projection_rows.c.payload, fields, dialect))
             .where(projection_rows.c.key == catalog.CURRENT_KEY, projection_rows.c.goal_id.in_(ids),
                    projection_rows.c.projection.in_((catalog.LIFECYCLE, catalog.SUMMARY)))
         ):
-            current[(row[0], row[1])] = (row[2], dict(zip(("current_phase", "first_blocker", "claim_strength", "learning_status"), decode_values(row[3], fields))))
-        attempts = dict(
+            current[(row[0], row[1])] = (row[2], dict(zip(names, decode_values(row[3], fields), strict=True)))
+        comparisons_held = dict(
             connection.execute(
                 select(projection_rows.c.goal_id, func.count())
                 .where(projection_rows.c.projection == catalog.CLAIM, projection_rows.c.goal_id.in_(ids))
@@ -139,7 +144,7 @@ def goal_index(
         listing.append(
             {
                 **goal_listing_row(head, lifecycle, summary, lifecycle_status == "faulted"),
-                "attempts": attempts.get(goal, 0),
+                "comparisons": comparisons_held.get(goal, 0),
                 "pass_rates": rates.get(goal, []) if pass_rates else None,
             }
         )
@@ -160,7 +165,7 @@ def not_retracted(retracted: Sequence[str]) -> ColumnElement:
 
 
 def goal_overview(ledger: Store, goal_id: str, *, pass_rates: bool = True) -> dict[str, Any]:
-    """The head of a goal's page: its index entry, current lifecycle state, and attempt count (one snapshot).
+    """The head of a goal's page: its index entry (with its attempt and comparison counts) and current lifecycle state (one snapshot).
 
     The attempts pages after the first leave the pass rates out (``pass_rates=False``): they
     read every run of the goal, and a report of a goal with 10^4 attempts writes 200 such pages.
@@ -212,7 +217,25 @@ def _attempt_page(goal_id: str, dialect: str, limit: int, start: AttemptKey | No
         of_page(catalog.LEARNING, lambda t: json_values(t.c.payload, LEARNING_FIELDS, dialect)),
         of_page(catalog.VERIFIER, lambda t: json_values(t.c.payload, VERIFIER_FIELDS, dialect)),
         of_page(catalog.LEARNING, lambda t: t.c.key), of_page(catalog.VERIFIER, lambda t: t.c.key),
+        attempt_of_batch(goal_id, page.c.key, dialect),
     ).order_by(page.c.position.desc(), page.c.key)
+
+
+def attempt_of_batch(goal_id: str, batch_id: Any, dialect: str) -> Any:
+    """SQL: the attempt of the goal's batch event ``batch_id`` (a column), named by the latest ``lifecycle-step`` row at or before
+    its position (a step is stored wherever the attempt changes), read through the (goal, projection, position) index; NULL
+    before attempts were stored. (Not the claim row's position: a retraction rewrites rows at its own, later one.)"""
+    step = projection_rows.alias("attempt_step")
+    # (correlated with the page's row, two queries up: SQLAlchemy correlates the nearest enclosing query only by itself)
+    position = select(events.c.position).where(events.c.event_id == batch_id).correlate_except(events).scalar_subquery()
+    return (
+        select(json_scalar(step.c.payload, ("attempt",), dialect))
+        .where(
+            step.c.projection == catalog.STEP, step.c.goal_id == goal_id, step.c.position <= position,
+            step.c.payload.is_not(None), readable(step.c.payload, dialect),
+        )
+        .order_by(step.c.position.desc()).limit(1).scalar_subquery()
+    )
 
 
 def _arm_scores(baseline_index: Any, run_reviews: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
@@ -231,22 +254,28 @@ def goal_last_position(ledger: Store, goal_id: str) -> int | None:
 
 
 def attempts_page_start(ledger: Store, goal_id: str, *, offset: int) -> AttemptKey | None:
-    """The key of the attempt ``offset`` rows from the newest (``None``: the goal has no more), for ``serve``'s ``attempts-N.html``.
+    """The key of the comparison row ``offset`` rows from the newest (``None``: the goal has no more), for ``serve``'s ``batches-N.html``.
 
     Read from the (goal, projection, position, key) index alone (revision 0004), never the rows nor
     their events: skipping 10^5 index entries costs milliseconds, where the old OFFSET over the page's
     joins built every skipped attempt (290 s for page 500 of a 10^5-event goal on PostgreSQL).
     """
-    claim, claim_on = rows_of(catalog.CLAIM, goal_id, alias="claim")
+    return page_start(ledger, goal_id, catalog.CLAIM, offset=offset)
+
+
+def page_start(ledger: Store, goal_id: str, projection: str, *, offset: int) -> AttemptKey | None:
+    """The (position, key) of the goal's ``projection`` row ``offset`` rows from its newest (``None``: no more), from the index alone."""
+    table, on = rows_of(projection, goal_id, alias="page_start")
     with ledger.reading() as connection:
         row = connection.execute(
-            select(claim.c.position, claim.c.key).where(claim_on).order_by(claim.c.position.desc(), claim.c.key).limit(1).offset(offset)
+            select(table.c.position, table.c.key).where(on).order_by(table.c.position.desc(), table.c.key).limit(1).offset(offset)
         ).first()
     return None if row is None else (row.position, row.key)
 
 
 def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, start: AttemptKey | None = None) -> dict[str, Any]:
-    """One page of the goal's attempts, newest first, from ``start`` (``None``: the newest): task, arm scores, delta, claim strength, blockers, budget gate.
+    """One page of the goal's comparisons table, newest first, from ``start`` (``None``: the newest): the attempt, task, arm scores,
+    delta, claim strength, blockers, budget gate, and which of the batch's reviews exist.
 
     The page is read by key (keyset), so page 200 costs what page 1 does; ``next`` is where the
     following page starts (``None`` after the last).
@@ -256,13 +285,14 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, st
         rows = connection.execute(_attempt_page(goal_id, ledger.dialect, limit + 1, start)).all()
     following = rows[limit] if len(rows) > limit else None
     listing = []
-    for key, position, status, recorded_at, claim_json, learning_json, verifier_json, learning_key, verifier_key in rows[:limit]:
+    for key, position, status, recorded_at, claim_json, learning_json, verifier_json, learning_key, verifier_key, attempt in rows[:limit]:
         task, comparison, delta, strength, blockers = decode_values(claim_json, CLAIM_FIELDS)
         learning_status, budget_allowed = decode_values(learning_json, LEARNING_FIELDS)
         baseline, treatment = _arm_scores(*decode_values(verifier_json, VERIFIER_FIELDS))
         listing.append(
             {
                 "key": key,
+                "attempt": attempt,
                 "position": position,
                 "recorded_at": recorded_at,
                 "status": status,
@@ -335,7 +365,7 @@ def lifecycle_timeline(ledger: Store, goal_id: str, *, limit: int = TIMELINE_POI
         retractions = retraction_list(view, connection, goal_id)
         if not stored_steps(connection, goal_id):
             entries = history(view, goal_id, changes_only=True)["entries"]
-            changes = [_timeline_step(e) for e in entries if e["phase_changed"] or e["gates_changed"]]
+            changes = [timeline_step(e) for e in entries if e["phase_changed"] or e["gates_changed"]]
             return {"events": head["last_version"], "changes": len(changes), "steps": changes[-limit:] if limit else [], "retractions": retractions}
         step = projection_rows
         changed = and_(
@@ -350,13 +380,13 @@ def lifecycle_timeline(ledger: Store, goal_id: str, *, limit: int = TIMELINE_POI
         withdrawn = withdrawn_by(goal_retractions(connection, goal_id))
     width = len(events.c)
     shown = [
-        _timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload)), withdrawn.get(row.event_id)))
+        timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload)), withdrawn.get(row.event_id)))
         for row in reversed(latest)
     ]
     return {"events": head["last_version"], "changes": total, "steps": shown, "retractions": retractions}
 
 
-def _timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
+def timeline_step(entry: Mapping[str, Any]) -> dict[str, Any]:
     """A history entry as the timeline shows it."""
     lifecycle = entry["lifecycle"] or {}
     gates = lifecycle.get("gates") or {}

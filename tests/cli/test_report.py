@@ -30,8 +30,9 @@ def test_report_writes_an_offline_site_of_the_demo(migrated_url, tmp_path):
     assert 'src="../../assets/plotly.min.js"' in page
     assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
     figures = json.loads(page.split('<script type="application/json" id="figures">')[1].split("</script>")[0])
-    assert set(figures) == {"timeline", "score-delta", "claim-strengths", "attribution-labels", "learning-status", "paired-differences"}
-    assert figures["timeline"]["data"][0]["y"][-1] == "budget_counted"
+    # one attempt: one timeline (its own), as the goal's was before attempts
+    assert set(figures) == {"timeline-1", "score-delta", "claim-strengths", "attribution-labels", "learning-status", "paired-differences"}
+    assert figures["timeline-1"]["data"][0]["y"][-1] == "budget_counted"
     review = json.loads((site / "goals" / GOAL / "reviews" / "review-claim.json").read_text())
     assert review["payload"]["decision"]["claim_strength"] == "candidate_score_recovery_needs_attribution_review"
     assert 'http-equiv="Content-Security-Policy"' in page and "script-src &#39;self&#39;;" in page
@@ -71,10 +72,11 @@ def test_attempts_and_pass_rates_come_from_the_stored_reviews(ledger):
     url = ledger.engine.url.render_as_string(hide_password=False)
     ingest_demo(url, GOAL)
     (entry,) = report_views.goal_index(ledger)["goals"]
-    assert entry["attempts"] == 1 and entry["current_phase"] == "budget_counted"
+    assert entry["attempts"] == entry["comparisons"] == 1 and entry["current_phase"] == "budget_counted"
     rates = {r["arm"]: (r["passed"], r["failed"], r["pass_rate"]) for r in entry["pass_rates"]}
     assert rates == {"codex-loopx": (1, 0, 1.0), "hardened-codex": (0, 1, 0.0)}
     (attempt,) = report_views.attempts(ledger, GOAL)["attempts"]
+    assert attempt["attempt"] == "1"
     assert attempt["baseline"] == {"mode": "hardened-codex", "official_score": 0.0, "official_passed": False}
     assert attempt["treatment"]["mode"] == "codex-loopx" and attempt["score_delta"] == 1.0
     assert attempt["blockers"] == ["baseline_failure_attribution_caveat"] and attempt["budget_count_allowed"] is True
@@ -222,7 +224,7 @@ def test_only_the_first_page_of_a_goal_reads_its_pass_rates(migrated_url, tmp_pa
         again.write_text(json.dumps({**comparison, "comparison_id": f"pair-{number}"}))
         files = [str(DEMO / f) for f in ("04-run-baseline.json", "05-run-treatment.json")] + [str(again)]
         assert invoke(migrated_url, "ingest", "--goal", "paged", *files).exit_code == 0
-    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 1)
+    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 1)  # a comparison a page
     read_for: list[list[str]] = []
     counted = run_reads.goal_pass_rates
     counting = lambda ledger, ids: read_for.append(list(ids)) or counted(ledger, ids)  # noqa: E731
@@ -231,7 +233,7 @@ def test_only_the_first_page_of_a_goal_reads_its_pass_rates(migrated_url, tmp_pa
     site = tmp_path / "site"
     assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
     pages = sorted(p.name for p in (site / "goals" / "paged").glob("*.html"))
-    assert len(pages) >= 2 and "attempts-2.html" in pages
+    assert pages == ["batches-2.html", "batches-3.html", "index.html"]
     assert "pass rate per benchmark" in (site / "goals" / "paged" / "index.html").read_text()
-    assert "pass rate per benchmark" not in (site / "goals" / "paged" / "attempts-2.html").read_text()
-    assert read_for == [["paged"]]  # once, for the index page and the goal's first page; never an attempts page nor the site's plan
+    assert "pass rate per benchmark" not in (site / "goals" / "paged" / "batches-2.html").read_text()
+    assert read_for == [["paged"]]  # once, for the index page and the goal's first page; never a later page nor the site's plan

@@ -77,12 +77,13 @@ def test_index_goal_review_navigation_charts_and_no_network(watched):
     page.click("a.goal-link >> text=demo-db-wal-recovery")
     page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
     assert page.locator("h1 .goal-id").inner_text() == "demo-db-wal-recovery"
-    for chart in ("timeline", "score-delta", "claim-strengths", "attribution-labels", "learning-status"):
+    for chart in ("timeline-1", "score-delta", "claim-strengths", "attribution-labels", "learning-status"):
         assert page.locator(f"#chart-{chart} .main-svg").count() > 0, f"{chart} chart not drawn"
     # the timeline holds one marker per lifecycle change (6 in the demo) and names the phases it went through
-    assert page.locator("#chart-timeline .scatterlayer .point").count() == 6
-    assert "budget_counted" in page.locator("#chart-timeline").inner_text()
-    assert page.locator("table.attempts tbody tr").count() == 1
+    # one attempt: its timeline is the goal's, as before attempts
+    assert page.locator("#chart-timeline-1 .scatterlayer .point").count() == 6
+    assert "budget_counted" in page.locator("#chart-timeline-1").inner_text()
+    assert page.locator("table.attempts tbody tr").count() == page.locator("table.batches tbody tr").count() == 1
     page.screenshot(path=str(ARTIFACTS / f"{kind}-goal.png"), full_page=True)
 
     page.click("a.review-link >> text=review-claim")
@@ -111,7 +112,7 @@ def test_artifact_markup_is_shown_as_text(watched):
     assert page.locator("main script").count() == 1  # the page's own JSON data block
     assert page.locator("img").count() == 0
     # ... and their text reads exactly as the artifacts hold it, in the tables and in the charts
-    attempts = page.locator("table.attempts").inner_text()
+    attempts = page.locator("table.batches").inner_text()
     assert SCRIPT in attempts and f"{IMAGE}-baseline" in attempts
     assert f"{IMAGE}-treatment" in page.locator("dl.facts").inner_text()
     labels = page.locator("#chart-attribution-labels").inner_text()

@@ -122,11 +122,11 @@ def test_a_one_change_timeline_is_ticked_in_readable_times(page, site):
     kind, base = site
     page.goto(base + "goals/loopx-history/index.html")
     page.wait_for_selector("body[data-charts-rendered]", timeout=30_000)
-    assert page.locator("#chart-timeline .scatterlayer .point").count() == 1
-    ticks = page.locator("#chart-timeline .xtick text").all_text_contents()
+    assert page.locator("#chart-timeline-1 .scatterlayer .point").count() == 1
+    ticks = page.locator("#chart-timeline-1 .xtick text").all_text_contents()
     assert len(ticks) >= 3
     assert not [t for t in ticks if re.search(r"\d:\d\d\.\d", t)], f"ticks in fractions of a second: {ticks}"
-    page.locator("#lifecycle").screenshot(path=str(ARTIFACTS / f"{kind}-real-one-change-timeline.png"))
+    page.locator("#attempt-1").screenshot(path=str(ARTIFACTS / f"{kind}-real-one-change-timeline.png"))
 
 
 def test_review_pages_keep_loopx_order_and_colour_booleans_by_meaning(page, site):

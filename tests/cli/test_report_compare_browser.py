@@ -50,8 +50,8 @@ def test_comparisons_their_chart_and_an_attempts_own_review(watched):
     page.wait_for_selector("body[data-charts-rendered='6']", timeout=30_000)
     assert page.locator("#comparisons table.comparisons tbody tr").count() == 1
     assert page.locator("#chart-paired-differences .scatterlayer .point").count() == 1
-    first = page.locator("table.attempts tbody tr").first
-    task = first.locator("td").nth(1).inner_text()
+    first = page.locator("table.batches tbody tr").first
+    task = first.locator("td").nth(2).inner_text()
     page.screenshot(path=str(ARTIFACTS / f"{kind}-compare-goal.png"), full_page=True)
     first.locator("a.attempt-review-link >> text=claim").click()
     assert page.locator("h1").inner_text() == "review-claim"
@@ -67,5 +67,5 @@ def test_markup_in_arms_and_tasks_is_text_in_the_comparison_table_and_chart(watc
     assert page.locator("img").count() == 0 and page.locator("main script").count() == 1
     assert "<img src=x onerror=alert(1)>-treatment" in page.locator("table.comparisons").inner_text()
     assert f"{IMAGE}-treatment" in page.locator("#chart-paired-differences").inner_text()
-    assert SCRIPT in page.locator("table.attempts").inner_text()
+    assert SCRIPT in page.locator("table.batches").inner_text()
     browser._no_trouble(seen, base)

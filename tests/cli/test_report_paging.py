@@ -83,7 +83,7 @@ def test_keyset_pages_are_the_offset_pages(migrated_url, tmp_path, shared_positi
 
 def _attempt_ids(html: str) -> list[str]:
     """The attempts a page lists, by the time each was recorded (its first cell)."""
-    return re.findall(r"<tr>\s*<td>([^<]+)</td>", html.split('id="attempts"', 1)[1])
+    return re.findall(r"<tr>\s*<td>([^<]+)</td>", html.split('id="batches"', 1)[1])
 
 
 def _recorded(url) -> list[str]:
@@ -100,15 +100,15 @@ def test_written_pages_are_the_pages_serve_answers(migrated_url, tmp_path, monke
     site = tmp_path / "site"
     assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
     written = {p.name: _attempt_ids(p.read_text()) for p in (site / "goals" / GOAL).glob("*.html")}
-    assert sorted(written) == ["attempts-2.html", "attempts-3.html", "attempts-4.html", "index.html"]
-    assert [i for name in ("index.html", "attempts-2.html", "attempts-3.html", "attempts-4.html") for i in written[name]] == _recorded(migrated_url)
+    assert sorted(written) == ["batches-2.html", "batches-3.html", "batches-4.html", "index.html"]
+    assert [i for name in ("index.html", "batches-2.html", "batches-3.html", "batches-4.html") for i in written[name]] == _recorded(migrated_url)
     assert len(set(_recorded(migrated_url))) == ATTEMPTS
     ledger = api.open(migrated_url)
     try:
-        for name in ("attempts-3.html", "attempts-4.html", "attempts-2.html", "index.html"):  # serve: any page first, no page before it
+        for name in ("batches-3.html", "batches-4.html", "batches-2.html", "index.html"):  # serve: any page first, no page before it
             served = pages.Site(ledger, None, lambda: None).render(f"goals/{GOAL}/{name}")
             assert served is not None and _attempt_ids(served.body.decode()) == written[name], name
-        assert pages.Site(ledger, None, lambda: None).render(f"goals/{GOAL}/attempts-5.html") is None
+        assert pages.Site(ledger, None, lambda: None).render(f"goals/{GOAL}/batches-5.html") is None
     finally:
         ledger.close()
 
@@ -122,7 +122,7 @@ def test_report_reads_a_goal_overview_once(migrated_url, tmp_path, monkeypatch):
     monkeypatch.setattr(report_views, "goal_overview", lambda ledger, goal, **options: read_for.append(goal) or overview(ledger, goal, **options))
     site = tmp_path / "site"
     assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
-    assert (site / "goals" / GOAL / "attempts-4.html").exists()
+    assert (site / "goals" / GOAL / "batches-4.html").exists()
     assert read_for == [GOAL]
 
 
@@ -136,7 +136,7 @@ def test_serve_reads_a_goal_overview_again_when_the_goal_grew(migrated_url, tmp_
         after = site.render(f"goals/{GOAL}/index.html")
         assert before is not None and after is not None
         assert len(_attempt_ids(before.body.decode())) == 2
-        assert _attempt_ids(after.body.decode()) == _recorded(migrated_url) and "3 attempt(s)" in after.body.decode()
+        assert _attempt_ids(after.body.decode()) == _recorded(migrated_url) and "3 comparison(s)" in after.body.decode()
     finally:
         ledger.close()
 

@@ -252,7 +252,8 @@ def test_retracted_events_are_marked_in_history_and_in_the_report(migrated_url, 
     retractions = page[page.index('<section id="retractions">') :]
     assert "preflight of the wrong host" in retractions[: retractions.index("</section>")]
     assert second["event_id"] in retractions[: retractions.index("</section>")]
-    timeline = page[page.index('<table class="timeline">') : page.index("</table>")]
+    opened = page.index('<table class="timeline">')
+    timeline = page[opened : page.index("</table>", opened)]
     (row,) = [r for r in timeline.split("<tr>") if f'<td class="num">{second["position"]}</td>' in r]
     assert f"retracted at position {done['position']}" in row
 

@@ -1,0 +1,134 @@
+"""The goal page's attempts (issue 27 item 3) and what ``report --goal`` writes and audits (issue 31 item 1), on both backends.
+
+A goal of several attempts lists them keyed by attempt, the latest first, each
+with its phase, first blocker and gates (its ``attempt-lifecycle-state`` row),
+its own timeline and its latest comparison's reviews; older attempts are on
+``attempts-N.html``. The written report holds every page it links to, the
+reviews of the comparisons a goal's first page shows only, and audits the
+goals it was asked for only, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from benchledger.cli.web import pages
+from benchledger.ledger import api
+from benchledger.ledger.read import report_attempts
+from tests.helpers import invoke
+from tests.report_helpers import ingest_attempts, ingest_demo
+
+GOAL = "multi"
+
+
+def _figures(html: str) -> dict:
+    return json.loads(html.split('<script type="application/json" id="figures">')[1].split("</script>")[0])
+
+
+def _rows(html: str, table: str) -> list[str]:
+    """The first cell of each row of ``table`` (its class), as text."""
+    body = html.split(f'<table class="{table}">', 1)[1].split("</table>", 1)[0]
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<tr[^>]*>\s*<td>(.*?)</td>", body, re.S)]
+
+
+def test_each_attempt_has_its_row_its_timeline_and_its_reviews(migrated_url, tmp_path, monkeypatch):
+    ingest_attempts(migrated_url, GOAL, tmp_path / "files", 3)
+    monkeypatch.setattr(report_attempts, "ATTEMPTS_PAGE_SIZE", 2)
+    with api.open(migrated_url) as ledger:
+        site = pages.Site(ledger, None, lambda: None)
+        first = site.render(f"goals/{GOAL}/index.html").body.decode()
+        older = site.render(f"goals/{GOAL}/attempts-2.html").body.decode()
+        assert site.render(f"goals/{GOAL}/attempts-3.html") is None
+        views = ledger.report_views()
+        batches = {b["attempt"]: b for b in views.batches(GOAL, limit=10)["attempts"]}
+    # keyed by attempt, the latest first, paged; each row from its own lifecycle row
+    assert _rows(first, "attempts") == ["3", "2"] and _rows(older, "attempts") == ["1"]
+    assert "budget_counted" in first and 'href="attempts-2.html"' in first and 'href="index.html"' in older
+    # one timeline per attempt on its page: the attempt's six changes, from its own preflight on
+    figures = _figures(first)
+    assert {name for name in figures if name.startswith("timeline")} == {"timeline-3", "timeline-2"}
+    for attempt in ("3", "2"):
+        assert figures[f"timeline-{attempt}"]["data"][0]["y"] == [
+            "preflight_ready", "launched_process", "compact_result_ready", "result_ingested", "paired_compared", "budget_counted",
+        ]
+    assert set(_figures(older)) == {"timeline-1"}  # a later page: its attempts' timelines only
+    # the comparisons table names each comparison's attempt; an attempt links its own comparison's reviews
+    assert sorted(batches) == ["1", "2", "3"]
+    for attempt, batch in batches.items():
+        page = first if attempt != "1" else older
+        row = page.split(f'id="attempt-row-{attempt}"', 1)[1].split("</tr>", 1)[0]
+        assert f'href="attempts/{batch["key"]}/review-claim.html"' in row
+        assert batch["comparison_id"] == f"pair-{attempt}"
+    assert _rows(first, "batches") == [b["recorded_at"] for b in sorted(batches.values(), key=lambda b: b["position"], reverse=True)]
+
+
+def test_a_single_attempt_goal_reads_as_before(migrated_url):
+    ingest_demo(migrated_url, "demo")
+    with api.open(migrated_url) as ledger:
+        page = pages.Site(ledger, None, lambda: None).render("goals/demo/index.html").body.decode()
+        (attempt,) = ledger.report_views().attempts("demo", limit=10)["attempts"]
+        (goal_wide,) = [ledger.report_views().lifecycle_timeline("demo")]
+    # the attempt's timeline is the goal's whole timeline, as the goal page drew it before attempts
+    assert attempt["timeline"]["steps"] == goal_wide["steps"] and attempt["timeline"]["changes"] == goal_wide["changes"] == 6
+    assert _rows(page, "attempts") == ["1"] and "pagination" not in page and 'rel="next"' not in page
+
+
+def _links(page: Path) -> list[str]:
+    return [unquote(link) for link in re.findall(r'(?:href|src)="([^"#]+)', page.read_text())]
+
+
+def test_every_link_of_a_written_report_has_its_file(migrated_url, tmp_path, monkeypatch):
+    """A crawl of the written folder: every relative link of every page names a file the report wrote."""
+    from benchledger.ledger.read import report_views
+
+    ingest_attempts(migrated_url, GOAL, tmp_path / "files", 4)
+    ingest_demo(migrated_url, "demo")
+    monkeypatch.setattr(report_attempts, "ATTEMPTS_PAGE_SIZE", 2)
+    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 1)  # a comparison a page: its later pages link no review
+    site = tmp_path / "site"
+    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
+    checked = 0
+    for page in site.rglob("*.html"):
+        for link in _links(page):
+            if link.startswith("data:"):  # (an inline icon: no file)
+                continue
+            assert not link.startswith(("http:", "https:", "/")), f"{page}: {link}"
+            assert (page.parent / link).resolve().is_file(), f"{page.relative_to(site)} links {link}, which the report did not write"
+            checked += 1
+    assert checked > 50
+    # the reviews written: those of the comparisons the goal's first page shows (its two latest attempts', its first
+    # comparison row's, which is the latest attempt's); the later pages name the others and point to serve
+    reviews = {p.parent.name for p in (site / "goals" / GOAL / "attempts").rglob("review-claim.html")}
+    assert len(reviews) == 2
+    later = (site / "goals" / GOAL / "batches-4.html").read_text()
+    assert "attempt-review-link" not in later and "benchledger serve" in later
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["--goal", "every goal"])
+def test_report_audits_the_goals_it_shows_and_says_so(migrated_url, tmp_path, named, monkeypatch):
+    """``report --goal G`` audits G only (it costs what G holds), and the index says whose audit it shows."""
+    from benchledger.ledger.service import maintenance
+
+    ingest_demo(migrated_url, "shown")
+    ingest_demo(migrated_url, "other")
+    audited: list[str | None] = []
+    audit = maintenance.audit
+    monkeypatch.setattr(maintenance, "audit", lambda ledger, **options: audited.append(options.get("goal_id")) or audit(ledger, **options))
+    site = tmp_path / "site"
+    options = ["--goal", "shown"] if named else []
+    assert invoke(migrated_url, "report", *options, "--output", str(site)).exit_code == 0
+    index, seen = (site / "index.html").read_text(), list(audited)
+    with api.open(migrated_url) as ledger:
+        goal_digest, ledger_digest = ledger.audit(goal_id="shown").digest, ledger.audit().digest
+    if named:
+        assert seen == ["shown"]
+        assert "audit of goal(s)" in index and "not the whole ledger" in index and "benchledger audit" in index
+        assert goal_digest in index and ledger_digest not in index
+    else:
+        assert seen == [None]
+        assert "not the whole ledger" not in index and ledger_digest in index
