@@ -60,11 +60,11 @@ def goal_id(attempts: int) -> str:
     return f"report-{attempts}"
 
 
-def build(url: str, seed: int) -> None:
+def build(url: str, seed: int, sizes: tuple[int, ...] = SIZES) -> None:
     ledger = Store.open(url, migrate=False)
     try:
         upgrade(ledger.engine)  # `benchledger db upgrade` (a new PostgreSQL database; a no-op when current)
-        for attempts in SIZES:
+        for attempts in sizes:
             if ledger.head(goal_id(attempts)) is None:
                 started = time.perf_counter()
                 events = grow(ledger, goal_id(attempts), attempts, seed + attempts)
@@ -76,21 +76,21 @@ def build(url: str, seed: int) -> None:
         ledger.close()
 
 
-def postgres_url(server_url: str) -> str:
+def postgres_url(server_url: str, database: str = PG_DATABASE) -> str:
     admin = create_engine(normalize_url(server_url), isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as connection:
-            if connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": PG_DATABASE}).first() is None:
-                connection.execute(text(f'CREATE DATABASE "{PG_DATABASE}"'))
-        return admin.url.set(database=PG_DATABASE).render_as_string(hide_password=False)
+            if connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": database}).first() is None:
+                connection.execute(text(f'CREATE DATABASE "{database}"'))
+        return admin.url.set(database=database).render_as_string(hide_password=False)
     finally:
         admin.dispose()
 
 
-def drop_postgres(server_url: str) -> None:
+def drop_postgres(server_url: str, database: str = PG_DATABASE) -> None:
     admin = create_engine(normalize_url(server_url), isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{PG_DATABASE}" WITH (FORCE)'))
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
     admin.dispose()
 
 
@@ -222,16 +222,22 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("BENCHLEDGER_BENCH_POSTGRES_URL") or os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL") or "postgresql://postgres@127.0.0.1:5432/test",
         help=f"a server on which database {PG_DATABASE} is created (reused when it exists)",
     )
-    parser.add_argument("--drop", action="store_true", help=f"drop database {PG_DATABASE} at the end")
+    parser.add_argument("--pg-database", default=PG_DATABASE, help="the PostgreSQL database's name")
+    parser.add_argument("--drop", action="store_true", help="drop that database at the end")
+    parser.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)),
+        help="the two goals' attempts, small,big (a loaded machine: 100,3000 shows the same ratios at a third of the cost)",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="fetches of each serve page (median)")
     parser.add_argument("--write-repeat", type=int, default=3, help="writes of each goal's site in process (the fastest)")
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--build-only", action="store_true", help="build (or complete) the ledgers, measure nothing")
     args = parser.parse_args(argv)
     urls = {}
+    sizes = tuple(int(size) for size in args.sizes.split(","))
     for backend in args.backends.split(","):
-        urls[backend] = f"sqlite:///{args.sqlite}" if backend == "sqlite" else postgres_url(args.postgres_url)
-        build(urls[backend], args.seed)
+        urls[backend] = f"sqlite:///{args.sqlite}" if backend == "sqlite" else postgres_url(args.postgres_url, args.pg_database)
+        build(urls[backend], args.seed, sizes)
     if args.build_only:
         return 0
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
@@ -240,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_results(rows)
     if args.drop and "postgresql" in urls:
-        drop_postgres(args.postgres_url)
+        drop_postgres(args.postgres_url, args.pg_database)
     return 0
 
 

@@ -30,6 +30,7 @@ from benchledger.ledger.storage.schema import events, projection_rows
 from benchledger.ledger.storage.store import Store
 from benchledger.projections import catalog
 from benchledger.projections.batch_manifest import BATCH_KIND
+from benchledger.projections.history import changes
 
 # Attempts a page shows, each with its timeline chart.
 ATTEMPTS_PAGE_SIZE = 10
@@ -112,15 +113,22 @@ def _timeline(connection: Any, dialect: str, goal_id: str, lowest: int, highest:
     )
     total = connection.execute(select(func.count()).select_from(step).where(changed)).scalar_one() if opened is not None else 0
     latest = [] if opened is None else connection.execute(
-        select(*events.c, step.c.payload.label("step_payload")).select_from(step).join(events, events.c.position == step.c.position)
+        select(*events.c, step.c.payload.label("step_payload"), step.c.key.label("step_key")).select_from(step).join(events, events.c.position == step.c.position)
         .where(changed).order_by(step.c.key.desc()).limit(TIMELINE_POINTS)
     ).all()
     width = len(events.c)
     shown = [
-        timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, json.loads(row.step_payload)), withdrawn.get(row.event_id)))
+        timeline_step(history_entry(row_to_event(row[:width]), LifecycleStep(row.position, _step_of_attempt(row, opened)), withdrawn.get(row.event_id)))
         for row in reversed(latest)
     ]
     return {"changes": total, "steps": shown, "opened": None if opened is None else int(opened)}
+
+
+def _step_of_attempt(row: Any, opened: str) -> dict[str, Any]:
+    """A step's payload as its attempt's timeline reads it: the attempt's first step changed what an attempt with nothing
+    open would have (as the goal's first step is stored), not what the previous attempt left open."""
+    payload = json.loads(row.step_payload)
+    return {**payload, **changes(None, payload)} if row.step_key == opened else payload
 
 
 def _folded_changes(ledger: Store, goal_id: str) -> dict[str, list[dict[str, Any]]]:
@@ -128,8 +136,12 @@ def _folded_changes(ledger: Store, goal_id: str) -> dict[str, list[dict[str, Any
     by_attempt: dict[str, list[dict[str, Any]]] = {}
     for entry in history(ledger, goal_id)["entries"]:
         attempt = entry["attempt"]
-        if attempt is not None and (entry["phase_changed"] or entry["gates_changed"] or attempt not in by_attempt):
-            by_attempt.setdefault(attempt, []).append(timeline_step(entry))
+        if attempt is None or entry["lifecycle"] is None:
+            continue
+        if attempt not in by_attempt:  # the attempt's first step (as :func:`_step_of_attempt` reads a stored one)
+            by_attempt[attempt] = [timeline_step({**entry, **changes(None, entry["lifecycle"])})]
+        elif entry["phase_changed"] or entry["gates_changed"]:
+            by_attempt[attempt].append(timeline_step(entry))
     return by_attempt
 
 
