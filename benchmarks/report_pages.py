@@ -17,15 +17,17 @@ backend, in one run:
    seconds per file written (the fastest of ``--write-repeat``); the target is the 10^4-attempt goal's ≤ 2× the
    100-attempt goal's.
 2. **The whole command**: ``benchledger report --goal G`` as a process
-   (start-up and the whole ledger's audit included).
+   (start-up and the audit of G, which its index shows, included).
 3. **``serve``**: the console script on a free port; once its background
-   audit has finished, each goal's first page, ``attempts-2.html``, the middle
-   page and the last page, fetched over HTTP ``--repeat`` times (median);
+   audit has finished, each goal's first page, ``batches-2.html``, the middle
+   page and the last page of its comparisons table, fetched over HTTP ``--repeat`` times (median);
    the target is every page ≤ 2× its goal's first page.
 4. The whole report of the 10^4-attempt goal against one ``serve`` page of it
    (its first page, the median; the costliest, since the other pages cost less
    than it): target ≤ 10×. Beside it, the pages alone (step 1) and the audit
-   alone (``benchledger audit --jobs 1`` as a process) against the same page.
+   alone (``benchledger audit --goal G --jobs 1`` as a process) against the same page.
+
+``--sizes 100,3000`` builds smaller goals (the ratios show the same on a loaded machine, at a third of the cost).
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def pages_written(url: str, goal: str) -> tuple[float, int]:
     try:
         with ledger.snapshot() as view, tempfile.TemporaryDirectory() as folder:
             started = time.perf_counter()
-            written = pages.write_site(pages.Site(view, [goal], lambda: None), Path(folder) / "site")
+            written = pages.write_site(pages.Site(view, [goal], lambda: None, written=True), Path(folder) / "site")
             return time.perf_counter() - started, written
     finally:
         ledger.close()
@@ -116,10 +118,10 @@ def whole_report(url: str, goal: str) -> float:
         return time.perf_counter() - started
 
 
-def whole_audit(url: str) -> float:
-    """``benchledger audit --jobs 1`` as a process: the audit the report shows (and ``serve`` runs)."""
+def goal_audit(url: str, goal: str) -> float:
+    """``benchledger audit --goal G --jobs 1`` as a process: the audit ``report --goal G`` shows."""
     started = time.perf_counter()
-    subprocess.run([*find_benchledger(), "--database-url", cli_url(url), "audit", "--jobs", "1"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([*find_benchledger(), "--database-url", cli_url(url), "audit", "--goal", goal, "--jobs", "1"], check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
@@ -150,7 +152,7 @@ def serve_pages(url: str, page_counts: dict[str, int], repeat: int) -> dict[str,
             names = {"first page": "index.html"}
             for number in sorted({2, (count + 1) // 2, count} - {1}):
                 if number <= count:
-                    names[f"attempts-{number}"] = f"attempts-{number}.html"
+                    names[f"batches-{number}"] = f"batches-{number}.html"
             measured[goal] = {}
             for label, name in names.items():
                 page = f"{base}goals/{goal}/{name}"
@@ -162,23 +164,24 @@ def serve_pages(url: str, page_counts: dict[str, int], repeat: int) -> dict[str,
         server.wait()
 
 
-def measure(backend: str, url: str, repeat: int, write_repeat: int) -> dict:
+def measure(backend: str, url: str, repeat: int, write_repeat: int, sizes: tuple[int, ...]) -> dict:
     row: dict = {"backend": backend, "goals": {}}
     counts = {}
-    pages_written(url, goal_id(SIZES[0]))  # once unmeasured: the templates compiled, plotly imported, for both goals alike
-    for attempts in SIZES:
+    pages_written(url, goal_id(sizes[0]))  # once unmeasured: the templates compiled, plotly imported, for both goals alike
+    for attempts in sizes:
         goal = goal_id(attempts)
         seconds, files = min(pages_written(url, goal) for _ in range(write_repeat))
         whole = whole_report(url, goal)
         ledger = api.open(url)
         try:
-            counts[goal] = max(1, -(-ledger.report_views().goal_overview(goal, pass_rates=False)["attempts"] // ledger.report_views().attempts_page_size))
+            views = ledger.report_views()
+            counts[goal] = max(1, -(-views.goal_overview(goal, pass_rates=False)["comparisons"] // views.batches_page_size))
         finally:
             ledger.close()
         row["goals"][goal] = {"write_s": seconds, "files": files, "per_file_ms": seconds / files * 1000, "whole_s": whole, "pages": counts[goal]}
         log(f"{backend} {goal}: {files} files in {seconds:.2f} s (whole command {whole:.1f} s)")
-    row["audit_s"] = whole_audit(url)
-    log(f"{backend}: audit {row['audit_s']:.1f} s")
+    row["audit_s"] = goal_audit(url, goal_id(sizes[-1]))
+    log(f"{backend}: audit of {goal_id(sizes[-1])} {row['audit_s']:.1f} s")
     row["serve"] = serve_pages(url, counts, repeat)
     return row
 
@@ -187,9 +190,9 @@ def held(ok: bool) -> str:
     return "✅" if ok else "❌ MISSED"
 
 
-def print_results(rows: list[dict]) -> None:
-    small, big = goal_id(SIZES[0]), goal_id(SIZES[1])
-    print("| backend | goal | files written | write (no audit) | per file | whole `report --goal` | serve: first page / attempts-2 / middle / last (median) |")
+def print_results(rows: list[dict], sizes: tuple[int, ...]) -> None:
+    small, big = goal_id(sizes[0]), goal_id(sizes[1])
+    print("| backend | goal | files written | write (no audit) | per file | whole `report --goal` | serve: first page / batches-2 / middle / last (median) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         for goal, g in row["goals"].items():
@@ -197,8 +200,8 @@ def print_results(rows: list[dict]) -> None:
             print(f"| {row['backend']} | {goal} | {g['files']} | {g['write_s']:.2f} s | {g['per_file_ms']:.1f} ms | {g['whole_s']:.1f} s | {served} |")
     print()
     print(
-        "| backend | per file, 10^4 / 100 attempts (≤ 2×) | slowest serve page / its first page (≤ 2×) "
-        "| whole `report --goal` of the 10^4-attempt goal / its first serve page (≤ 10×) | its pages alone (no audit) / that page | the audit alone |"
+        f"| backend | per file, {sizes[1]} / {sizes[0]} attempts (≤ 2×) | slowest serve page / its first page (≤ 2×) "
+        "| whole `report --goal` of the big goal / its first serve page (≤ 10×) | its pages alone (no audit) / that page | its audit alone |"
     )
     print("| --- | --- | --- | --- | --- | --- |")
     for row in rows:
@@ -241,10 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         return 0
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    rows = [measure(backend, url, args.repeat, args.write_repeat) for backend, url in urls.items()]
+    rows = [measure(backend, url, args.repeat, args.write_repeat, sizes) for backend, url in urls.items()]
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print()
-    print_results(rows)
+    print_results(rows, sizes)
     if args.drop and "postgresql" in urls:
         drop_postgres(args.postgres_url, args.pg_database)
     return 0

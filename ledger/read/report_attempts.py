@@ -24,7 +24,15 @@ from sqlalchemy import and_, exists, func, or_, select
 from benchledger.ledger.read.attempt_views import attempt_entry
 from benchledger.ledger.read.json_sql import json_array_length, json_is, readable
 from benchledger.ledger.read.report_views import ATTEMPT_REVIEWS, page_start, timeline_step
-from benchledger.ledger.read.views import LifecycleStep, goal_retractions, history, history_entry, retraction_list, stored_steps, withdrawn_by
+from benchledger.ledger.read.views import (
+    LifecycleStep,
+    goal_retractions,
+    history,
+    history_entry,
+    retraction_list,
+    stored_steps,
+    withdrawn_by,
+)
 from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows
 from benchledger.ledger.storage.store import Store
@@ -67,31 +75,21 @@ def lifecycle_attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAG
         withdrawn = withdrawn_by(goal_retractions(connection, goal_id)) if steps_stored else {}
         listing = []
         for index, row in enumerate(rows[:limit]):
-            lowest = rows[index + 1].position + 1 if index + 1 < len(rows) else _first_of_attempts(connection, goal_id, rows, index)
+            lowest = rows[index + 1].position + 1 if index + 1 < len(rows) else 0  # (no row after it: the goal's first attempt)
             highest = _END if newest and index == 0 else row.position
             entry = attempt_entry({**row._mapping, "payload": None if row.payload is None else json.loads(row.payload)})
             if steps_stored:
                 timeline = _timeline(connection, ledger.dialect, goal_id, lowest, highest, withdrawn)
             else:
-                changes = folded.get(row.key, []) if folded is not None else []
-                timeline = {"changes": len(changes), "steps": changes[-TIMELINE_POINTS:]}
+                of_attempt = folded.get(row.key, []) if folded is not None else []
+                opened = of_attempt[0]["position"] if of_attempt else None
+                timeline = {"changes": len(of_attempt), "steps": of_attempt[-TIMELINE_POINTS:], "opened": opened}
             first = timeline.pop("opened", None)
             listing.append(
                 {**entry, "first_position": lowest if first is None else first, "timeline": timeline, **_comparisons(connection, goal_id, lowest, highest)}
             )
     following = rows[limit] if len(rows) > limit else None
     return {"limit": limit, "attempts": listing, "next": None if following is None else (following.position, following.key)}
-
-
-def _first_of_attempts(connection: Any, goal_id: str, rows: list[Any], index: int) -> int:
-    """Where the page's oldest attempt begins when no older row was read: after the previous attempt's row, or the goal's start."""
-    earlier = connection.execute(
-        select(func.max(projection_rows.c.position)).where(
-            projection_rows.c.projection == catalog.ATTEMPT_LIFECYCLE, projection_rows.c.goal_id == goal_id,
-            projection_rows.c.position < rows[index].position,
-        )
-    ).scalar_one_or_none()
-    return 0 if earlier is None else earlier + 1
 
 
 def _timeline(connection: Any, dialect: str, goal_id: str, lowest: int, highest: int, withdrawn: Mapping[str, Any]) -> dict[str, Any]:

@@ -132,3 +132,26 @@ def test_report_audits_the_goals_it_shows_and_says_so(migrated_url, tmp_path, na
     else:
         assert seen == [None]
         assert "not the whole ledger" not in index and ledger_digest in index
+
+
+def test_each_attempts_timeline_reads_the_steps_and_a_fold_says_the_same(migrated_url, tmp_path):
+    """Without stored steps (a ledger from before them, until ``replay``) each attempt's timeline is folded: the same one."""
+    from sqlalchemy import delete
+
+    from benchledger.ledger.storage.schema import projection_rows
+    from benchledger.ledger.storage.store import Store
+    from benchledger.projections import catalog
+
+    ingest_attempts(migrated_url, GOAL, tmp_path / "files", 3)
+    store = Store.open(migrated_url)
+    try:
+        stored = report_attempts.lifecycle_attempts(store, GOAL)
+        assert [a["attempt"] for a in stored["attempts"]] == ["3", "2", "1"]
+        assert [a["timeline"]["changes"] for a in stored["attempts"]] == [6, 6, 6]
+        # the first step of a later attempt reads from nothing open, as the goal's first does: the same timelines
+        assert len({json.dumps(a["timeline"]["steps"][0]["gates_opened"]) for a in stored["attempts"]}) == 1
+        with store.engine.begin() as connection:
+            connection.execute(delete(projection_rows).where(projection_rows.c.projection == catalog.STEP))
+        assert report_attempts.lifecycle_attempts(store, GOAL) == stored
+    finally:
+        store.close()
