@@ -124,7 +124,11 @@ def visible(text: str) -> str:
     """
     if text.isascii():  # no ASCII character is Cf: the common case costs one scan
         return text
-    return "".join(_escape_format_character(c) if unicodedata.category(c) == "Cf" else c for c in text)
+    # only the runs of non-ASCII characters are looked at, in C up to them (a report page's table is 50 KB of mostly ASCII)
+    return _NON_ASCII.sub(lambda run: "".join(_escape_format_character(c) if unicodedata.category(c) == "Cf" else c for c in run.group()), text)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def _escape_format_character(character: str) -> str:

@@ -145,7 +145,7 @@ class Site:
             figures.paired_differences,
         ):
             build([])
-        self._comparisons(self.goal_ids, self.ledger.last_position())
+        self._comparisons(self.goal_ids)
 
     # -- addressing ----------------------------------------------------------------------
 
@@ -250,7 +250,7 @@ class Site:
             return None
         rates = self._rates(listing["goals"])
         listing = {**listing, "goals": [{**goal, "pass_rates": rates[goal["goal_id"]]} for goal in listing["goals"]]}
-        compared = self._comparisons(self.goal_ids, self.ledger.last_position())
+        compared = self._comparisons(self.goal_ids)
         standby = self.ledger.standby()
         return self._html(
             "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name),
@@ -287,7 +287,7 @@ class Site:
             charts = self.views.chart_series(goal)
             context["retractions"] = self.views.retractions(goal)
             context["reviews"] = self.views.latest_reviews(goal)
-            context["comparisons"] = self._comparisons([goal], overview["last_position"])
+            context["comparisons"] = self._comparisons([goal])
             figures_shown.update({
                 "score-delta": figures.score_delta(charts["score_delta"]),
                 "claim-strengths": figures.claim_strengths(charts["claim_strengths"]),
@@ -346,9 +346,14 @@ class Site:
             self._timelines[goal] = cached
         return cached[1]
 
-    def _comparisons(self, goal_ids: list[str] | None, last_position: int) -> dict[str, Any]:
-        """``compare`` over the goals (None: the ledger); kept while nothing new is recorded (it reads every run of its scope)."""
+    def _comparisons(self, goal_ids: list[str] | None) -> dict[str, Any]:
+        """``compare`` over the goals (None: the ledger); kept while nothing new is recorded in them (it reads every run of its scope).
+
+        Kept by scope and the last position of what it reads (the goals' last events, or the ledger's), so the index of
+        ``report --goal G`` and G's own page share one reading.
+        """
         scope = tuple(goal_ids or ())
+        last_position = self.ledger.last_position() if not scope else max(self.views.goal_last_position(g) or 0 for g in scope)
         cached = self._compared.get(scope)
         if cached is None or cached[0] != last_position:
             cached = (last_position, self.views.comparisons(list(scope)))
