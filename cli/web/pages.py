@@ -278,8 +278,9 @@ class Site:
                 shown = number if listing == name else 1
                 context[name] = self._listing(goal, name, overview, shown)
                 context[f"{name}_paging"] = _pager(shown, _pages(counts[name], self._page_size(name)), lambda n, name=name: _goal_page_name(name, n))
-        if context["attempts"]["attempts"] if context["attempts"] else False:
-            figures_shown.update({f"timeline-{a['attempt']}": figures.timeline(a["timeline"]["steps"]) for a in context["attempts"]["attempts"]})
+        attempts_shown = (context["attempts"] or {}).get("attempts") or []
+        if attempts_shown:
+            figures_shown.update({f"timeline-{a['attempt']}": figures.timeline(a["timeline"]["steps"]) for a in attempts_shown})
         elif first_page:  # a goal stored before attempts existed, until `replay`: the goal's one timeline
             context["timeline"] = self._timeline(goal, overview["last_position"])
             figures_shown["timeline"] = figures.timeline(context["timeline"]["steps"])
