@@ -148,8 +148,12 @@ def attempt_links(page: str) -> list[str]:
 def test_each_attempt_row_links_to_that_attempts_own_reviews(compared_ledger, tmp_path):
     assert invoke(compared_ledger, "report", "--output", str(tmp_path / "site")).exit_code == 0
     goal_folder = tmp_path / "site" / "goals" / "sb"
-    links = attempt_links((goal_folder / "index.html").read_text())
-    # six attempts (one a task), each with its claim review, newest first
+    page = (goal_folder / "index.html").read_text()
+    # the goal's one attempt links its latest comparison's reviews
+    attempt_row = page.split('id="attempt-row-1"', 1)[1].split("</tr>", 1)[0]
+    links = attempt_links(page.split('id="batches"', 1)[1])
+    assert attempt_links(attempt_row) == links[:3]
+    # six comparisons (one a task), each with its claim review, newest first
     claims = [link for link in links if link.endswith("/review-claim.html")]
     assert len(claims) == 6 and len(set(claims)) == 6
     tasks = []
