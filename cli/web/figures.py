@@ -141,7 +141,7 @@ def timeline(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def score_delta(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Official task score delta (treatment − baseline) per attempt over time; bucketed attempts show their range."""
+    """Official task score delta (treatment − baseline) per comparison over time; bucketed comparisons show their range."""
     bucketed = any(p["attempts"] > 1 for p in points)
     times = [p["at"] for p in points]
     scatter = go.Scatter(
@@ -150,7 +150,7 @@ def score_delta(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         mode="markers+lines" if bucketed else "markers",
         marker={"size": 8, "color": "#55a868"},
         name="mean delta" if bucketed else "delta",
-        hovertext=[f"{p['attempts']} attempt(s): mean {p['mean']}, min {p['min']}, max {p['max']}" for p in points],
+        hovertext=[f"{p['attempts']} comparison(s): mean {p['mean']}, min {p['min']}, max {p['max']}" for p in points],
         hoverinfo="x+text",
     )
     if bucketed:
@@ -164,8 +164,8 @@ def score_delta(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     fig.update_yaxes(title="score delta", zeroline=True)
     fig.update_xaxes(title="recorded at (UTC)")
     _time_axis(fig, times)
-    title = "Score delta per attempt" + (" (buckets of attempts: mean, min–max)" if bucketed else "")
-    return _figure(fig, title, empty=None if points else "no attempt (a batch with a comparison) yet")
+    title = "Score delta per comparison" + (" (buckets of comparisons: mean, min–max)" if bucketed else "")
+    return _figure(fig, title, empty=None if points else "no comparison yet")
 
 
 def claim_strengths(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -181,10 +181,10 @@ def claim_strengths(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             hoverinfo="text",
         )
     )
-    fig.update_xaxes(title="attempts")
+    fig.update_xaxes(title="comparisons")
     fig.update_yaxes(automargin=True)
     height = max(LAYOUT["height"], BARS_AROUND + BAR_HEIGHT * len(counts))
-    return _figure(fig, "Claim strengths", empty=None if counts else "no attempt reviewed yet", height=height)
+    return _figure(fig, "Claim strengths", empty=None if counts else "no comparison reviewed yet", height=height)
 
 
 def attribution_labels(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
