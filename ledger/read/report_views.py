@@ -26,7 +26,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, true
+from sqlalchemy import and_, func, literal, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
@@ -315,7 +315,8 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, st
 
 
 def attempt_reviews(ledger: Store, goal_id: str, key: str) -> list[dict[str, Any]]:
-    """One attempt's own review rows (:data:`ATTEMPT_REVIEWS` keyed by its batch's event id ``key``), payload decoded; empty: no such attempt."""
+    """One comparison's own review rows (:data:`ATTEMPT_REVIEWS` keyed by its batch's event id ``key``), payload decoded, each
+    with the attempt the batch belongs to; empty: no such comparison."""
     require_goals(ledger, [goal_id])
     order = {name: i for i, name in enumerate(ATTEMPT_REVIEWS)}
     with ledger.reading() as connection:
@@ -324,12 +325,13 @@ def attempt_reviews(ledger: Store, goal_id: str, key: str) -> list[dict[str, Any
                    projection_rows.c.payload, projection_rows.c.error)
             .where(projection_rows.c.goal_id == goal_id, projection_rows.c.key == key, projection_rows.c.projection.in_(ATTEMPT_REVIEWS))
         ).all()
-    if not any(row.projection == catalog.CLAIM for row in found):
-        return []
+        if not any(row.projection == catalog.CLAIM for row in found):
+            return []
+        attempt = connection.execute(select(attempt_of_batch(goal_id, literal(key), ledger.dialect))).scalar_one_or_none()
     return sorted(
         (
             {"goal_id": goal_id, "projection": row.projection, "key": row.key, "position": row.position, "status": row.status,
-             "payload": None if row.payload is None else json.loads(row.payload), "error": row.error}
+             "payload": None if row.payload is None else json.loads(row.payload), "error": row.error, "attempt": attempt}
             for row in found
         ),
         key=lambda review: order[review["projection"]],

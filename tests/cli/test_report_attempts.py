@@ -46,6 +46,8 @@ def test_each_attempt_has_its_row_its_timeline_and_its_reviews(migrated_url, tmp
         assert site.render(f"goals/{GOAL}/attempts-3.html") is None
         views = ledger.report_views()
         batches = {b["attempt"]: b for b in views.batches(GOAL, limit=10)["attempts"]}
+        review = site.render(f"goals/{GOAL}/attempts/{batches['2']['key']}/review-claim.html").body.decode()
+    assert 'in attempt <strong class="attempt">2</strong>' in review
     # keyed by attempt, the latest first, paged; each row from its own lifecycle row
     assert _rows(first, "attempts") == ["3", "2"] and _rows(older, "attempts") == ["1"]
     assert "budget_counted" in first and 'href="attempts-2.html"' in first and 'href="index.html"' in older
