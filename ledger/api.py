@@ -834,7 +834,7 @@ class ReportViews:
         self._attempts = report_attempts
         self.index_page_size: int = report_views.INDEX_PAGE_SIZE
         self.attempts_page_size: int = report_attempts.ATTEMPTS_PAGE_SIZE
-        self.batches_page_size: int = report_views.ATTEMPTS_PAGE_SIZE
+        self.batches_page_size: int = report_views.BATCHES_PAGE_SIZE
 
     def goal_index(
         self, goal_ids: Sequence[str] | None = None, *, limit: int, offset: int = 0, pass_rates: bool = True, include_archived: bool = False
@@ -864,10 +864,10 @@ class ReportViews:
 
     def batches(self, goal_id: str, *, limit: int, start: tuple[int, str] | None = None) -> dict[str, Any]:
         """A page of the goal's comparisons table: the batches that held a comparison, each with its attempt and reviews."""
-        return self._views.attempts(self._store, goal_id, limit=limit, start=start)
+        return self._views.batches(self._store, goal_id, limit=limit, start=start)
 
     def batches_page_start(self, goal_id: str, *, offset: int) -> tuple[int, str] | None:
-        return self._views.attempts_page_start(self._store, goal_id, offset=offset)
+        return self._views.batches_page_start(self._store, goal_id, offset=offset)
 
     def chart_series(self, goal_id: str) -> dict[str, Any]:
         from benchledger.ledger.read import report_charts

@@ -225,10 +225,10 @@ class Site:
     def _first_page_comparisons(self, goal: str) -> dict[str, list[str]]:
         """The comparisons whose reviews the goal's first page links (batch key -> its reviews): what a written report holds of them."""
         shown: dict[str, list[str]] = {}
-        for attempt in self.views.attempts(goal, limit=self.views.attempts_page_size)["attempts"]:
+        for attempt in self.views.attempts(goal, limit=self.views.attempts_page_size)["rows"]:
             if attempt["latest_comparison"] is not None:
                 shown[attempt["latest_comparison"]] = attempt["reviews"]
-        for batch in self.views.batches(goal, limit=self.views.batches_page_size)["attempts"]:
+        for batch in self.views.batches(goal, limit=self.views.batches_page_size)["rows"]:
             shown[batch["key"]] = batch["reviews"]
         return shown
 
@@ -278,7 +278,7 @@ class Site:
                 shown = number if listing == name else 1
                 context[name] = self._listing(goal, name, overview, shown)
                 context[f"{name}_paging"] = _pager(shown, _pages(counts[name], self._page_size(name)), lambda n, name=name: _goal_page_name(name, n))
-        attempts_shown = (context["attempts"] or {}).get("attempts") or []
+        attempts_shown = (context["attempts"] or {}).get("rows") or []
         if attempts_shown:
             figures_shown.update({f"timeline-{a['attempt']}": figures.timeline(a["timeline"]["steps"]) for a in attempts_shown})
         elif first_page:  # a goal stored before attempts existed, until `replay`: the goal's one timeline
@@ -333,7 +333,7 @@ class Site:
             starts[number] = find_start(goal, offset=(number - 1) * size)
         start = starts.get(number)
         if number > 1 and start is None:  # no row that far (the count said there was: the goal changed meanwhile)
-            page: dict[str, Any] = {"limit": size, "attempts": [], "next": None}
+            page: dict[str, Any] = {"limit": size, "rows": [], "next": None}
         else:
             page = read(goal, limit=size, start=start)
             starts[number + 1] = page["next"]

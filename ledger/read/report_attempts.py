@@ -7,7 +7,7 @@ descending, and an attempt's events are those after the previous attempt's row
 up to its own. Everything an attempt shows is read inside that span through an
 index: its lifecycle changes (the ``lifecycle-step`` rows, keyed by position),
 its comparisons (the goal's batches that hold a ``review-claim`` row: the
-comparisons table's rows, ``report_views.attempts``) and the latest of them,
+comparisons table's rows, ``report_views.batches``) and the latest of them,
 whose claim, learning and verifier reviews the attempt links. A page reads
 :data:`ATTEMPTS_PAGE_SIZE` attempts by key (the comparisons table's keyset
 paging), each timeline its latest :data:`TIMELINE_POINTS` changes.
@@ -89,7 +89,7 @@ def lifecycle_attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAG
                 {**entry, "first_position": lowest if first is None else first, "timeline": timeline, **_comparisons(connection, goal_id, lowest, highest)}
             )
     following = rows[limit] if len(rows) > limit else None
-    return {"limit": limit, "attempts": listing, "next": None if following is None else (following.position, following.key)}
+    return {"limit": limit, "rows": listing, "next": None if following is None else (following.position, following.key)}
 
 
 def _timeline(connection: Any, dialect: str, goal_id: str, lowest: int, highest: int, withdrawn: Mapping[str, Any]) -> dict[str, Any]:

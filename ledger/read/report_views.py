@@ -58,7 +58,7 @@ from benchledger.ledger.storage.store import Store
 from benchledger.projections import catalog, retraction
 
 INDEX_PAGE_SIZE = 100
-ATTEMPTS_PAGE_SIZE = 50  # rows of the comparisons table a page shows
+BATCHES_PAGE_SIZE = 50  # rows of the comparisons table a page shows
 # Most lifecycle changes a timeline shows (the latest ones).
 TIMELINE_POINTS = 400
 
@@ -183,11 +183,11 @@ def goal_overview(ledger: Store, goal_id: str, *, pass_rates: bool = True) -> di
     return {**entry, "lifecycle": lifecycle, "lifecycle_error": row.error if row is not None else None}
 
 
-AttemptKey = tuple[int, str]
+PageKey = tuple[int, str]
 """Where a page of attempts starts: its first row's (position, key), in the order of the pages (position descending, then key)."""
 
 
-def _attempt_page(goal_id: str, dialect: str, limit: int, start: AttemptKey | None) -> Any:
+def _batch_page(goal_id: str, dialect: str, limit: int, start: PageKey | None) -> Any:
     """The page's attempts with their fields: the page's keys picked on the index first, then only those rows read.
 
     Picking the keys apart keeps the reads to the page's rows whatever order a planner sorts in
@@ -253,7 +253,7 @@ def goal_last_position(ledger: Store, goal_id: str) -> int | None:
         return connection.execute(select(stream_heads.c.last_position).where(stream_heads.c.goal_id == goal_id)).scalar_one_or_none()
 
 
-def attempts_page_start(ledger: Store, goal_id: str, *, offset: int) -> AttemptKey | None:
+def batches_page_start(ledger: Store, goal_id: str, *, offset: int) -> PageKey | None:
     """The key of the comparison row ``offset`` rows from the newest (``None``: the goal has no more), for ``serve``'s ``batches-N.html``.
 
     Read from the (goal, projection, position, key) index alone (revision 0004), never the rows nor
@@ -263,7 +263,7 @@ def attempts_page_start(ledger: Store, goal_id: str, *, offset: int) -> AttemptK
     return page_start(ledger, goal_id, catalog.CLAIM, offset=offset)
 
 
-def page_start(ledger: Store, goal_id: str, projection: str, *, offset: int) -> AttemptKey | None:
+def page_start(ledger: Store, goal_id: str, projection: str, *, offset: int) -> PageKey | None:
     """The (position, key) of the goal's ``projection`` row ``offset`` rows from its newest (``None``: no more), from the index alone."""
     table, on = rows_of(projection, goal_id, alias="page_start")
     with ledger.reading() as connection:
@@ -273,7 +273,7 @@ def page_start(ledger: Store, goal_id: str, projection: str, *, offset: int) -> 
     return None if row is None else (row.position, row.key)
 
 
-def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, start: AttemptKey | None = None) -> dict[str, Any]:
+def batches(ledger: Store, goal_id: str, *, limit: int = BATCHES_PAGE_SIZE, start: PageKey | None = None) -> dict[str, Any]:
     """One page of the goal's comparisons table, newest first, from ``start`` (``None``: the newest): the attempt, task, arm scores,
     delta, claim strength, blockers, budget gate, and which of the batch's reviews exist.
 
@@ -282,7 +282,7 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, st
     """
     require_goals(ledger, [goal_id])
     with ledger.reading() as connection:
-        rows = connection.execute(_attempt_page(goal_id, ledger.dialect, limit + 1, start)).all()
+        rows = connection.execute(_batch_page(goal_id, ledger.dialect, limit + 1, start)).all()
     following = rows[limit] if len(rows) > limit else None
     listing = []
     for key, position, status, recorded_at, claim_json, learning_json, verifier_json, learning_key, verifier_key, attempt in rows[:limit]:
@@ -311,7 +311,7 @@ def attempts(ledger: Store, goal_id: str, *, limit: int = ATTEMPTS_PAGE_SIZE, st
                 ],
             }
         )
-    return {"limit": limit, "attempts": listing, "next": None if following is None else (following.position, following.key)}
+    return {"limit": limit, "rows": listing, "next": None if following is None else (following.position, following.key)}
 
 
 def attempt_reviews(ledger: Store, goal_id: str, key: str) -> list[dict[str, Any]]:

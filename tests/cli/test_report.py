@@ -75,7 +75,7 @@ def test_attempts_and_pass_rates_come_from_the_stored_reviews(ledger):
     assert entry["attempts"] == entry["comparisons"] == 1 and entry["current_phase"] == "budget_counted"
     rates = {r["arm"]: (r["passed"], r["failed"], r["pass_rate"]) for r in entry["pass_rates"]}
     assert rates == {"codex-loopx": (1, 0, 1.0), "hardened-codex": (0, 1, 0.0)}
-    (attempt,) = report_views.attempts(ledger, GOAL)["attempts"]
+    (attempt,) = report_views.batches(ledger, GOAL)["rows"]
     assert attempt["attempt"] == "1"
     assert attempt["baseline"] == {"mode": "hardened-codex", "official_score": 0.0, "official_passed": False}
     assert attempt["treatment"]["mode"] == "codex-loopx" and attempt["score_delta"] == 1.0
@@ -130,7 +130,7 @@ def test_report_without_the_extra_names_it(tmp_path):
 def test_hostile_goal_data_round_trips_as_text(ledger, tmp_path):
     url = ledger.engine.url.render_as_string(hide_password=False)
     ingest_hostile(url, "hostile", tmp_path)
-    (attempt,) = report_views.attempts(ledger, "hostile")["attempts"]
+    (attempt,) = report_views.batches(ledger, "hostile")["rows"]
     assert attempt["task_id"] == SCRIPT and attempt["baseline"]["mode"] == f"{IMAGE}-baseline"
 
 
@@ -224,7 +224,7 @@ def test_only_the_first_page_of_a_goal_reads_its_pass_rates(migrated_url, tmp_pa
         again.write_text(json.dumps({**comparison, "comparison_id": f"pair-{number}"}))
         files = [str(DEMO / f) for f in ("04-run-baseline.json", "05-run-treatment.json")] + [str(again)]
         assert invoke(migrated_url, "ingest", "--goal", "paged", *files).exit_code == 0
-    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 1)  # a comparison a page
+    monkeypatch.setattr(report_views, "BATCHES_PAGE_SIZE", 1)  # a comparison a page
     read_for: list[list[str]] = []
     counted = run_reads.goal_pass_rates
     counting = lambda ledger, ids: read_for.append(list(ids)) or counted(ledger, ids)  # noqa: E731

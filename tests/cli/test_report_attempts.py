@@ -45,7 +45,7 @@ def test_each_attempt_has_its_row_its_timeline_and_its_reviews(migrated_url, tmp
         older = site.render(f"goals/{GOAL}/attempts-2.html").body.decode()
         assert site.render(f"goals/{GOAL}/attempts-3.html") is None
         views = ledger.report_views()
-        batches = {b["attempt"]: b for b in views.batches(GOAL, limit=10)["attempts"]}
+        batches = {b["attempt"]: b for b in views.batches(GOAL, limit=10)["rows"]}
         review = site.render(f"goals/{GOAL}/attempts/{batches['2']['key']}/review-claim.html").body.decode()
     assert 'in attempt <strong class="attempt">2</strong>' in review
     # keyed by attempt, the latest first, paged; each row from its own lifecycle row
@@ -73,7 +73,7 @@ def test_a_single_attempt_goal_reads_as_before(migrated_url):
     ingest_demo(migrated_url, "demo")
     with api.open(migrated_url) as ledger:
         page = pages.Site(ledger, None, lambda: None).render("goals/demo/index.html").body.decode()
-        (attempt,) = ledger.report_views().attempts("demo", limit=10)["attempts"]
+        (attempt,) = ledger.report_views().attempts("demo", limit=10)["rows"]
         (goal_wide,) = [ledger.report_views().lifecycle_timeline("demo")]
     # the attempt's timeline is the goal's whole timeline, as the goal page drew it before attempts
     assert attempt["timeline"]["steps"] == goal_wide["steps"] and attempt["timeline"]["changes"] == goal_wide["changes"] == 6
@@ -91,7 +91,7 @@ def test_every_link_of_a_written_report_has_its_file(migrated_url, tmp_path, mon
     ingest_attempts(migrated_url, GOAL, tmp_path / "files", 4)
     ingest_demo(migrated_url, "demo")
     monkeypatch.setattr(report_attempts, "ATTEMPTS_PAGE_SIZE", 2)
-    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 1)  # a comparison a page: its later pages link no review
+    monkeypatch.setattr(report_views, "BATCHES_PAGE_SIZE", 1)  # a comparison a page: its later pages link no review
     site = tmp_path / "site"
     assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
     checked = 0
@@ -148,10 +148,10 @@ def test_each_attempts_timeline_reads_the_steps_and_a_fold_says_the_same(migrate
     store = Store.open(migrated_url)
     try:
         stored = report_attempts.lifecycle_attempts(store, GOAL)
-        assert [a["attempt"] for a in stored["attempts"]] == ["3", "2", "1"]
-        assert [a["timeline"]["changes"] for a in stored["attempts"]] == [6, 6, 6]
+        assert [a["attempt"] for a in stored["rows"]] == ["3", "2", "1"]
+        assert [a["timeline"]["changes"] for a in stored["rows"]] == [6, 6, 6]
         # the first step of a later attempt reads from nothing open, as the goal's first does: the same timelines
-        assert len({json.dumps(a["timeline"]["steps"][0]["gates_opened"]) for a in stored["attempts"]}) == 1
+        assert len({json.dumps(a["timeline"]["steps"][0]["gates_opened"]) for a in stored["rows"]}) == 1
         with store.engine.begin() as connection:
             connection.execute(delete(projection_rows).where(projection_rows.c.projection == catalog.STEP))
         assert report_attempts.lifecycle_attempts(store, GOAL) == stored

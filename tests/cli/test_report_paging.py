@@ -43,7 +43,7 @@ def _offset_page(store, size, number):
             select(claim.c.key).where(claim.c.projection == catalog.CLAIM, claim.c.goal_id == GOAL)
             .order_by(claim.c.position.desc(), claim.c.key).limit(size).offset((number - 1) * size)
         ).scalars().all()
-    everything = {a["key"]: a for a in report_views.attempts(store, GOAL, limit=10**6)["attempts"]}
+    everything = {a["key"]: a for a in report_views.batches(store, GOAL, limit=10**6)["rows"]}
     return [everything[key] for key in keys]
 
 
@@ -56,7 +56,7 @@ def test_keyset_pages_are_the_offset_pages(migrated_url, tmp_path, shared_positi
             # Attempts that share a position (rows rewritten by one later event) are ordered by key within it:
             # the pages must split such a run of rows exactly where the OFFSET pages did.
             with store.engine.begin() as connection:
-                keys = sorted(report_views.attempts(store, GOAL, limit=100)["attempts"], key=lambda a: a["key"])
+                keys = sorted(report_views.batches(store, GOAL, limit=100)["rows"], key=lambda a: a["key"])
                 connection.execute(
                     update(projection_rows)
                     .where(projection_rows.c.projection == catalog.CLAIM, projection_rows.c.key.in_([a["key"] for a in keys[1:5]]))
@@ -67,16 +67,16 @@ def test_keyset_pages_are_the_offset_pages(migrated_url, tmp_path, shared_positi
             start, following = None, []
             for number in range(1, count + 1):
                 expected = _offset_page(store, size, number)
-                page = report_views.attempts(store, GOAL, limit=size, start=start)
-                assert page["attempts"] == expected and expected, (size, number)
+                page = report_views.batches(store, GOAL, limit=size, start=start)
+                assert page["rows"] == expected and expected, (size, number)
                 # serve's way to page N: its start found on the index alone
-                found = report_views.attempts_page_start(store, GOAL, offset=(number - 1) * size)
+                found = report_views.batches_page_start(store, GOAL, offset=(number - 1) * size)
                 assert found == (expected[0]["position"], expected[0]["key"])
-                assert report_views.attempts(store, GOAL, limit=size, start=found)["attempts"] == expected
+                assert report_views.batches(store, GOAL, limit=size, start=found)["rows"] == expected
                 following.append(page["next"])
                 start = page["next"]
             assert following[-1] is None and all(following[:-1])
-            assert report_views.attempts_page_start(store, GOAL, offset=ATTEMPTS) is None
+            assert report_views.batches_page_start(store, GOAL, offset=ATTEMPTS) is None
     finally:
         store.close()
 
@@ -89,14 +89,14 @@ def _attempt_ids(html: str) -> list[str]:
 def _recorded(url) -> list[str]:
     store = Store.open(url)
     try:
-        return [a["recorded_at"] for a in report_views.attempts(store, GOAL, limit=100)["attempts"]]
+        return [a["recorded_at"] for a in report_views.batches(store, GOAL, limit=100)["rows"]]
     finally:
         store.close()
 
 
 def test_written_pages_are_the_pages_serve_answers(migrated_url, tmp_path, monkeypatch):
     _ingest_attempts(migrated_url, tmp_path)
-    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 2)
+    monkeypatch.setattr(report_views, "BATCHES_PAGE_SIZE", 2)
     site = tmp_path / "site"
     assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
     written = {p.name: _attempt_ids(p.read_text()) for p in (site / "goals" / GOAL).glob("*.html")}
@@ -116,7 +116,7 @@ def test_written_pages_are_the_pages_serve_answers(migrated_url, tmp_path, monke
 def test_report_reads_a_goal_overview_once(migrated_url, tmp_path, monkeypatch):
     # 201 pages of a 10^4-attempt goal each read its overview (0.24 s a page): now once per goal.
     _ingest_attempts(migrated_url, tmp_path, count=4)
-    monkeypatch.setattr(report_views, "ATTEMPTS_PAGE_SIZE", 1)
+    monkeypatch.setattr(report_views, "BATCHES_PAGE_SIZE", 1)
     read_for: list[str] = []
     overview = report_views.goal_overview
     monkeypatch.setattr(report_views, "goal_overview", lambda ledger, goal, **options: read_for.append(goal) or overview(ledger, goal, **options))

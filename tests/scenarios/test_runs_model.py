@@ -86,7 +86,7 @@ def test_each_comparison_pairs_the_runs_of_its_own_task_in_the_cli_and_the_repor
     # The report's attempts table shows the same runs (each batch's own): arms and scores agree with --paired.
     ledger = Store.open(migrated_url)
     try:
-        attempts = {a["comparison_id"]: a for a in report_views.attempts(ledger, GOAL)["attempts"]}
+        attempts = {a["comparison_id"]: a for a in report_views.batches(ledger, GOAL)["rows"]}
     finally:
         ledger.close()
     for pair_id, pair in pairs.items():
