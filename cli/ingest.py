@@ -23,6 +23,7 @@ from benchledger.cli.output import echo_json, echo_pieces, format_option, json_d
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.ledger.api import INGEST_ORDERS, plan_ingest, plan_ingest_tree
 from benchledger.projections.artifacts import KINDS
+from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 
 if TYPE_CHECKING:
     from benchledger.ledger import IngestOutcome
@@ -40,6 +41,13 @@ def _progress(total: int):
 
         return bar, advancing
     return contextlib.nullcontext(), lambda files: files
+
+
+def _attempt_id(value: str | None) -> str | None:
+    """``--attempt``'s value, refused before the ledger is opened unless it is an attempt id."""
+    if value is not None and not valid_attempt_id(value):
+        raise click.BadParameter(f"{value!r} is not an attempt id: {ATTEMPT_ID_SYNTAX}")
+    return value
 
 
 # What a dry run says instead of an outcome: nothing it reports has happened.
@@ -114,6 +122,16 @@ def _refused_markdown(outcome: IngestOutcome) -> str:
     "repeatable. Default: *.json, *.ndjson, *.jsonl and the same gzipped.",
 )
 @click.option(
+    "--attempt",
+    "attempt",
+    cls=OneValueOption,
+    once="a batch joins one attempt; ingest each attempt's files on their own",
+    metavar="ID",
+    callback=lambda ctx, param, value: _attempt_id(value),
+    help="The attempt of GOAL the batch joins (1, 2, …; a number past the goal's attempts opens it); default: the attempt "
+    "rule places it (docs/linking.md, \"Naming the attempt\").",
+)
+@click.option(
     "--skip-unknown",
     is_flag=True,
     help="Leave out (and list) documents whose kind cannot be told, such as a job-summary.json, instead of refusing the ingest.",
@@ -130,6 +148,7 @@ def ingest_command(
     root: str | None,
     order: str | None,
     include: tuple[str, ...],
+    attempt: str | None,
     skip_unknown: bool,
     fmt: str,
     paths: tuple[str, ...],
@@ -147,6 +166,8 @@ def ingest_command(
     (run.json.gz) is read decompressed. A batch holds at most 5,000 artifacts
     and 64 MiB of documents (docs/cli.md, "Limits"). A new GOAL whose name is
     close to an existing goal's (a likely typo) is refused unless --new-goal.
+    --attempt ID puts the batch in that attempt of GOAL instead of where the
+    attempt rule places it.
     """
     if bool(root) == bool(paths):
         raise click.UsageError("give PATH... or --batch-per-directory ROOT (one of them)")
@@ -156,7 +177,8 @@ def ingest_command(
     bar, progress = _progress(plan.file_count)
     with open_ledger(ctx, writes=not dry_run) as ledger, bar:
         outcome = ledger.ingest_files(
-            plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress, skip_unknown=skip_unknown, new_goal=new_goal
+            plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress, skip_unknown=skip_unknown, new_goal=new_goal,
+            attempt=attempt,
         )
     if not outcome.ok:
         echo_errors([f"{source}: {error}" for source, error in outcome.errors])

@@ -465,16 +465,18 @@ class Ledger:
 
     def ingest(
         self, goal_id: str, paths: Sequence[str], *, kind: str | None = None, dry_run: bool = False, source: str = LIBRARY_SOURCE,
-        new_goal: bool = False,
+        new_goal: bool = False, attempt: str | None = None,
     ) -> IngestOutcome:
         """Read the documents of ``paths`` (files, folders, NDJSON) and append them to ``goal_id`` as one batch: all or none.
 
         ``kind`` names every document's kind (lifecycle inputs carry none). A
         refused document writes nothing: the outcome lists every refusal. A new goal whose name is close to an
         existing goal's raises :class:`~benchledger.errors.InvalidInput` ("did you mean"), unless ``new_goal``
-        says it is meant (here and in every method that writes into a goal; docs/cli.md, "New goals").
+        says it is meant (here and in every method that writes into a goal; docs/cli.md, "New goals"). ``attempt`` (here,
+        in :meth:`ingest_files` and :meth:`ingest_artifacts`) names the attempt of the goal the batch joins; ``None``: the
+        attempt rule places it (docs/linking.md, "Naming the attempt").
         """
-        return self.ingest_files(plan_ingest(goal_id, paths), kind=kind, dry_run=dry_run, source=source, new_goal=new_goal)
+        return self.ingest_files(plan_ingest(goal_id, paths), kind=kind, dry_run=dry_run, source=source, new_goal=new_goal, attempt=attempt)
 
     def ingest_files(
         self,
@@ -486,6 +488,7 @@ class Ledger:
         progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
         skip_unknown: bool = False,
         new_goal: bool = False,
+        attempt: str | None = None,
     ) -> IngestOutcome:
         """Read and append the batches of ``plan`` (:func:`plan_ingest`, :func:`plan_ingest_tree`) in one transaction: all or none.
 
@@ -496,17 +499,18 @@ class Ledger:
 
         unit = Ingest(self._store, source, dry_run=dry_run, inputs=plan.inputs, skip_unknown=skip_unknown)
         for label, files in plan.batches:
-            unit.add_files(plan.goal_id, files, kind=kind, label=label, progress=progress, new_goal=new_goal)
+            unit.add_files(plan.goal_id, files, kind=kind, label=label, progress=progress, new_goal=new_goal, attempt=attempt)
         return unit.commit()
 
     def ingest_artifacts(
-        self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE, new_goal: bool = False
+        self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE, new_goal: bool = False,
+        attempt: str | None = None,
     ) -> BatchOutcome:
         """Append normalized ``artifacts`` (:func:`load_artifacts`) to ``goal_id`` as one batch, in one transaction
         (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written)."""
         from benchledger.ledger.service.ingest import ingest
 
-        return ingest(self._store, goal_id, artifacts, source=source, dry_run=dry_run, new_goal=new_goal)
+        return ingest(self._store, goal_id, artifacts, source=source, dry_run=dry_run, new_goal=new_goal, attempt=attempt)
 
     def ingest_batch_file(
         self, path: str, *, name: str | None = None, started: Callable[[int], None] | None = None,

@@ -21,10 +21,20 @@ The rule:
   ledgers, and the kinds that feed no lifecycle) joins the open attempt.
 
 Attempts the rule opens are numbered ``1``, ``2``, … in stream order.
+
+An attempt can also be **named** (``ingest --attempt N``: the batch manifest
+records it, ``projections.batch_manifest``): the events a batch appends, and
+its manifest, then join attempt ``N`` whatever the rule says
+(:func:`place_named`). Naming the next number opens it; naming an attempt
+already opened adds to it (an earlier, closed one included) and leaves the
+rule's open attempt as it was. Un-named events join the most recently opened
+attempt, as before. Attempt ids are positive decimal numbers
+(:func:`valid_attempt_id`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from benchledger.projections.catalog import LIFECYCLE_KINDS
@@ -35,6 +45,15 @@ LIFECYCLE_EVIDENCE = frozenset(LIFECYCLE_KINDS)
 # Evidence of a stage after the launch: once the open attempt holds some, a launch opens the next attempt.
 AFTER_LAUNCH = LIFECYCLE_EVIDENCE - {PREFLIGHT, LAUNCH}
 FIRST_ATTEMPT = "1"
+# An attempt's id: a positive decimal number without leading zeros, as the rule numbers them (so a named attempt and
+# the rule's next number are one sequence: naming attempt N moves the rule's next number past N).
+ATTEMPT_ID = re.compile(r"[1-9][0-9]{0,8}")
+ATTEMPT_ID_SYNTAX = "a positive whole number such as 1 or 2 (no sign, no leading zero, at most 9 digits)"
+
+
+def valid_attempt_id(value: object) -> bool:
+    """Whether ``value`` is an attempt id (:data:`ATTEMPT_ID`)."""
+    return isinstance(value, str) and ATTEMPT_ID.fullmatch(value) is not None
 
 
 @dataclass(frozen=True)
@@ -61,3 +80,25 @@ def _opens(held: frozenset[str], kind: str) -> bool:
         return not held <= {PREFLIGHT}
     return kind == LAUNCH and bool(held & AFTER_LAUNCH)
 
+
+
+def named_attempt(manifest: object) -> str | None:
+    """The attempt a batch manifest (``projections.batch_manifest``) names, if it names a valid one (anything else in its
+    place names none: the rule places the batch)."""
+    attempt = manifest.get("attempt") if isinstance(manifest, dict) else None
+    return attempt if valid_attempt_id(attempt) else None
+
+
+def place_named(attempts: Attempts, kind: str, named: str) -> Attempts:
+    """The rule's state after an event of ``kind`` placed in the attempt ``named`` (a valid id), whatever the rule says.
+
+    The open attempt named: the event joins it (no opening: a preflight named so stays in it). A number at or
+    past the rule's next: that attempt opens, and un-named events join it from now on. An earlier attempt: the
+    event joins that one; the open attempt and what it holds stay as they are.
+    """
+    evidence = frozenset({kind}) & LIFECYCLE_EVIDENCE
+    if named == attempts.open:
+        return replace(attempts, held=attempts.held | evidence) if evidence - attempts.held else attempts
+    if int(named) >= attempts.next_number:
+        return Attempts(named, evidence, int(named) + 1, attempts.count + 1)
+    return attempts

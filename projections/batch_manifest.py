@@ -27,15 +27,19 @@ class MemberEvent(Protocol):
     def payload(self) -> Any: ...
 
 
-def batch_manifest(members: list[dict[str, Any]], review: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def batch_manifest(members: list[dict[str, Any]], review: Mapping[str, Any] | None = None, attempt: str | None = None) -> dict[str, Any]:
     """The payload of an ``ingest_batch`` event: its members in argument order, duplicates included.
 
     ``review`` records the review command (and its options) that ingested the
     batch, so the stored projection of that review is rebuilt with the same flags.
+    ``attempt`` records the attempt the batch was named into (``ingest --attempt``): its new
+    members and itself join that attempt (``projections.attempts.named_attempt``).
     """
     manifest: dict[str, Any] = {"schema_version": BATCH_SCHEMA, "members": members}
     if review is not None:
         manifest["review"] = dict(review)
+    if attempt is not None:
+        manifest["attempt"] = attempt
     return manifest
 
 

@@ -50,11 +50,16 @@ STEP_VERSION = 2
 # (one row per attempt, keyed by the attempt's id); bump with the lifecycle-state reducer's rules.
 ATTEMPT_LIFECYCLE = "attempt-lifecycle-state"
 ATTEMPT_LIFECYCLE_VERSION = 1
+# Where each attempt's newest evidence of each lifecycle kind is, by id (one row per attempt, keyed by its id; the
+# checkpoint's ``latest`` for that attempt): what a batch named into an earlier attempt (``ingest --attempt``) adds to.
+ATTEMPT_EVIDENCE = "attempt-evidence"
+ATTEMPT_EVIDENCE_VERSION = 1
 # The fold state after a goal's last event (one row, ``current``): where an ingest resumes.
 CHECKPOINT = "projector-checkpoint"
 # Bump when what the checkpoint holds changes (a checkpoint of another version is not resumed from).
 # 2: where the attempt rule stands (the open attempt, what it holds, the next number); the evidence is the open attempt's.
-CHECKPOINT_VERSION = 2
+# 3: the attempts named by batches (``ingest --attempt``) placed, and its versions name attempt-evidence.
+CHECKPOINT_VERSION = 3
 # comparison_id -> the latest batch that listed a comparison so named (one row per name): how a
 # learning ledger naming a comparison finds that comparison's runs without reading the goal's past.
 COMPARISON_INDEX = "comparison-batch"
@@ -68,6 +73,7 @@ def projection_versions() -> dict[str, int]:
     versions[BATCH_LINKS] = BATCH_LINKS_VERSION
     versions[STEP] = STEP_VERSION
     versions[ATTEMPT_LIFECYCLE] = ATTEMPT_LIFECYCLE_VERSION
+    versions[ATTEMPT_EVIDENCE] = ATTEMPT_EVIDENCE_VERSION
     versions[CHECKPOINT] = CHECKPOINT_VERSION
     versions[COMPARISON_INDEX] = COMPARISON_INDEX_VERSION
     return versions

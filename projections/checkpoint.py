@@ -3,7 +3,8 @@
 The ``projector-checkpoint [current]`` row holds where the attempt rule
 stands (``projections.attempts``: the open attempt, the lifecycle kinds it
 holds, the next number it would open), for each lifecycle kind which event or
-batch holds the open attempt's newest evidence (by id and stream version; the
+batch holds the open attempt's newest evidence (:func:`evidence_payload`: each
+attempt's ``attempt-evidence`` row holds the same for that attempt) (by id and stream version; the
 payloads are read again on demand, a derived review reduced again from its
 batch), the ids retracted so far, and every projection's version when it was
 written. Events are named by id and stream version, never by ledger position,
@@ -46,12 +47,26 @@ def checkpoint_payload(
         "versions": projection_versions(),
         "retracted": sorted(retracted),
         "attempt": {"open": attempts.open, "held": sorted(attempts.held), "next_number": attempts.next_number, "count": attempts.count},
-        "latest": {
-            kind: {"stream_version": latest[kind][0], latest[kind][1][0]: latest[kind][1][1]}
-            for kind in LIFECYCLE_KINDS
-            if kind in latest
-        },
+        "latest": evidence_payload(latest),
     }
+
+
+def evidence_payload(latest: Mapping[str, EvidenceRef]) -> dict[str, Any]:
+    """Where an attempt's newest evidence of each kind is, as a checkpoint's ``latest`` and an ``attempt-evidence`` row hold it."""
+    return {kind: {"stream_version": latest[kind][0], latest[kind][1][0]: latest[kind][1][1]} for kind in LIFECYCLE_KINDS if kind in latest}
+
+
+def evidence_refs(latest: Any) -> dict[str, EvidenceRef]:
+    """The references of an :func:`evidence_payload`, or :class:`CheckpointUnusable`."""
+    if not (isinstance(latest, dict) and set(latest) <= set(LIFECYCLE_KINDS)):
+        raise CheckpointUnusable("malformed evidence")
+    refs: dict[str, EvidenceRef] = {}
+    for kind, entry in latest.items():
+        fields = sorted(set(entry) - {"stream_version"}) if isinstance(entry, dict) else []
+        if fields not in (["event_id"], ["batch_id"]) or not _is_count(entry.get("stream_version")) or not isinstance(entry[fields[0]], str):
+            raise CheckpointUnusable(f"malformed evidence of {kind}")
+        refs[kind] = (entry["stream_version"], (fields[0], entry[fields[0]]))
+    return refs
 
 
 def checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, EvidenceRef], set[str]]:
@@ -61,17 +76,11 @@ def checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, EvidenceRef], set
     if checkpoint.get("versions") != projection_versions():
         raise CheckpointUnusable("written by other reducer or linking versions")
     stream_version, latest, retracted = checkpoint.get("stream_version"), checkpoint.get("latest"), checkpoint.get("retracted")
-    if not (_is_count(stream_version) and isinstance(latest, dict) and set(latest) <= set(LIFECYCLE_KINDS)):
+    if not _is_count(stream_version):
         raise CheckpointUnusable("malformed")
     if not (isinstance(retracted, list) and all(isinstance(i, str) for i in retracted)):
         raise CheckpointUnusable("malformed retracted ids")
-    refs: dict[str, EvidenceRef] = {}
-    for kind, entry in latest.items():
-        fields = sorted(set(entry) - {"stream_version"}) if isinstance(entry, dict) else []
-        if fields not in (["event_id"], ["batch_id"]) or not _is_count(entry.get("stream_version")) or not isinstance(entry[fields[0]], str):
-            raise CheckpointUnusable(f"malformed evidence of {kind}")
-        refs[kind] = (entry["stream_version"], (fields[0], entry[fields[0]]))
-    return stream_version, refs, set(retracted)
+    return stream_version, evidence_refs(latest), set(retracted)
 
 
 def checkpoint_attempts(checkpoint: Any) -> Attempts:

@@ -20,12 +20,13 @@ The rules follow how LoopX users chain the review commands:
 * a batch ingested by a review command (``benchledger benchmark X --goal``)
   -> review X with the flags it was given (this is how ``baseline-failure-gate``
   gets the operator's gate flags);
-* every event is placed in an attempt of its goal (``projections.attempts``);
+* every event is placed in an attempt of its goal (``projections.attempts``: by
+  the rule, or the attempt its batch's manifest names, :class:`_Lookahead`);
   an attempt's latest preflight / launch / post-launch / run / comparison /
   claim review / learning ledger -> its ``attempt-lifecycle-state`` (one row
-  per attempt), and the latest attempt's -> ``lifecycle-state`` (one row,
-  ``current``);
-* the lifecycle after each event and its attempt, where either differs from
+  per attempt, with its ``attempt-evidence``: where that evidence is), and the
+  latest attempt's -> ``lifecycle-state`` (one row, ``current``);
+* the lifecycle of each event's attempt after it, and that attempt, where either differs from
   after the previous event -> ``lifecycle-step`` (one row per change, keyed by
   the event's position: what ``history`` reads);
 * a ``retraction`` makes the events it names absent from its position on
@@ -49,11 +50,14 @@ from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
 from benchledger.projections import attempts, retraction, review_module
+from benchledger.projections.artifacts import KINDS as ARTIFACT_KINDS
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.batch_manifest import BATCH_KIND, batch_inputs, holds_comparison
 from benchledger.projections.catalog import (
     ADAPTER,
     ATTEMPT,
+    ATTEMPT_EVIDENCE,
+    ATTEMPT_EVIDENCE_VERSION,
     ATTEMPT_LIFECYCLE,
     ATTEMPT_LIFECYCLE_VERSION,
     BATCH_LINKS,
@@ -78,9 +82,11 @@ from benchledger.projections.catalog import (
 )
 from benchledger.projections.checkpoint import (
     CheckpointUnusable,
+    EvidenceRef,
     checkpoint_attempts,
     checkpoint_fields,
     checkpoint_payload,
+    evidence_payload,
 )
 from benchledger.projections.history import changes, lifecycle_summary
 
@@ -159,6 +165,10 @@ class EarlierEvents(Protocol):
         """The goal's events before ``position``, in stream order (what a retraction folds again)."""
         ...
 
+    def attempt_evidence(self, attempt: str) -> Mapping[str, EvidenceRef] | None:
+        """Where the goal's attempt ``attempt`` holds its newest evidence of each kind (its ``attempt-evidence`` row), if it was opened."""
+        ...
+
 
 class RowSink(Protocol):
     """Where a fold that does not hold its rows (replay, audit) hands them over, a few at a time."""
@@ -175,6 +185,39 @@ class RowSink(Protocol):
 # With ``earlier``: events a projector keeps by id (two generations of this many), and rows it holds before handing them to its sink.
 RECENT_EVENTS = 1000
 ROWS_PER_HANDOVER = 2000
+
+
+class _Lookahead:
+    """Events held back until it is known which attempt they join: the events a batch appends come just before its
+    manifest, and a manifest that names an attempt (``ingest --attempt``) places them in it.
+
+    An artifact is held until the next event that is no artifact: a manifest releases the held events, those it
+    lists (and itself) in the attempt it names, the others where the rule places them; any other event releases
+    them all to the rule. At most :data:`LOOKAHEAD` are held (a batch appends no more members than that).
+    """
+
+    def __init__(self) -> None:
+        self.held: list[EventLike] = []
+
+    def push(self, event: EventLike) -> list[tuple[EventLike, str | None]]:
+        """The events (with the attempt named for each, if any) that ``event`` releases, in stream order."""
+        if event.kind in ARTIFACT_KINDS:
+            self.held.append(event)
+            return [(self.held.pop(0), None)] if len(self.held) > LOOKAHEAD else []
+        named = attempts.named_attempt(event.payload) if event.kind == BATCH_KIND else None
+        listed = {m.get("event_id") for m in event.payload.get("members", ()) if isinstance(m, dict)} if named is not None else set()
+        released = [(held, named if held.event_id in listed else None) for held in self.held]
+        self.held = []
+        return [*released, (event, named)]
+
+    def drain(self) -> list[tuple[EventLike, str | None]]:
+        """Every event held, placed by the rule (no manifest followed them)."""
+        released, self.held = [(event, None) for event in self.held], []
+        return released
+
+
+# The most events :class:`_Lookahead` holds: a batch's members (ledger/service/intake: 5,000 at most) and a few more.
+LOOKAHEAD = 5000
 
 
 @dataclass(frozen=True)
@@ -253,10 +296,17 @@ class GoalProjector:
         self._from_first = True
         # comparison_id -> the id of the latest batch of this fold that lists a comparison so named
         self._comparison_batches: dict[str, str] = {}
-        # Where the attempt rule stands, and the position of the open attempt's last event folded here (None: none yet).
+        # Where the attempt rule stands, and the position of the context's last event folded here (None: none yet).
         self._attempts = attempts.Attempts()
         self._attempt_last_position: int | None = None
-        # kind -> the open attempt's newest evidence of that kind
+        # The attempt whose evidence ``_latest`` holds (the open one, but while a batch named into an earlier one is
+        # folded: then the open attempt's evidence and last position wait in ``_open_aside``).
+        self._context: str | None = None
+        self._open_aside: tuple[dict[str, Evidence], int | None] | None = None
+        # Where the evidence of each attempt left in this fold is (what a batch named into it later adds to).
+        self._closed_refs: dict[str, dict[str, EvidenceRef]] = {}
+        self._lookahead = _Lookahead()
+        # kind -> the context attempt's newest evidence of that kind
         self._latest: dict[str, Evidence] = {}
         self._lifecycle_inputs_version = 0
         self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
@@ -288,19 +338,24 @@ class GoalProjector:
         projector._from_first = False
         stream_version, latest, projector._retracted = checkpoint_fields(checkpoint)
         projector._attempts = checkpoint_attempts(checkpoint)
-        found = earlier.by_id(ref[1] for _, ref in latest.values())
-        for kind, (at, (field, ref_id)) in latest.items():
-            event = found.get(ref_id)
-            if event is None or event.stream_version != at or at > stream_version:
-                raise CheckpointUnusable(f"{kind}: event {ref_id} is not the goal's event {at}")
-            if field == "event_id" and event.kind == kind:
-                projector._remember_event(kind, event)
-            elif field == "batch_id" and kind in DERIVED and event.kind == BATCH_KIND and holds_comparison(event.payload):
-                projector._remember_derived(kind, event)
-            else:
-                raise CheckpointUnusable(f"{kind}: event {ref_id} is not a {kind} or a batch that derives one")
+        projector._context = projector._attempts.open
+        projector._restore(latest, stream_version)
         projector.last_version = stream_version
         return projector
+
+    def _restore(self, latest: Mapping[str, EvidenceRef], upto_version: int) -> None:
+        """Remember the evidence ``latest`` names (a checkpoint's, an attempt's), each checked to be what it says, or :class:`CheckpointUnusable`."""
+        found = self._events_by_id([ref[1] for _, ref in latest.values()], before=self._last_position or 0, any_position=True)
+        for kind, (at, (field, ref_id)) in latest.items():
+            event = found.get(ref_id)
+            if event is None or event.stream_version != at or at > upto_version:
+                raise CheckpointUnusable(f"{kind}: event {ref_id} is not the goal's event {at}")
+            if field == "event_id" and event.kind == kind:
+                self._remember_event(kind, event)
+            elif field == "batch_id" and kind in DERIVED and event.kind == BATCH_KIND and holds_comparison(event.payload):
+                self._remember_derived(kind, event)
+            else:
+                raise CheckpointUnusable(f"{kind}: event {ref_id} is not a {kind} or a batch that derives one")
 
     def continued(self, earlier: EarlierEvents | None) -> GoalProjector:
         """This projector, after :meth:`finish`, in the state :meth:`resume` from the checkpoint it made would give.
@@ -334,6 +389,11 @@ class GoalProjector:
         return self
 
     def apply(self, event: EventLike) -> None:
+        """Fold ``event`` (or hold it until its attempt is known: :class:`_Lookahead`)."""
+        for released, named in self._lookahead.push(event):
+            self._apply(released, named)
+
+    def _apply(self, event: EventLike, named: str | None) -> None:
         emitting = event.position >= self.emit_from
         if emitting and self._step is None and self.last_version:
             # The first event this fold emits for: the lifecycle before it (folded, or resumed
@@ -349,7 +409,7 @@ class GoalProjector:
         retracted = retraction.retracted_by(event)
         if retracted:
             self._retract(event, retracted)
-        self._place(event)
+        self._place(event, named)
         if event.kind != retraction.KIND and event.event_id not in self._retracted:
             self._project(event, emitting)
         if emitting:
@@ -361,8 +421,9 @@ class GoalProjector:
         if self._earlier is not None and len(self._by_id) >= RECENT_EVENTS:
             self._older, self._by_id = self._by_id, {}
 
-    def _events_by_id(self, event_ids: Sequence[str], before: int) -> dict[str, EventLike]:
-        """Those of ``event_ids`` that are events of the goal folded here, or (read again) before position ``before``."""
+    def _events_by_id(self, event_ids: Sequence[str], before: int, *, any_position: bool = False) -> dict[str, EventLike]:
+        """Those of ``event_ids`` that are events of the goal folded here, or (read again) before position ``before``
+        (``any_position``: wherever they are, as a stored reference names them)."""
         found = {}
         for i in event_ids:
             event = self._by_id.get(i) or self._older.get(i)
@@ -370,7 +431,7 @@ class GoalProjector:
                 found[i] = event
         unseen = [i for i in event_ids if i not in found]
         if unseen and self._earlier is not None:
-            found.update((i, e) for i, e in self._earlier.by_id(unseen).items() if e.position < before)
+            found.update((i, e) for i, e in self._earlier.by_id(unseen).items() if any_position or e.position < before)
         return found
 
     def _hand_over(self, *, everything: bool = False) -> None:
@@ -389,29 +450,70 @@ class GoalProjector:
             self._sink.withdrawn()
         self._latest, self._ungated, self._comparison_batches = {}, {}, {}
         self._attempts, self._attempt_last_position = attempts.Attempts(), None
+        self._context, self._open_aside, self._closed_refs = None, None, {}
         self._lifecycle_inputs_version += 1
+        lookahead = _Lookahead()
         for earlier in self.events[:-1] if self._earlier is None else self._earlier.before(event.position):
             if self._earlier is not None:
                 self._hold(earlier)
-            self._place(earlier)
-            if earlier.kind != retraction.KIND and earlier.event_id not in self._retracted:
-                self._project(earlier, earlier.position >= self.emit_from)
-                self._hand_over()
+            for released, named in lookahead.push(earlier):
+                self._refold(released, named)
+        for released, named in lookahead.drain():
+            self._refold(released, named)
 
-    def _place(self, event: EventLike) -> None:
-        """Place ``event`` in its attempt (retracted or not: an attempt is part of the event's place in the ledger).
+    def _refold(self, event: EventLike, named: str | None) -> None:
+        """Fold an event before a retraction again (without the retracted ones)."""
+        self._place(event, named)
+        if event.kind != retraction.KIND and event.event_id not in self._retracted:
+            self._project(event, event.position >= self.emit_from)
+            self._hand_over()
+
+    def _place(self, event: EventLike, named: str | None = None) -> None:
+        """Place ``event`` in its attempt, ``named`` or the rule's (retracted or not: an attempt is part of the event's place in the ledger).
 
         An event that opens the next attempt closes the open one, whose
         lifecycle is then final (its row written), and starts from no evidence.
+        An event named into an earlier attempt is folded with that attempt's
+        evidence (its rows written once the fold leaves it); the open attempt's waits.
         """
         opened = self._attempts.open
-        self._attempts = attempts.place(self._attempts, event.kind)
+        if named is None:
+            self._attempts = attempts.place(self._attempts, event.kind)
+        else:
+            self._attempts = attempts.place_named(self._attempts, event.kind, named)
+        target = named if named is not None else self._attempts.open
+        if target != self._context:
+            self._leave_earlier()
         if self._attempts.open != opened:
             if opened is not None:
                 self._record_attempt(opened)
             self._latest = {}
             self._lifecycle_inputs_version += 1
+            self._context = self._attempts.open
+        elif target != self._context:
+            self._enter_earlier(target)
         self._attempt_last_position = event.position
+
+    def _enter_earlier(self, attempt: str) -> None:
+        """Fold with ``attempt``'s evidence (an attempt before the open one, named by a batch) until :meth:`_leave_earlier`."""
+        self._open_aside = (self._latest, self._attempt_last_position)
+        self._latest, self._attempt_last_position, self._context = {}, None, attempt
+        self._lifecycle_inputs_version += 1
+        refs = self._closed_refs.get(attempt)
+        if refs is None and not self._from_first and self._earlier is not None:
+            # (a fold resumed from a checkpoint has not seen the earlier attempts: their attempt-evidence rows name their evidence)
+            refs = dict(self._earlier.attempt_evidence(attempt) or {})
+        self._restore(refs or {}, self.last_version)
+
+    def _leave_earlier(self) -> None:
+        """Back to the open attempt's evidence, once the events named into an earlier attempt are folded (its rows written)."""
+        if self._open_aside is None:
+            return
+        assert self._context is not None
+        self._record_attempt(self._context)
+        (self._latest, self._attempt_last_position), self._open_aside = self._open_aside, None
+        self._context = self._attempts.open
+        self._lifecycle_inputs_version += 1
 
     def _project(self, event: EventLike, emitting: bool) -> None:
         """What one piece of evidence (not retracted) adds to the goal's projections."""
@@ -434,6 +536,9 @@ class GoalProjector:
         again). The lifecycle is reduced once, for the goal's last event,
         whenever that event is new.
         """
+        for released, named in self._lookahead.drain():
+            self._apply(released, named)
+        self._leave_earlier()
         ungated = list(self._ungated)
         for start in range(0, len(ungated), RECENT_EVENTS):
             ids = ungated[start : start + RECENT_EVENTS]
@@ -604,7 +709,7 @@ class GoalProjector:
 
     def _lifecycle_step_state(self, position: int) -> tuple[dict[str, Any] | None, str | None, str | None]:
         state, error = self._lifecycle_state(position)
-        return (None if error is not None else lifecycle_summary(state)), error, self._attempts.open
+        return (None if error is not None else lifecycle_summary(state)), error, self._context
 
     def _record_step(self, position: int) -> None:
         """A ``lifecycle-step`` row for the event at ``position`` when the lifecycle after it differs from before it."""
@@ -622,12 +727,16 @@ class GoalProjector:
         self._step_baseline = summary
 
     def _record_attempt(self, attempt: str) -> None:
-        """The ``attempt-lifecycle-state`` row of the open ``attempt``, as of its last event, when that event is new here."""
+        """The ``attempt-lifecycle-state`` and ``attempt-evidence`` rows of the context ``attempt``, as of its last event, when that event is new here."""
+        if attempt != self._attempts.open:
+            self._closed_refs[attempt] = self._evidence_refs()
         position = self._attempt_last_position
         if position is None or position < self.emit_from:
             return  # (stored already: nothing of it was folded here)
         state, error = self._lifecycle_state(position)
         self.rows[(ATTEMPT_LIFECYCLE, attempt)] = ProjectionRow(ATTEMPT_LIFECYCLE, attempt, ATTEMPT_LIFECYCLE_VERSION, position, payload=state, error=error)
+        evidence = {"latest": evidence_payload(self._evidence_refs())}
+        self.rows[(ATTEMPT_EVIDENCE, attempt)] = ProjectionRow(ATTEMPT_EVIDENCE, attempt, ATTEMPT_EVIDENCE_VERSION, position, payload=evidence)
 
     def _record_current(self, position: int) -> None:
         """The goal's current lifecycle, summary and checkpoint rows, as of the event at ``position``."""
@@ -639,10 +748,13 @@ class GoalProjector:
             self._record_attempt(self._attempts.open)
         self.rows[(CHECKPOINT, CURRENT_KEY)] = ProjectionRow(CHECKPOINT, CURRENT_KEY, CHECKPOINT_VERSION, position, payload=self.checkpoint())
 
+    def _evidence_refs(self) -> dict[str, EvidenceRef]:
+        """Where the context attempt's newest evidence of each kind is."""
+        return {kind: (evidence.stream_version, evidence.ref) for kind, evidence in self._latest.items()}
+
     def checkpoint(self) -> dict[str, Any]:
         """The fold state after the last event: what :meth:`resume` continues from (evidence by id, never copied)."""
-        latest = {kind: (evidence.stream_version, evidence.ref) for kind, evidence in self._latest.items()}
-        return checkpoint_payload(self.last_version, latest, self._retracted, self._attempts)
+        return checkpoint_payload(self.last_version, self._evidence_refs(), self._retracted, self._attempts)
 
     def _goal_summary(self) -> dict[str, Any]:
         """What ``benchledger goals`` lists: the latest attempt, its latest claim strength and learning status, by the rules above."""

@@ -15,6 +15,13 @@ id differs from the first attempt's while ``audit`` still recomputes it from
 the stored fields. Otherwise (the open attempt has one) it is the stored
 event, as before: re-ingesting an attempt's files into it appends nothing, and
 a goal of one attempt keeps every id (docs/linking.md, "Attempts inside a goal").
+
+A batch named into an attempt (``ingest --attempt N``) is observed in attempt
+``N`` instead of the open one: what ``N`` holds is the open attempt's (the
+checkpoint's), nothing for an attempt it opens, or for an earlier attempt the
+kinds its ``attempt-evidence`` row names. So an earlier attempt's file sent
+again into that attempt appends nothing, and into another attempt it is a new
+observation there.
 """
 
 from __future__ import annotations
@@ -26,9 +33,9 @@ from collections.abc import Iterable, Mapping
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.event_records import NewEvent, StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
-from benchledger.projections.attempts import Attempts, place
-from benchledger.projections.catalog import CHECKPOINT, CURRENT_KEY
-from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_attempts, checkpoint_fields
+from benchledger.projections.attempts import Attempts, place, place_named
+from benchledger.projections.catalog import ATTEMPT_EVIDENCE, CHECKPOINT, CURRENT_KEY
+from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_attempts, checkpoint_fields, evidence_refs
 
 # The records observed anew in a later attempt when the bytes repeat: what starts an attempt, often without any id.
 # (Runs, comparisons, reviews and learning ledgers name their task, trial or comparison: the same bytes are the same document.)
@@ -42,6 +49,7 @@ class AttemptPlacement:
         self.tx = tx
         self._rules: dict[str, Attempts | None] = {}
         self._seen: set[str] = set()  # ids of the events this ingest placed already
+        self._earlier_held: dict[tuple[str, str], frozenset[str]] = {}  # (goal, earlier attempt) -> the kinds it holds
 
     def _rule(self, goal_id: str) -> Attempts | None:
         """The rule's state after the goal's stored events: its checkpoint's, advanced by any event after it (``None``: the
@@ -67,28 +75,48 @@ class AttemptPlacement:
         self._rules[goal_id] = state
         return state
 
-    def events(self, appends: Iterable[tuple[str, NewEvent, bool]]) -> list[NewEvent]:
-        """``appends`` (goal, event, whether it is an artifact), each as it is to be appended: a preflight, launch or
-        post-launch artifact already stored but absent from the open attempt is re-keyed to that attempt."""
+    def events(self, appends: Iterable[tuple[str, NewEvent, bool, str | None]]) -> list[NewEvent]:
+        """``appends`` (goal, event, whether it is an artifact, the attempt it is named into), each as it is to be appended:
+        a preflight, launch or post-launch artifact already stored but absent from its attempt is re-keyed to that attempt."""
         appends = list(appends)
         # (every artifact's: a repeated run joins no attempt, a new one may make the next launch open one)
-        wanted = [i for goal, new, artifact in appends if artifact for i in (new.event_id(goal), new.earlier_id(goal)) if i]
+        wanted = [i for goal, new, artifact, _ in appends if artifact for i in (new.event_id(goal), new.earlier_id(goal)) if i]
         stored = self.tx.events_by_id(wanted) if wanted else {}
         placed: list[NewEvent] = []
-        for goal_id, new, artifact in appends:
+        for goal_id, new, artifact, named in appends:
             state = self._rule(goal_id)
             if state is None:
                 placed.append(new)  # (attempts not known yet: the same bytes are the stored event, as before attempts)
                 continue
+            attempt = named if named is not None else state.open
+            held = self._held(goal_id, state, attempt)
             repeated = artifact and self._repeated(goal_id, new, stored)
-            if repeated and new.kind in REOBSERVED and state.open is not None and new.kind not in state.held and new.source_sha256:
-                new = dataclasses.replace(new, source_sha256=canonical.attempt_source_sha256(new.source_sha256, state.open))
+            if repeated and new.kind in REOBSERVED and attempt is not None and new.kind not in held and new.source_sha256:
+                new = dataclasses.replace(new, source_sha256=canonical.attempt_source_sha256(new.source_sha256, attempt))
                 repeated = self._repeated(goal_id, new, self.tx.events_by_id([new.event_id(goal_id)]))
             if not repeated:
-                self._rules[goal_id] = place(state, new.kind)
+                self._rules[goal_id] = place(state, new.kind) if named is None else place_named(state, new.kind, named)
+                if attempt is not None and attempt != self._rules[goal_id].open:
+                    self._earlier_held[(goal_id, attempt)] = held | {new.kind}
                 self._seen.add(new.event_id(goal_id))
             placed.append(new)
         return placed
+
+    def _held(self, goal_id: str, state: Attempts, attempt: str | None) -> frozenset[str]:
+        """The lifecycle kinds ``attempt`` holds: the open one's (the rule's), none for one a name opens, an earlier one's
+        as its ``attempt-evidence`` row names them (read once an ingest)."""
+        if attempt is None or attempt == state.open:
+            return state.held
+        if int(attempt) >= state.next_number:
+            return frozenset()
+        if (goal_id, attempt) not in self._earlier_held:
+            row = self.tx.projection_row_of_goals([goal_id], ATTEMPT_EVIDENCE, attempt).get(goal_id)
+            try:
+                kinds = frozenset(evidence_refs(json.loads(row["payload"])["latest"])) if row is not None and row["payload"] else frozenset()
+            except (ValueError, KeyError, TypeError, CheckpointUnusable):
+                kinds = frozenset()  # (a row that does not read: as an attempt holding nothing, its bytes observed anew)
+            self._earlier_held[(goal_id, attempt)] = kinds
+        return self._earlier_held[(goal_id, attempt)]
 
 
     def _repeated(self, goal_id: str, new: NewEvent, stored: Mapping[str, StoredEvent]) -> bool:

@@ -116,6 +116,9 @@ class _GoalEventsReadAgain:
     def before(self, position: int) -> Iterator[StoredEvent]:
         return events_of(self.tx, [self.goal_id], position - 1)
 
+    def attempt_evidence(self, attempt: str) -> None:
+        return None  # (never asked: a fold from the goal's first event saw every attempt)
+
 
 def events_of(read: Transaction, goals: Sequence[str], upto_position: int) -> Iterator[StoredEvent]:
     """The events of ``goals`` up to ``upto_position``, goal by goal (in the database's order of ids), each in stream order, a page at a time."""

@@ -38,6 +38,7 @@ from benchledger.ledger.storage.guard import UnstorableContent
 from benchledger.ledger.storage.store import ChunkedAppend, Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections.artifacts import Artifact
+from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, batch_manifest, claim_review_without_runs
 
 # Events a statement appends: many rows a statement, and a chunk of 4 MiB documents read from files
@@ -68,17 +69,28 @@ def manifest_member(event_id: str, kind: str, role: str | None) -> dict[str, Any
     return {"event_id": event_id, "kind": kind, **({"role": role} if role else {})}
 
 
-def manifest_event(members: list[dict[str, Any]], review: Mapping[str, Any] | None = None) -> NewEvent:
-    """A batch's ``ingest_batch`` event, listing ``members`` (:func:`manifest_member`) in order."""
+def manifest_event(members: list[dict[str, Any]], review: Mapping[str, Any] | None = None, attempt: str | None = None) -> NewEvent:
+    """A batch's ``ingest_batch`` event, listing ``members`` (:func:`manifest_member`) in order; ``attempt``: the one it is named into."""
     origin = "the batch manifest" + (" (the review's flags are its $.review.options)" if review else "")
-    return NewEvent(BATCH_KIND, batch_manifest(members, review), BATCH_SCHEMA, origin=origin)
+    return NewEvent(BATCH_KIND, batch_manifest(members, review, attempt), BATCH_SCHEMA, origin=origin)
 
 
-def batch_events(goal_id: str, artifacts: Sequence[Artifact]) -> list[NewEvent]:
+def batch_events(goal_id: str, artifacts: Sequence[Artifact], attempt: str | None = None) -> list[NewEvent]:
     """The events a batch of new artifacts appends: its members, then its ``ingest_batch`` manifest."""
     members = [member_event(a) for a in artifacts]
     manifest = [manifest_member(new.event_id(goal_id), new.kind, a.role) for a, new in zip(artifacts, members)]
-    return [*members, manifest_event(manifest)]
+    return [*members, manifest_event(manifest, attempt=attempt)]
+
+
+def checked_attempt(attempt: Any, where: str = "--attempt") -> str | None:
+    """``attempt`` (an attempt id, or ``None``: the rule places the batch), or :class:`InvalidAttempt` naming ``where``."""
+    if attempt is None or valid_attempt_id(attempt):
+        return attempt
+    raise InvalidAttempt(f"{where}: {attempt!r} is not an attempt id: {ATTEMPT_ID_SYNTAX}; nothing was written")
+
+
+class InvalidAttempt(InvalidInput):
+    """An attempt named in a form attempts are not numbered in (``projections.attempts.ATTEMPT_ID``)."""
 
 
 @dataclass(frozen=True)
@@ -91,9 +103,9 @@ class CheckedBatch:
     receipt: bytes | None
 
 
-def check_batch(goal_id: str, artifacts: Sequence[Artifact], *, source: str) -> CheckedBatch:
+def check_batch(goal_id: str, artifacts: Sequence[Artifact], *, source: str, attempt: str | None = None) -> CheckedBatch:
     """What the store's guard says of the batch :meth:`Ingest.add` would append (:func:`guard_receipt`)."""
-    events = batch_events(goal_id, artifacts)
+    events = batch_events(goal_id, artifacts, attempt)
     problems, receipt = guard_receipt(StreamAppend(goal_id, events), source=source)
     return CheckedBatch(events[:-1], problems, receipt)
 
@@ -130,6 +142,7 @@ class _HeldBatch:
     review: Mapping[str, Any] | None
     label: str | None
     source: str | None
+    attempt: str | None
 
 
 @dataclass(frozen=True)
@@ -139,6 +152,7 @@ class _FilesBatch:
     kind: str | None
     label: str | None
     progress: Callable[[Iterable[str]], Iterable[str]] | None
+    attempt: str | None
 
 
 @dataclass(frozen=True)
@@ -199,14 +213,17 @@ class Ingest:
         label: str | None = None,
         source: str | None = None,
         new_goal: bool = False,
+        attempt: str | None = None,
     ) -> None:
         """A batch of ``artifacts`` (in argument order) for ``goal_id``; ``review``: the review command that sent it, with its flags;
         ``source``: the label stored with its events when it is not the unit's (an ``ingest-batches`` line's own).
+        ``attempt`` (here and in :meth:`add_files`): the attempt of the goal the batch joins (docs/linking.md, "Naming
+        the attempt"); ``None``: the attempt rule places it. One that is no attempt id raises :class:`InvalidAttempt`.
 
         ``new_goal`` (here and in :meth:`add_files`, :meth:`add_events`): a goal the ledger lacks is meant, even one
         whose name is close to an existing goal's (``service.goal_names``: otherwise refused as a likely typo).
         """
-        self._register(_HeldBatch(goal_id, artifacts, review, label, source), new_goal)
+        self._register(_HeldBatch(goal_id, artifacts, review, label, source, checked_attempt(attempt)), new_goal)
 
     def add_files(
         self,
@@ -217,13 +234,14 @@ class Ingest:
         label: str | None = None,
         progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
         new_goal: bool = False,
+        attempt: str | None = None,
     ) -> None:
         """A batch of the documents of ``files``, read and normalized (as ``kind`` when they declare none) in the transaction.
 
         A document whose schema contradicts ``kind`` raises :class:`KindContradicted` once all are read; files
         holding no document make no batch. ``progress`` wraps the list of files each time it is read.
         """
-        self._register(_FilesBatch(goal_id, files, kind, label, progress), new_goal)
+        self._register(_FilesBatch(goal_id, files, kind, label, progress, checked_attempt(attempt)), new_goal)
 
     def add_events(self, goal_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None, new_goal: bool = False) -> None:
         """``events`` appended to ``goal_id`` as they are, no manifest (an import's rows, a retraction); ``expected_version``:
@@ -275,7 +293,7 @@ class Ingest:
                 for new in item.events:
                     writer.event(given, new)
             elif isinstance(item, _HeldBatch):
-                batch = writer.own(_Batch(item.goal_id, item.label, item.review, item.source or self.source))
+                batch = writer.own(_Batch(item.goal_id, item.label, item.review, item.source or self.source, item.attempt))
                 if len(item.artifacts) > MAX_BATCH_ARTIFACTS:
                     writer.refuse(item.label or item.goal_id, f"the batch holds {len(item.artifacts)} artifacts, more than {MAX_BATCH_ARTIFACTS}, the limit of one batch")
                     continue
@@ -283,7 +301,7 @@ class Ingest:
                     writer.member(batch, artifact, streamed=False)
                 writer.close(batch, keep_empty=True)
             else:
-                batch = writer.own(_Batch(item.goal_id, item.label, None, self.source))
+                batch = writer.own(_Batch(item.goal_id, item.label, None, self.source, item.attempt))
                 for read in read_artifacts(item.progress(item.files) if item.progress else item.files, item.kind, census):
                     if isinstance(read, Refused):
                         writer.refuse(read.source, read.reason)
@@ -329,6 +347,7 @@ class _Batch:
     label: str | None
     review: Mapping[str, Any] | None
     source: str  # the label stored with its events
+    attempt: str | None  # the attempt it is named into (None: the rule places it)
     members: list[MemberOutcome] = field(default_factory=list)
     read: int = 0  # members added (appended or pending)
     batch: MemberOutcome | None = None
@@ -470,7 +489,13 @@ class _Writer:
 
     def _in_attempts(self, pending: list[_Pending]) -> list[_Pending]:
         """``pending`` with each event as its attempt observes it (``service.attempt_identity``: the same bytes in a new attempt)."""
-        placed = iter(self._attempts.events((owner.goal_id, new, artifact is not None) for owner, new, artifact in pending if new is not None))
+        placed = iter(
+            self._attempts.events(
+                (owner.goal_id, new, artifact is not None, owner.attempt if isinstance(owner, _Batch) else None)
+                for owner, new, artifact in pending
+                if new is not None
+            )
+        )
         return [(owner, None if new is None else next(placed), artifact) for owner, new, artifact in pending]
 
     def _manifests(self, pending: list[_Pending]) -> dict[int, tuple[str, StoredEvent | None]]:
@@ -514,7 +539,7 @@ class _Writer:
                     batch.batch = MemberOutcome.of(Appended(earlier, "duplicate"), None)
             batch.covered = batch.covered_by is not None or batch.batch is not None
         if not batch.covered:
-            batch.manifest = manifest_event([manifest_member(m.event_id, m.kind, m.role) for m in members], batch.review)
+            batch.manifest = manifest_event([manifest_member(m.event_id, m.kind, m.role) for m in members], batch.review, batch.attempt)
             kept.setdefault(batch.goal_id, []).append((set(ids), batch))
 
     def _stored(self, members: list[tuple[_Batch | _Given, NewEvent]]) -> dict[str, StoredEvent]:
@@ -591,10 +616,11 @@ def ingest(
     dry_run: bool = False,
     materialize: bool = True,
     new_goal: bool = False,
+    attempt: str | None = None,
 ) -> BatchOutcome:
     """Append ``artifacts`` and their batch manifest to ``goal_id`` in one transaction (one :class:`Ingest`); what the
     store's guard refuses raises :class:`UnstorableContent`, nothing written."""
     unit = Ingest(ledger, source, dry_run=dry_run, materialize=materialize)
-    unit.add(goal_id, artifacts, review=review, new_goal=new_goal)
+    unit.add(goal_id, artifacts, review=review, new_goal=new_goal, attempt=attempt)
     (batch,) = unit.commit().raise_if_refused().batches
     return batch

@@ -16,7 +16,7 @@ from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import catalog, retraction
 from benchledger.projections.batch_manifest import BATCH_KIND
-from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_fields, checkpoint_references
+from benchledger.projections.checkpoint import CheckpointUnusable, EvidenceRef, checkpoint_fields, checkpoint_references, evidence_refs
 from benchledger.projections.projector import (
     GoalProjector,
     project_goal,
@@ -189,6 +189,16 @@ class StoredGoalEvents:
 
     def before(self, position: int) -> Iterator[StoredEvent]:
         return folding.events_of(self.events.tx, [self.goal_id], position - 1)
+
+    def attempt_evidence(self, attempt: str) -> dict[str, EvidenceRef] | None:
+        """The goal's ``attempt-evidence`` row of ``attempt`` (one row read by key), if it holds one; one that does not read is
+        :class:`CheckpointUnusable` (the ingest folds the goal whole)."""
+        row = self.events.tx.projection_row_of_goals([self.goal_id], catalog.ATTEMPT_EVIDENCE, attempt).get(self.goal_id)
+        if row is None:
+            return None
+        if row["status"] != "ok" or row["projection_version"] != catalog.ATTEMPT_EVIDENCE_VERSION:
+            raise CheckpointUnusable(f"the {catalog.ATTEMPT_EVIDENCE} row {attempt} is not one of this version")
+        return evidence_refs(_json_field(row["payload"], "latest"))
 
 
 def _json_value(text: str | None) -> Any:
