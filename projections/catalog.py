@@ -58,8 +58,7 @@ ATTEMPT_EVIDENCE_VERSION = 1
 CHECKPOINT = "projector-checkpoint"
 # Bump when what the checkpoint holds changes (a checkpoint of another version is not resumed from).
 # 2: where the attempt rule stands (the open attempt, what it holds, the next number); the evidence is the open attempt's.
-# 3: the attempts named by batches (``ingest --attempt``) placed, and its versions name attempt-evidence.
-CHECKPOINT_VERSION = 3
+CHECKPOINT_VERSION = 2
 # comparison_id -> the latest batch that listed a comparison so named (one row per name): how a
 # learning ledger naming a comparison finds that comparison's runs without reading the goal's past.
 COMPARISON_INDEX = "comparison-batch"

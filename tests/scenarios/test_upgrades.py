@@ -109,7 +109,7 @@ def sqlite_path(url: str) -> Path:
 
 
 # What attempts inside a goal (issue 27) changed: a new projection, and the versions of three (projections/catalog.py).
-ATTEMPTS_CHANGED = "attempt-lifecycle-state: none -> 1, goal-summary: 1 -> 2, lifecycle-step: 1 -> 2, projector-checkpoint: 1 -> 2"
+ATTEMPTS_CHANGED = "attempt-evidence: none -> 1, attempt-lifecycle-state: none -> 1, goal-summary: 1 -> 2, lifecycle-step: 1 -> 2, projector-checkpoint: 1 -> 2"
 
 
 def test_a_ledger_the_build_before_attempts_folded_is_stale_in_what_attempts_changed_only(ledger_url, written_by):
@@ -143,11 +143,12 @@ def test_an_older_builds_ledger_is_stale_until_replayed_and_audit_says_why(ledge
     status = invoke(ledger_url, "status")
     assert status.exit_code == 1, status.output
     assert "all projections are current" not in status.stdout
-    assert "stale: goal demo and 1 other(s) folded by a benchledger with other projection versions (attempt-lifecycle-state: none -> 1, comparison-batch: none -> 1, goal-summary: 1 -> 2, lifecycle-step: 1 -> 2, projector-checkpoint: 1 -> 2)" in status.stdout
+    assert "stale: goal demo and 1 other(s) folded by a benchledger with other projection versions (attempt-evidence: none -> 1, attempt-lifecycle-state: none -> 1, comparison-batch: none -> 1, goal-summary: 1 -> 2, lifecycle-step: 1 -> 2, projector-checkpoint: 1 -> 2)" in status.stdout
     stale = json.loads(invoke(ledger_url, "status", "--format", "json").stdout)
     (group,) = stale["folded_by_other_versions"]
     assert group == {
         "goals": 2, "first_goal": "demo", "differences": [
+            {"projection": "attempt-evidence", "folded_version": None, "code_version": 1},
             {"projection": "attempt-lifecycle-state", "folded_version": None, "code_version": 1},
             {"projection": "comparison-batch", "folded_version": None, "code_version": 1},
             {"projection": "goal-summary", "folded_version": 1, "code_version": 2},
@@ -161,14 +162,14 @@ def test_an_older_builds_ledger_is_stale_until_replayed_and_audit_says_why(ledge
     assert "not tampering: `benchledger replay` rebuilds them" in audit.stdout
     report = json.loads(invoke(ledger_url, "audit", "--format", "json").stdout)
     # every difference is an older build's, in the goals status named, each telling what to run
-    assert report["problem_count"] == report["outdated_count"] == 14
+    assert report["problem_count"] == report["outdated_count"] == 16
     assert {(p["kind"], p["goal_id"]) for p in report["problems"]} == {("projection_outdated", "demo"), ("projection_outdated", "public")}
     assert all(p["detail"].endswith("run `benchledger replay`") for p in report["problems"])
     assert "comparison-batch [id:fixture-pair] was not computed by the benchledger that stored this goal" in audit.stdout
 
     # the upgrade recipe (docs/configuration.md): replays when stale, and only then
     replay = invoke(ledger_url, "replay", "--if-stale", "--jobs", "1")
-    assert replay.exit_code == 0 and "(14 of them changed)" in replay.stdout, replay.output
+    assert replay.exit_code == 0 and "(16 of them changed)" in replay.stdout, replay.output
     assert invoke(ledger_url, "status").stdout == "all projections are current\n"
     assert invoke(ledger_url, "audit").exit_code == 0
     again = invoke(ledger_url, "replay", "--if-stale")
@@ -186,7 +187,7 @@ def test_audit_tells_a_row_changed_outside_benchledger_from_an_older_builds_rows
     assert [p for p in found if p[0] != "projection_outdated"] == [("projection_mismatch", "demo", "review-claim")]
     # (the projections the older build stored at other versions: comparison-batch, and those attempts changed)
     assert {p[2] for p in found if p[0] == "projection_outdated"} == {
-        "attempt-lifecycle-state", "comparison-batch", "goal-summary", "lifecycle-step", "projector-checkpoint",
+        "attempt-evidence", "attempt-lifecycle-state", "comparison-batch", "goal-summary", "lifecycle-step", "projector-checkpoint",
     }
 
 
@@ -280,6 +281,7 @@ def test_version_names_the_build_commit_and_schema_head():
 # change to a reducer or linking rule that changes them without a version bump fails here, before a ledger an older
 # build folded could pass for current.
 PINNED_ROWS = {
+    "attempt-evidence": (1, "4ae576b679b5bd08"),
     "attempt-learning-gate": (2, "4e9f95689585aa0e"),
     "attempt-lifecycle-state": (1, "74cbce67e9c9e7d6"),
     "comparison-batch": (1, "3ca7017b0968187e"),
