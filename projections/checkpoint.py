@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias, TypeGuard
 
-from benchledger.projections.attempts import Attempts
+from benchledger.projections.attempts import Attempts, valid_attempt_id
 from benchledger.projections.catalog import LIFECYCLE_KINDS, projection_versions
 
 CHECKPOINT_SCHEMA = "benchledger_projector_checkpoint_v1"
@@ -37,7 +37,7 @@ class CheckpointUnusable(Exception):
 
 
 def checkpoint_payload(
-    stream_version: int, latest: Mapping[str, EvidenceRef], retracted: Iterable[str], attempts: Attempts = NO_ATTEMPT
+    stream_version: int, latest: Mapping[str, EvidenceRef], retracted: Iterable[str], attempts: Attempts = NO_ATTEMPT, last: str | None = None
 ) -> dict[str, Any]:
     """The checkpoint after the goal's event ``stream_version``: where the attempt rule stands, where the open attempt's newest
     evidence of each kind is, and the retracted ids."""
@@ -46,7 +46,11 @@ def checkpoint_payload(
         "stream_version": stream_version,
         "versions": projection_versions(),
         "retracted": sorted(retracted),
-        "attempt": {"open": attempts.open, "held": sorted(attempts.held), "next_number": attempts.next_number, "count": attempts.count},
+        "attempt": {
+            "open": attempts.open, "held": sorted(attempts.held), "next_number": attempts.next_number, "count": attempts.count,
+            # the attempt of the goal's last event when a batch named it into an earlier one (the next step compares with that attempt)
+            **({"last": last} if last is not None else {}),
+        },
         "latest": evidence_payload(latest),
     }
 
@@ -83,10 +87,18 @@ def checkpoint_fields(checkpoint: Any) -> tuple[int, dict[str, EvidenceRef], set
     return stream_version, evidence_refs(latest), set(retracted)
 
 
+def checkpoint_last_attempt(checkpoint: Any) -> str | None:
+    """The earlier attempt a checkpoint says the goal's last event was named into, if any (read after :func:`checkpoint_attempts`)."""
+    last = checkpoint["attempt"].get("last")
+    if last is not None and not valid_attempt_id(last):
+        raise CheckpointUnusable("malformed last attempt")
+    return last if isinstance(last, str) else None
+
+
 def checkpoint_attempts(checkpoint: Any) -> Attempts:
     """Where the attempt rule stands in a checkpoint payload (read after :func:`checkpoint_fields`), or :class:`CheckpointUnusable`."""
     entry = checkpoint.get("attempt") if isinstance(checkpoint, dict) else None
-    if not isinstance(entry, dict) or sorted(entry) != ["count", "held", "next_number", "open"]:
+    if not isinstance(entry, dict) or sorted(set(entry) - {"last"}) != ["count", "held", "next_number", "open"]:
         raise CheckpointUnusable("malformed attempt")
     opened, held, number, count = entry["open"], entry["held"], entry["next_number"], entry["count"]
     if not (isinstance(opened, str) or opened is None) or not _is_count(number) or not (count == 0 or _is_count(count)):

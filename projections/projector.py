@@ -85,6 +85,7 @@ from benchledger.projections.checkpoint import (
     EvidenceRef,
     checkpoint_attempts,
     checkpoint_fields,
+    checkpoint_last_attempt,
     checkpoint_payload,
     evidence_payload,
 )
@@ -306,6 +307,8 @@ class GoalProjector:
         # Where the evidence of each attempt left in this fold is (what a batch named into it later adds to).
         self._closed_refs: dict[str, dict[str, EvidenceRef]] = {}
         self._lookahead = _Lookahead()
+        # The attempt of the last event folded when :meth:`finish` left it for the open one (what the checkpoint records).
+        self._last_context: str | None = None
         # kind -> the context attempt's newest evidence of that kind
         self._latest: dict[str, Evidence] = {}
         self._lifecycle_inputs_version = 0
@@ -341,7 +344,14 @@ class GoalProjector:
         projector._context = projector._attempts.open
         projector._restore(latest, stream_version)
         projector.last_version = stream_version
+        projector._reenter(checkpoint_last_attempt(checkpoint))
         return projector
+
+    def _reenter(self, last: str | None) -> None:
+        """Back in the context of the goal's last event, an earlier attempt a batch named (``last``), as the fold was before
+        :meth:`finish` left it: the next event's lifecycle step compares with that attempt's, as a fold from the first event does."""
+        if last is not None and last != self._attempts.open and last != self._context:
+            self._enter_earlier(last)
 
     def _restore(self, latest: Mapping[str, EvidenceRef], upto_version: int) -> None:
         """Remember the evidence ``latest`` names (a checkpoint's, an attempt's), each checked to be what it says, or :class:`CheckpointUnusable`."""
@@ -372,6 +382,8 @@ class GoalProjector:
         self._attempt_last_position = None
         self._earlier = earlier
         self._step = None
+        if earlier is not None:  # (reads that attempt's evidence: only once there is something to read it from)
+            self._reenter(self._last_context)
         return self
 
     def fold_new(self, events: Sequence[EventLike]) -> GoalProjector:
@@ -538,6 +550,7 @@ class GoalProjector:
         """
         for released, named in self._lookahead.drain():
             self._apply(released, named)
+        self._last_context = self._context
         self._leave_earlier()
         ungated = list(self._ungated)
         for start in range(0, len(ungated), RECENT_EVENTS):
@@ -754,7 +767,8 @@ class GoalProjector:
 
     def checkpoint(self) -> dict[str, Any]:
         """The fold state after the last event: what :meth:`resume` continues from (evidence by id, never copied)."""
-        return checkpoint_payload(self.last_version, self._evidence_refs(), self._retracted, self._attempts)
+        last = self._last_context if self._last_context != self._attempts.open else None
+        return checkpoint_payload(self.last_version, self._evidence_refs(), self._retracted, self._attempts, last)
 
     def _goal_summary(self) -> dict[str, Any]:
         """What ``benchledger goals`` lists: the latest attempt, its latest claim strength and learning status, by the rules above."""

@@ -55,6 +55,10 @@ ATTEMPTS = {
     "second-case-launched": {"preflight": SECOND_PREFLIGHT, "launch": FIRST_CASE["launch"]},
     # then a learning ledger that arrives late joins the open attempt
     "second-case-late-ledger": {"preflight": SECOND_PREFLIGHT, "launch": FIRST_CASE["launch"], "learning-ledger": LATE_LEDGER},
+    # a learning ledger named into the first attempt (ingest --attempt 1) while the second is open: the first case's newest
+    "first-case-late-ledger": {**FIRST_CASE, "learning-ledger": LATE_LEDGER},
+    # the first case's launch file named into a third attempt (ingest --attempt 3), which it opens
+    "third-case-launched": {"launch": FIRST_CASE["launch"]},
 }
 
 

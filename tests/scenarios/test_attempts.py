@@ -165,3 +165,64 @@ def test_the_second_cases_preflight_and_launch_in_one_ingest(migrated_url):
     assert _appended(_ingest(migrated_url, SECOND_PREFLIGHT, FIRST_CASE["launch"])) == ["preflight", "launch"]
     assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case"], "2": LOOPX["second-case-launched"]}
     assert _appended(_ingest(migrated_url, SECOND_PREFLIGHT, FIRST_CASE["launch"])) == []
+
+
+def _ingest_into(url: str, attempt: str, *paths: Path) -> dict:
+    return _json(invoke(url, "ingest", "--goal", GOAL, "--attempt", attempt, *map(str, paths), "--format", "json"))
+
+
+def _replay_changes_nothing_and_audit_is_clean(url: str) -> None:
+    assert _json(invoke(url, "replay", "--format", "json"))["rows_changed"] == 0
+    assert _json(invoke(url, "audit", "--format", "json"))["ok"] is True
+
+
+def test_a_batch_named_into_an_attempt_joins_it_whatever_the_rule_says(migrated_url):
+    """ingest --attempt ID (docs/linking.md, "Naming the attempt"): into an earlier attempt while the next is open, into the
+    open one, and into a new one, which it opens; each attempt still reads as LoopX reads its own evidence."""
+    _first_case(migrated_url)
+    _ingest(migrated_url, SECOND_PREFLIGHT)  # the rule opens attempt 2
+
+    # the first case's launch file again, named into the first attempt, which holds it: nothing new
+    assert _appended(_ingest_into(migrated_url, "1", FIRST_CASE["launch"])) == []
+    # a learning ledger arriving late, named into the first attempt: the first attempt's row changes, not the open one's
+    assert _appended(_ingest_into(migrated_url, "1", LATE_LEDGER)) == ["learning-ledger"]
+    assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case-late-ledger"], "2": LOOPX["second-case-preflighted"]}
+    assert _current(migrated_url) == LOOPX["second-case-preflighted"]
+    _replay_changes_nothing_and_audit_is_clean(migrated_url)
+    # and again: the same bytes in the same attempt append nothing
+    assert _appended(_ingest_into(migrated_url, "1", LATE_LEDGER)) == []
+
+    # un-named evidence still joins the most recently opened attempt
+    assert _appended(_ingest(migrated_url, FIRST_CASE["launch"])) == ["launch"]
+    assert _attempt_rows(migrated_url)["2"] == LOOPX["second-case-launched"]
+    # the same launch file named into a new attempt: a new observation there, which opens it and is the goal's latest
+    assert _appended(_ingest_into(migrated_url, "3", FIRST_CASE["launch"])) == ["launch"]
+    assert _attempt_rows(migrated_url) == {
+        "1": LOOPX["first-case-late-ledger"], "2": LOOPX["second-case-launched"], "3": LOOPX["third-case-launched"],
+    }
+    assert _current(migrated_url) == LOOPX["third-case-launched"]
+    (goal,) = _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]
+    assert (goal["attempts"], goal["attempt"]) == (3, "3")
+    # the open attempt named: a preflight named into it stays in it (the rule would open a fourth)
+    assert _appended(_ingest_into(migrated_url, "3", SECOND_PREFLIGHT)) == ["preflight"]
+    assert set(_attempt_rows(migrated_url)) == {"1", "2", "3"}
+    _replay_changes_nothing_and_audit_is_clean(migrated_url)
+
+
+def test_a_late_learning_ledger_named_into_an_attempt_whose_preflight_was_retracted(migrated_url):
+    """Named attempts interleaved with a retraction: the goal is folded whole then, and the named batch stays where it was named."""
+    _first_case(migrated_url)
+    (preflight,) = [e for e in _ingest(migrated_url, SECOND_PREFLIGHT)["events"] if e["kind"] == "preflight"]
+    assert _appended(_ingest_into(migrated_url, "1", LATE_LEDGER)) == ["learning-ledger"]
+    assert invoke(migrated_url, "retract", preflight["event_id"], "--reason", "wrong host").exit_code == 0
+    assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case-late-ledger"], "2": LOOPX["second-case-preflight-retracted"]}
+    _replay_changes_nothing_and_audit_is_clean(migrated_url)
+
+
+@pytest.mark.parametrize("attempt", ["0", "01", "-1", "two", "1.0", "1234567890", ""])
+def test_an_attempt_that_is_no_attempt_id_is_refused_and_nothing_written(migrated_url, attempt):
+    _first_case(migrated_url)
+    before = _json(invoke(migrated_url, "info", "--format", "json"))
+    refused = invoke(migrated_url, "ingest", "--goal", GOAL, "--attempt", attempt, str(SECOND_PREFLIGHT))
+    assert refused.exit_code == 2 and "--attempt" in refused.output and "not an attempt id" in refused.output
+    assert _json(invoke(migrated_url, "info", "--format", "json")) == before
