@@ -29,13 +29,13 @@ from benchledger.ledger.storage.schema import projection_rows as projection_tabl
 from benchledger.ledger.storage.schema import stream_heads
 from benchledger.ledger.storage.store import Store
 from benchledger.projections.batch_manifest import BATCH_KIND
-from benchledger.projections.catalog import CHECKPOINT, COMPARISON_INDEX, STEP, step_key
+from benchledger.projections.catalog import ATTEMPT_EVIDENCE, CHECKPOINT, COMPARISON_INDEX, STEP, step_key
 from benchledger.projections.projector import project_goal
 from benchmarks import workload as wl
 from benchmarks.harness import SOURCE
 
 # Rows whose payload names events by id (cloned with the ids renamed); no other payload may.
-NAMES_EVENTS = (CHECKPOINT, COMPARISON_INDEX)
+NAMES_EVENTS = (CHECKPOINT, COMPARISON_INDEX, ATTEMPT_EVIDENCE)
 
 # ---------------------------------------------------------------------------------------------
 # 4. history / show latency on 10^4..10^6-event ledgers
