@@ -41,13 +41,14 @@ from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import NewEvent, validate_goal_id
 from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
+from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 
 # Artifacts per transaction: large enough that its statements carry many rows, small enough that a
 # transaction of 4 MiB documents stays well under the memory bound.
 TRANSACTION_ARTIFACTS = 500
 # One ingest-batches line is a batch as large as a batch may be, whatever the way in.
 MAX_BATCH_LINE_BYTES = MAX_BATCH_BYTES
-BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal"}
+BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal", "attempt"}
 # What a line says to create a goal whose name is close to an existing goal's (``service.goal_names``).
 NEW_GOAL_HOW = 'add "new_goal": true to the line'
 BATCHES_SOURCE = "cli ingest-batches"
@@ -68,6 +69,7 @@ class BatchLine:
     artifacts: list[Artifact]
     source: str
     new_goal: bool = False
+    attempt: str | None = None  # the attempt the batch is named into (``ingest --attempt``)
 
 
 @dataclass
@@ -131,6 +133,11 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
     new_goal = value.get("new_goal", False)
     if not isinstance(new_goal, bool):
         raise IntakeError("new_goal, when given, must be true or false (true: the goal is meant to be new, even if its name is close to another's)")
+    attempt = value.get("attempt")
+    if isinstance(attempt, int) and not isinstance(attempt, bool):
+        attempt = str(attempt)  # ("attempt": 2 names attempt "2")
+    if attempt is not None and not valid_attempt_id(attempt):
+        raise IntakeError(f"attempt, when given, must be an attempt id ({ATTEMPT_ID_SYNTAX}), not {value['attempt']!r}")
     documents = value["artifacts"]
     if not isinstance(documents, list) or not documents:
         raise IntakeError("artifacts must be a non-empty list of artifact objects (an empty batch is not kept)")
@@ -151,7 +158,7 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
             artifacts.append(to_artifact(embedded_document(f"{where} {at}", document, body), kind, BATCH_KIND_FIELD))
         except IntakeError as exc:
             raise IntakeError(f"{at}: {exc}") from exc
-    return BatchLine(goal_id, artifacts, source, new_goal)
+    return BatchLine(goal_id, artifacts, source, new_goal, attempt)
 
 
 def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> bytes:
@@ -162,7 +169,7 @@ def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> b
     store keeps: spooling serializes nothing twice. ``receipt`` is the guard's
     (:func:`check_batch`), so the append does not guard the batch again.
     """
-    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts], batch.new_goal]
+    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts], batch.new_goal, batch.attempt]
     # (the head in ASCII: an origin names the file, whose name may hold undecodable bytes, i.e. lone surrogates)
     return ("[" + ",".join([json.dumps(head), *(new.canonical[0] for new in members)]) + "]\n").encode()
 
@@ -174,12 +181,13 @@ class _SpooledBatch:
     source: str
     receipt: bytes
     new_goal: bool
+    attempt: str | None
 
 
 def _unspooled(line: bytes) -> _SpooledBatch:
-    (goal_id, source, receipt, members, new_goal), *payloads = json.loads(line)
+    (goal_id, source, receipt, members, new_goal, attempt), *payloads = json.loads(line)
     artifacts = [Artifact(kind, payload, sha, origin=origin) for (kind, sha, origin), payload in zip(members, payloads)]
-    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal)
+    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt)
 
 
 @dataclass(frozen=True)
@@ -209,7 +217,7 @@ def _checked_lines(name: str, lines: Sequence[tuple[int, bytes]]) -> list[_Check
         except IntakeError as exc:
             checked.append(_CheckedLine(number, str(exc)))
             continue
-        judged = check_batch(batch.goal_id, batch.artifacts, source=batch.source)
+        judged = check_batch(batch.goal_id, batch.artifacts, source=batch.source, attempt=batch.attempt)
         # (the report names the line: the place within it is enough)
         problems = tuple(f"{place.removeprefix(f'{name}:{number} ')}: {problem}" for place, problem in judged.problems)
         spooled = None if judged.receipt is None else _spooled(batch, judged.members, judged.receipt)
@@ -312,7 +320,7 @@ def ingest_batch_file(
         def commit() -> None:
             unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors)
             for batch in pending:
-                unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal)
+                unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt)
             outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)
             report.transactions += 1
             report.appended += outcome.appended_count

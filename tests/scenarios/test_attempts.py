@@ -226,3 +226,36 @@ def test_an_attempt_that_is_no_attempt_id_is_refused_and_nothing_written(migrate
     refused = invoke(migrated_url, "ingest", "--goal", GOAL, "--attempt", attempt, str(SECOND_PREFLIGHT))
     assert refused.exit_code == 2 and "--attempt" in refused.output and "not an attempt id" in refused.output
     assert _json(invoke(migrated_url, "info", "--format", "json")) == before
+
+
+def _batch_line(path: Path, kind: str, **fields) -> str:
+    return json.dumps({"goal_id": GOAL, "kind": kind, "artifacts": [json.loads(path.read_text())], **fields})
+
+
+def test_ingest_batches_names_the_attempt_of_a_line(migrated_url, tmp_path):
+    """An "attempt" key of an ingest-batches line is --attempt: the same placement, the same identity, on replay too."""
+    _first_case(migrated_url)
+    _ingest(migrated_url, SECOND_PREFLIGHT)
+    lines = tmp_path / "batches.ndjson"
+    lines.write_text(_batch_line(LATE_LEDGER, "learning-ledger", attempt="1") + "\n" + _batch_line(FIRST_CASE["launch"], "launch", attempt=3) + "\n")
+    report = _json(invoke(migrated_url, "ingest-batches", str(lines), "--format", "json"))
+    assert (report["appended"], report["batches_appended"]) == (2, 2)
+    assert _attempt_rows(migrated_url) == {
+        "1": LOOPX["first-case-late-ledger"], "2": LOOPX["second-case-preflighted"], "3": LOOPX["third-case-launched"],
+    }
+    _replay_changes_nothing_and_audit_is_clean(migrated_url)
+    # the same file again appends nothing: each line's bytes are in its attempt already
+    assert _json(invoke(migrated_url, "ingest-batches", str(lines), "--format", "json"))["appended"] == 0
+
+
+@pytest.mark.parametrize("attempt", ["0", True, 1.5, ["1"], "x"])
+def test_an_ingest_batches_line_naming_no_attempt_id_is_refused_with_its_line(migrated_url, tmp_path, attempt):
+    _first_case(migrated_url)
+    before = _json(invoke(migrated_url, "info", "--format", "json"))
+    lines = tmp_path / "batches.ndjson"
+    lines.write_text(_batch_line(SECOND_PREFLIGHT, "preflight") + "\n" + _batch_line(LATE_LEDGER, "learning-ledger", attempt=attempt) + "\n")
+    refused = invoke(migrated_url, "ingest-batches", str(lines), "--format", "json")
+    assert refused.exit_code == 1
+    (error,) = json.loads(refused.stdout)["errors"]
+    assert error["line"] == 2 and "attempt, when given, must be an attempt id" in error["error"]
+    assert _json(invoke(migrated_url, "info", "--format", "json")) == before
