@@ -213,7 +213,8 @@ class _Lookahead:
 
     def drain(self) -> list[tuple[EventLike, str | None]]:
         """Every event held, placed by the rule (no manifest followed them)."""
-        released, self.held = [(event, None) for event in self.held], []
+        released: list[tuple[EventLike, str | None]] = [(event, None) for event in self.held]
+        self.held = []
         return released
 
 
@@ -502,7 +503,7 @@ class GoalProjector:
             self._latest = {}
             self._lifecycle_inputs_version += 1
             self._context = self._attempts.open
-        elif target != self._context:
+        elif target is not None and target != self._context:
             self._enter_earlier(target)
         self._attempt_last_position = event.position
 

@@ -16,7 +16,13 @@ from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import catalog, retraction
 from benchledger.projections.batch_manifest import BATCH_KIND
-from benchledger.projections.checkpoint import CheckpointUnusable, EvidenceRef, checkpoint_fields, checkpoint_references, evidence_refs
+from benchledger.projections.checkpoint import (
+    CheckpointUnusable,
+    EvidenceRef,
+    checkpoint_fields,
+    checkpoint_references,
+    evidence_refs,
+)
 from benchledger.projections.projector import (
     GoalProjector,
     project_goal,

@@ -188,6 +188,10 @@ def test_a_batch_named_into_an_attempt_joins_it_whatever_the_rule_says(migrated_
     assert _appended(_ingest_into(migrated_url, "1", LATE_LEDGER)) == ["learning-ledger"]
     assert _attempt_rows(migrated_url) == {"1": LOOPX["first-case-late-ledger"], "2": LOOPX["second-case-preflighted"]}
     assert _current(migrated_url) == LOOPX["second-case-preflighted"]
+    # history: the late ledger is listed with attempt 1, after attempt 2's preflight, and not with attempt 2
+    assert [e["kind"] for e in _history(migrated_url, "--attempt", "1")][-2:] == ["learning-ledger", "ingest_batch"]
+    assert [e["kind"] for e in _history(migrated_url, "--attempt", "2")] == ["preflight", "ingest_batch"]
+    assert [e["attempt"] for e in _history(migrated_url)][-4:] == ["2", "2", "1", "1"]
     _replay_changes_nothing_and_audit_is_clean(migrated_url)
     # and again: the same bytes in the same attempt append nothing
     assert _appended(_ingest_into(migrated_url, "1", LATE_LEDGER)) == []
