@@ -219,7 +219,8 @@ def ingest_batches_command(ctx: click.Context, fmt: str, jobs: int, file: str) -
     """Append many batches from an NDJSON file (or - for standard input), one batch a line.
 
     Each line is {"goal_id": "...", "kind": null or a kind, "artifacts": [...]}
-    with an optional "source" label. Every line is validated first: any invalid
+    with an optional "source" label and "attempt" (the attempt of the goal the
+    batch joins, as ingest --attempt). Every line is validated first: any invalid
     line writes nothing (the lines are named). The batches are then appended in
     transactions of a few hundred artifacts; running the same file again after
     an interruption appends only what is missing. With --jobs N, N worker

@@ -5,7 +5,16 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchledger.projections.attempts import AFTER_LAUNCH, FIRST_ATTEMPT, LIFECYCLE_EVIDENCE, Attempts, place
+from benchledger.projections.attempts import (
+    AFTER_LAUNCH,
+    FIRST_ATTEMPT,
+    LIFECYCLE_EVIDENCE,
+    Attempts,
+    named_attempt,
+    place,
+    place_named,
+    valid_attempt_id,
+)
 
 KINDS = [*sorted(LIFECYCLE_EVIDENCE), "ingest_batch", "adapter-invocation", "result", "retraction", "benchmark_run_ledger_row"]
 kinds = st.lists(st.sampled_from(KINDS), max_size=40)
@@ -81,3 +90,28 @@ def test_the_week_a_second_case_after_a_budget_counted_first():
 def test_the_count_is_how_many_attempts_the_rule_opened(sequence):
     placed, state = attempts_of(sequence)
     assert state.count == len(set(placed)) == (int(placed[-1]) if placed else 0)
+
+
+@given(kinds, st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 12)), max_size=20))
+def test_a_named_attempt_is_the_events_whatever_the_rule_says_and_the_rule_goes_on_from_the_latest_opened(prefix, named):
+    _, state = attempts_of(prefix)
+    for kind, number in named:
+        before, after = state, place_named(state, kind, str(number))
+        if number >= before.next_number:  # a number past the attempts opens it
+            assert (after.open, after.next_number, after.count) == (str(number), number + 1, before.count + 1)
+        elif str(number) == before.open:  # the open attempt: joined, never a new one opened
+            assert (after.open, after.next_number, after.count) == (before.open, before.next_number, before.count)
+            assert after.held == before.held | ({kind} & LIFECYCLE_EVIDENCE)
+        else:  # an earlier attempt: the open one stays as it was
+            assert after == before
+        state = after
+    # un-named events go on from the most recently opened attempt
+    opened = place(state, "run")
+    assert opened.open == state.open or state.open is None
+
+
+def test_attempt_ids_are_positive_numbers_without_leading_zeros():
+    assert all(map(valid_attempt_id, ["1", "2", "10", "999999999"]))
+    assert not any(map(valid_attempt_id, ["0", "01", "-1", "+1", "1.0", "", " 1", "1234567890", 1, True, None, ["1"]]))
+    assert named_attempt({"members": [], "attempt": "2"}) == "2"
+    assert [named_attempt(m) for m in ({"members": []}, {"attempt": 2}, {"attempt": "02"}, [], None)] == [None] * 5

@@ -19,6 +19,7 @@ from benchledger.projections.checkpoint import (
     CheckpointUnusable,
     checkpoint_attempts,
     checkpoint_fields,
+    checkpoint_last_attempt,
     checkpoint_payload,
     checkpoint_references,
 )
@@ -74,3 +75,21 @@ def test_a_tampered_attempt_is_read_or_refused(entry: Any, field: str, value: An
             checkpoint_attempts(tampered)
         except CheckpointUnusable:
             pass
+
+
+def test_the_attempt_a_batch_named_last_reads_back_as_written():
+    written = Attempts("3", frozenset({"launch"}), 4, 3)
+    named = checkpoint_payload(7, {}, [], written, last="1")
+    assert (checkpoint_attempts(named), checkpoint_last_attempt(named)) == (written, "1")
+    assert checkpoint_last_attempt(checkpoint_payload(7, {}, [], written)) is None
+    assert "last" not in GOOD["attempt"]  # (a goal whose batches name no attempt keeps the checkpoint it had)
+
+
+@given(value=json_values)
+def test_a_tampered_last_attempt_is_read_or_refused(value: Any):
+    tampered = {**GOOD, "attempt": {**GOOD["attempt"], "last": value}}
+    try:
+        checkpoint_attempts(tampered)
+        assert checkpoint_last_attempt(tampered) in (None, value)
+    except CheckpointUnusable:
+        pass
