@@ -263,3 +263,19 @@ def test_an_ingest_batches_line_naming_no_attempt_id_is_refused_with_its_line(mi
     (error,) = json.loads(refused.stdout)["errors"]
     assert error["line"] == 2 and "attempt, when given, must be an attempt id" in error["error"]
     assert _json(invoke(migrated_url, "info", "--format", "json")) == before
+
+
+def test_the_library_refuses_an_attempt_that_is_no_attempt_id_before_anything_is_read(migrated_url):
+    import benchledger.ledger as library
+    from benchledger.errors import InvalidInput
+
+    _first_case(migrated_url)
+    with library.open(migrated_url) as ledger:
+        before = ledger.info().as_dict()
+        for attempt in ("0", 2, "2 "):
+            with pytest.raises(InvalidInput, match="is not an attempt id"):
+                ledger.ingest(GOAL, [str(LATE_LEDGER)], attempt=attempt)
+        assert ledger.info().as_dict() == before
+        # a valid one names the attempt, as --attempt does
+        assert [m.kind for m in ledger.ingest(GOAL, [str(LATE_LEDGER)], attempt="1").members() if m.status == "appended"] == ["learning-ledger"]
+    assert _attempt_rows(migrated_url)["1"] == LOOPX["first-case-late-ledger"]
