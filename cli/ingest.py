@@ -128,7 +128,7 @@ def _refused_markdown(outcome: IngestOutcome) -> str:
     once="a batch joins one attempt; ingest each attempt's files on their own",
     metavar="ID",
     callback=lambda ctx, param, value: _attempt_id(value),
-    help="The attempt of GOAL the batch joins (1, 2, …; a number past the goal's attempts opens it); default: the attempt "
+    help="The attempt of GOAL the batch joins (1, 2, …; the goal's next number opens it); default: the attempt "
     "rule places it (docs/linking.md, \"Naming the attempt\").",
 )
 @click.option(

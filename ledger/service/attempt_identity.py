@@ -30,6 +30,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 
+from benchledger.errors import InvalidInput
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.event_records import NewEvent, StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
@@ -40,6 +41,10 @@ from benchledger.projections.checkpoint import CheckpointUnusable, checkpoint_at
 # The records observed anew in a later attempt when the bytes repeat: what starts an attempt, often without any id.
 # (Runs, comparisons, reviews and learning ledgers name their task, trial or comparison: the same bytes are the same document.)
 REOBSERVED = frozenset({"preflight", "launch", "post-launch"})
+
+
+class InvalidAttempt(InvalidInput):
+    """An attempt named in a form attempts are not numbered in (``projections.attempts.ATTEMPT_ID``), or past the next one."""
 
 
 class AttemptPlacement:
@@ -88,6 +93,13 @@ class AttemptPlacement:
             if state is None:
                 placed.append(new)  # (attempts not known yet: the same bytes are the stored event, as before attempts)
                 continue
+            if named is not None and int(named) > state.next_number:
+                # (the fold would open it, leaving the numbers between unopened: almost always a typo of the next one)
+                raise InvalidAttempt(
+                    f"attempt {named}: the next attempt of goal {goal_id} is {state.next_number}, so {named} would skip "
+                    f"{_skipped_text(state.next_number, int(named) - 1)}; name {state.next_number} to open it, or an "
+                    "attempt the goal has; nothing was written"
+                )
             attempt = named if named is not None else state.open
             held = self._held(goal_id, state, attempt)
             repeated = artifact and self._repeated(goal_id, new, stored)
@@ -125,3 +137,7 @@ class AttemptPlacement:
         if own in stored or own in self._seen:
             return True
         return earlier is not None and earlier in stored and new.same_observation(stored[earlier])
+
+
+def _skipped_text(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}-{last}"

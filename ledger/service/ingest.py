@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 from benchledger.errors import InvalidInput, LedgerError
-from benchledger.ledger.service.attempt_identity import AttemptPlacement
+from benchledger.ledger.service.attempt_identity import AttemptPlacement, InvalidAttempt
 from benchledger.ledger.service.goal_names import refuse_close_names
 from benchledger.ledger.service.ingest_outcome import NO_RUN_NOTE, BatchOutcome, IngestOutcome, MemberOutcome
 from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
@@ -87,10 +87,6 @@ def checked_attempt(attempt: Any, where: str = "--attempt") -> str | None:
     if attempt is None or valid_attempt_id(attempt):
         return attempt
     raise InvalidAttempt(f"{where}: {attempt!r} is not an attempt id: {ATTEMPT_ID_SYNTAX}; nothing was written")
-
-
-class InvalidAttempt(InvalidInput):
-    """An attempt named in a form attempts are not numbered in (``projections.attempts.ATTEMPT_ID``)."""
 
 
 @dataclass(frozen=True)
@@ -218,7 +214,8 @@ class Ingest:
         """A batch of ``artifacts`` (in argument order) for ``goal_id``; ``review``: the review command that sent it, with its flags;
         ``source``: the label stored with its events when it is not the unit's (an ``ingest-batches`` line's own).
         ``attempt`` (here and in :meth:`add_files`): the attempt of the goal the batch joins (docs/linking.md, "Naming
-        the attempt"); ``None``: the attempt rule places it. One that is no attempt id raises :class:`InvalidAttempt`.
+        the attempt"); ``None``: the attempt rule places it. One that is no attempt id, or that would skip attempt numbers
+        (the goal has attempts 1 and 2: 4 skips 3), raises :class:`InvalidAttempt`.
 
         ``new_goal`` (here and in :meth:`add_files`, :meth:`add_events`): a goal the ledger lacks is meant, even one
         whose name is close to an existing goal's (``service.goal_names``: otherwise refused as a likely typo).

@@ -232,6 +232,26 @@ def test_an_attempt_that_is_no_attempt_id_is_refused_and_nothing_written(migrate
     assert _json(invoke(migrated_url, "info", "--format", "json")) == before
 
 
+def test_an_attempt_number_that_would_skip_the_next_one_is_refused_and_nothing_written(migrated_url, tmp_path):
+    """A typo (9 for 2) must not open attempt 9 and leave 2-8 unopened: the refusal names the next number."""
+    _first_case(migrated_url)
+    before = _json(invoke(migrated_url, "info", "--format", "json"))
+    refused = invoke(migrated_url, "ingest", "--goal", GOAL, "--attempt", "9", str(SECOND_PREFLIGHT))
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f"benchledger: attempt 9: the next attempt of goal {GOAL} is 2, so 9 would skip 2-8; name 2 to open it, "
+        "or an attempt the goal has; nothing was written\n"
+    )
+    # the same in an ingest-batches line, whose earlier lines are not written either (one transaction)
+    lines = tmp_path / "batches.ndjson"
+    lines.write_text(_batch_line(LATE_LEDGER, "learning-ledger", attempt="1") + "\n" + _batch_line(SECOND_PREFLIGHT, "preflight", attempt="3") + "\n")
+    refused = invoke(migrated_url, "ingest-batches", str(lines))
+    assert refused.exit_code == 2 and "attempt 3: the next attempt of goal tb2-db-wal is 2, so 3 would skip 2;" in refused.stderr
+    assert _json(invoke(migrated_url, "info", "--format", "json")) == before
+    # the next number opens it
+    assert _appended(_ingest_into(migrated_url, "2", SECOND_PREFLIGHT)) == ["preflight"]
+
+
 def _batch_line(path: Path, kind: str, **fields) -> str:
     return json.dumps({"goal_id": GOAL, "kind": kind, "artifacts": [json.loads(path.read_text())], **fields})
 
