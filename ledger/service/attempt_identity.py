@@ -80,6 +80,11 @@ class AttemptPlacement:
         self._rules[goal_id] = state
         return state
 
+    def next_attempt(self, goal_id: str) -> int | None:
+        """The number the goal's next attempt takes, after what this ingest placed (``None``: its attempts are not known)."""
+        state = self._rule(goal_id)
+        return None if state is None else state.next_number
+
     def events(self, appends: Iterable[tuple[str, NewEvent, bool, str | None]]) -> list[NewEvent]:
         """``appends`` (goal, event, whether it is an artifact, the attempt it is named into), each as it is to be appended:
         a preflight, launch or post-launch artifact already stored but absent from its attempt is re-keyed to that attempt."""

@@ -26,9 +26,15 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 from benchledger.errors import InvalidInput, LedgerError
-from benchledger.ledger.service.attempt_identity import AttemptPlacement, InvalidAttempt
+from benchledger.ledger.service.attempt_identity import REOBSERVED, AttemptPlacement, InvalidAttempt
 from benchledger.ledger.service.goal_names import refuse_close_names
-from benchledger.ledger.service.ingest_outcome import NO_RUN_NOTE, BatchOutcome, IngestOutcome, MemberOutcome
+from benchledger.ledger.service.ingest_outcome import (
+    NO_RUN_NOTE,
+    BatchOutcome,
+    IngestOutcome,
+    MemberOutcome,
+    stored_lifecycle_note,
+)
 from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
 from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
 from benchledger.ledger.service.materialize import KeptProjectors, materialize_goals
@@ -573,8 +579,19 @@ class _Writer:
                 assert owner.batch is not None
                 kinds = [m.kind for m in owner.members]
                 notes = (NO_RUN_NOTE,) if owner.batch.status == "appended" and claim_review_without_runs(kinds) else ()
+                notes += self._stored_lifecycle_notes(owner)
                 batches.append(BatchOutcome(owner.goal_id, tuple(owner.members), owner.batch, owner.label, notes))
         return IngestOutcome(tuple(batches), tuple(events), dry_run, goal_id)
+
+
+    def _stored_lifecycle_notes(self, batch: _Batch) -> tuple[str, ...]:
+        """A batch the rule placed that adds nothing but holds lifecycle records: they may be a new attempt's (a launch
+        fixture has no id), which only ``--attempt`` can tell; say how."""
+        stored = sorted({m.kind for m in batch.members if m.status == "duplicate" and m.kind in REOBSERVED})
+        if batch.attempt is not None or not stored or any(m.status == "appended" for m in batch.members):
+            return ()
+        next_attempt = self._attempts.next_attempt(batch.goal_id)
+        return () if next_attempt is None else (stored_lifecycle_note(stored, next_attempt),)
 
 
 def _by_source(events: list[tuple[_Batch | _Given, NewEvent]]) -> list[tuple[str, list[tuple[_Batch | _Given, NewEvent]]]]:

@@ -22,6 +22,15 @@ NO_RUN_NOTE = (
 )
 
 
+
+def stored_lifecycle_note(kinds: list[str], next_attempt: int) -> str:
+    """What a batch of lifecycle records the goal holds already says: the way to record them for a new attempt."""
+    return (
+        f"the {' and '.join(kinds)} record(s) are stored already, byte for byte (an attempt's preflight, launch or "
+        f"post-launch often is): if they start a new attempt, name it: --attempt {next_attempt}"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class MemberOutcome:
     """One event of an ingest, appended or found stored, as its report gives it (no payload: one is held per document)."""

@@ -252,6 +252,21 @@ def test_an_attempt_number_that_would_skip_the_next_one_is_refused_and_nothing_w
     assert _appended(_ingest_into(migrated_url, "2", SECOND_PREFLIGHT)) == ["preflight"]
 
 
+def test_a_repeated_lifecycle_file_is_the_stored_event_and_the_report_says_how_to_record_a_new_attempt(migrated_url):
+    """A repeated file is a no-op (a user's most common mistake), yet a byte-identical preflight may start a new attempt:
+    only the user knows, and the report names the option and the number that would record it."""
+    _first_case(migrated_url)
+    again = invoke(migrated_url, "ingest", "--goal", GOAL, str(FIRST_CASE["preflight"]))
+    assert again.exit_code == 0
+    assert "- note: the preflight record(s) are stored already, byte for byte" in again.stdout
+    assert again.stdout.rstrip().splitlines()[5].endswith("if they start a new attempt, name it: --attempt 2")
+    # named, it is recorded there; the same again in that attempt is a no-op with no such note
+    assert _appended(_ingest_into(migrated_url, "2", FIRST_CASE["preflight"])) == ["preflight"]
+    assert _json(invoke(migrated_url, "ingest", "--goal", GOAL, "--attempt", "2", str(FIRST_CASE["preflight"]), "--format", "json")).get("notes", []) == []
+    # a run stored already is the same document in any attempt: no note
+    assert _json(invoke(migrated_url, "ingest", "--goal", GOAL, str(FIRST_CASE["run"]), "--format", "json")).get("notes", []) == []
+
+
 def _batch_line(path: Path, kind: str, **fields) -> str:
     return json.dumps({"goal_id": GOAL, "kind": kind, "artifacts": [json.loads(path.read_text())], **fields})
 
