@@ -19,11 +19,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchledger.errors import CheckFailed, InvalidInput
-from benchledger.ledger.service import proofs
-from benchledger.ledger.storage import merkle_log
+from benchledger.ledger.service.signing import verified_text
 from benchledger.ledger.storage.event_records import EVENT_COLUMNS, StoredEvent, event_from_record
-from benchledger.ledger.storage.store import Store
-from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import verify_events
 from benchledger.projections import catalog, merkle
 from benchledger.projections.projector import project_goal
@@ -31,6 +28,8 @@ from benchledger.projections.tlog_checkpoint import NoteKey, parse_checkpoint
 
 if TYPE_CHECKING:
     from benchledger.ledger.service.signing import Signer
+    from benchledger.ledger.storage.store import Store
+    from benchledger.ledger.storage.transaction import Transaction
 
 FORMAT = "benchledger-claim-bundle/1"
 # What a verified bundle shows, and what it cannot.
@@ -75,6 +74,11 @@ def _reviews(events: Sequence[StoredEvent], comparison_id: str) -> tuple[str | N
 
 def publish(ledger: Store, goal_id: str, comparison_id: str, key: Signer, *, origin: str | None = None) -> dict[str, Any]:
     """The claim bundle of ``comparison_id`` in ``goal_id``, against a checkpoint of the log signed now by ``key`` (and kept)."""
+    # (the storage modules, and SQLAlchemy with them, are imported here: ``verify`` runs this module's other half with no ledger)
+    from benchledger.ledger.service import proofs
+    from benchledger.ledger.storage import merkle_log
+    from benchledger.ledger.storage.transaction import Transaction
+
     ledger.require_goal(goal_id)
     signed = proofs.sign_checkpoint(ledger, key, origin=origin)
     with ledger.snapshot() as view, view.reading() as connection:
@@ -107,8 +111,6 @@ def _refuse(problem: str) -> CheckFailed:
 
 def verify_bundle(text: str, keys: Sequence[NoteKey], where: str) -> dict[str, Any]:
     """Check a claim bundle with no ledger (see module docstring); what was checked, or :class:`CheckFailed` naming the first problem."""
-    from benchledger.ledger.service.signing import verified_text
-
     try:
         bundle = json.loads(text)
         if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:

@@ -20,8 +20,13 @@ from typing import Any
 
 from benchledger.errors import CorruptEvent, InvalidGoalId, LedgerError
 from benchledger.ledger.storage import canonical
-from benchledger.ledger.storage.schema import events
 
+# The events table's columns, in table order (``schema.events`` is built to match and says so). Named here, not
+# read off the table: a claim bundle's ``verify`` builds events from records and must not import SQLAlchemy.
+EVENT_COLUMNS = (
+    "position", "event_id", "goal_id", "stream_version", "kind", "schema_version", "payload",
+    "payload_sha256", "source_sha256", "prev_hash", "chain_hash", "recorded_at", "source",
+)
 GOAL_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,120}")
 
 
@@ -118,12 +123,10 @@ class StoredEvent:
 
     def as_record(self) -> dict[str, Any]:
         """Every stored field, with the payload kept as its canonical text."""
-        return {column.name: getattr(self, _FIELD_OF_COLUMN.get(column.name, column.name)) for column in events.c}
+        return {column: getattr(self, _FIELD_OF_COLUMN.get(column, column)) for column in EVENT_COLUMNS}
 
 
 _FIELD_OF_COLUMN = {"payload": "payload_text"}
-# The events table's columns, in table order.
-EVENT_COLUMNS = tuple(column.name for column in events.c)
 # StoredEvent's fields are the events columns, in table order: a row (or a
 # record read in that order) builds one positionally, which folds do for
 # every event they read.

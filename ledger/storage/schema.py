@@ -26,6 +26,8 @@ from sqlalchemy import (
     event,
 )
 
+from benchledger.ledger.storage.event_records import EVENT_COLUMNS
+
 metadata = MetaData()
 
 GOAL_ID_LENGTH = 121
@@ -50,6 +52,8 @@ events = Table(
     Column("source", String(64), nullable=False),
     UniqueConstraint("goal_id", "stream_version", name="uq_events_goal_version"),
 )
+# The pure modules name these columns without importing this one (a claim bundle's `verify` loads no SQLAlchemy).
+assert tuple(column.name for column in events.c) == EVENT_COLUMNS
 # Reading one goal in order is served by the unique (goal_id, stream_version)
 # index; the global order by the primary key. Kind filters within a goal:
 Index("ix_events_goal_kind", events.c.goal_id, events.c.kind)

@@ -45,16 +45,20 @@ NOT_FOR_AN_INGEST = (
 )
 
 
-def _run_main(*argv: str) -> dict:
+def _run_main(*argv: str, reported: tuple[str, ...] | None = None) -> dict:
     """``benchledger ARGV`` through the console script's ``main()`` in a fresh interpreter: its exit code, the
-    modules of :data:`NOT_FOR_AN_INGEST` (and the other backend's dialect) it loaded, the collector's state after."""
+    modules it loaded of ``reported`` (default: :data:`NOT_FOR_AN_INGEST` and the other backend's dialect), the
+    collector's state after."""
+    unused = repr(reported) if reported is not None else (
+        f"{NOT_FOR_AN_INGEST!r} + ('sqlalchemy.dialects.' + ('sqlite' if 'postgresql' in sys.argv[2] else 'postgresql'),)"
+    )
     probe = (
         "import gc, json, sys\n"
         "from benchledger.cli.main import main\n"
         f"sys.argv = ['benchledger', *{list(argv)!r}]\n"
         "try:\n    main()\nexcept SystemExit as done:\n    code = done.code\n"
         "unfrozen = len(gc.get_objects())\n"
-        f"unused = {NOT_FOR_AN_INGEST!r} + ('sqlalchemy.dialects.' + ('sqlite' if 'postgresql' in sys.argv[2] else 'postgresql'),)\n"
+        f"unused = {unused}\n"
         "print(json.dumps({'code': code, 'loaded': sorted(m for m in sys.modules if m.startswith(unused)),\n"
         "                  'collecting': gc.isenabled(), 'frozen': gc.get_freeze_count(), 'unfrozen': unfrozen}), file=sys.stderr)\n"
     )
@@ -80,6 +84,28 @@ def test_the_first_ingest_into_an_empty_embedded_ledger_still_migrates_it(tmp_pa
     assert first["code"] == 0 and "alembic" in first["loaded"]
     second = _run_main("--database-url", url, "ingest", "--goal", "g", str(DEMO / "06-comparison.json"))
     assert second["code"] == 0 and second["loaded"] == []
+
+
+@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
+def test_verifying_a_claim_bundle_loads_no_database_backend(migrated_url, tmp_path):
+    """``verify`` is a third party's check with no ledger (docs/proofs.md): its process imports neither SQLAlchemy
+    (nor the storage modules that need it) nor numpy, while ``info`` on the same machine does load SQLAlchemy."""
+    from benchledger.ledger.api import generate_key
+    from benchledger.ledger.api import open as open_ledger
+
+    signing, public = generate_key("example.org/bench")
+    with open_ledger(migrated_url) as ledger:
+        ledger.ingest("g", [str(path) for path in sorted(DEMO.glob("*.json"))])
+        bundle = ledger.publish("g", "fixture-pair", signing)
+    claim, key = tmp_path / "claim.json", tmp_path / "team.pub"
+    claim.write_text(json.dumps(bundle.as_dict()), encoding="utf-8")
+    key.write_text(public, encoding="utf-8")
+    backend = ("sqlalchemy", "numpy", "benchledger.ledger.storage.store", "benchledger.ledger.storage.merkle_log")
+
+    checked = _run_main("verify", str(claim), "--key", str(key), reported=backend)
+    assert checked["code"] == 0 and checked["loaded"] == []
+    info = _run_main("--database-url", migrated_url, "info", reported=backend)
+    assert info["code"] == 0 and "sqlalchemy" in info["loaded"] and "benchledger.ledger.storage.store" in info["loaded"]
 
 
 def test_every_command_of_the_table_is_the_command_of_that_name():
