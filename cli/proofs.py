@@ -174,7 +174,11 @@ def verify_consistency_command(old: str, new: str, proof: str, keys: tuple[str, 
 @click.pass_context
 def publish_command(ctx: click.Context, goal: str, comparison_id: str, key_file: str, output: str, origin: str | None) -> None:
     """Write a claim bundle: a comparison's reviews, every event they were computed from, an inclusion proof of each
-    against a checkpoint signed now (and kept), and the checkpoint. `verify` checks it with no ledger."""
+    against a checkpoint signed by KEY, and the checkpoint. `verify` checks it with no ledger.
+
+    The checkpoint is the one KEY signed of the log as it is now, if kept (the
+    log has not grown since: publishing again changes no checkpoint a reader
+    holds), else one signed now and kept (`checkpoints` lists them)."""
     with open_ledger(ctx, writes=True) as ledger:
         bundle = ledger.publish(goal, comparison_id, _read_text(key_file, "--key"), origin=origin, key_source=key_file)
     document = bundle.as_dict()
@@ -184,7 +188,12 @@ def publish_command(ctx: click.Context, goal: str, comparison_id: str, key_file:
             file.write("\n")
     except OSError as exc:
         raise InvalidInput(f"--output {output}: cannot be written ({exc.strerror}); publish never overwrites a file") from None
-    click.echo(f"wrote {output}: {len(document['reviews'])} review(s) of comparison {comparison_id!r}, {len(document['events'])} event(s) proved in the signed checkpoint")
+    kept = bundle.checkpoint
+    how = "kept already: the log has not grown since KEY signed it" if bundle.checkpoint_reused else "signed now and kept"
+    click.echo(
+        f"wrote {output}: {len(document['reviews'])} review(s) of comparison {comparison_id!r}, {len(document['events'])} event(s) "
+        f"proved in signed checkpoint {kept.number} of {kept.tree_size} events ({how})"
+    )
 
 
 @click.command("verify")

@@ -435,11 +435,13 @@ class Ledger:
 
     def publish(self, goal_id: str, comparison_id: str, signing_key: str, *, origin: str | None = None, key_source: str = "signing key") -> ClaimBundle:
         """The claim bundle of comparison ``comparison_id`` of ``goal_id``: its reviews, the events they are a fold of, an
-        inclusion proof of each against a checkpoint signed now with ``signing_key`` (and kept)."""
+        inclusion proof of each against a checkpoint signed with ``signing_key``: the one kept of the log as it is now, else
+        one signed now (and kept)."""
         from benchledger.ledger.service import claims
         from benchledger.ledger.service.signing import signer
 
-        return ClaimBundle(claims.publish(self._store, goal_id, comparison_id, signer(signing_key, key_source), origin=origin))
+        bundle, kept, reused = claims.publish(self._store, goal_id, comparison_id, signer(signing_key, key_source), origin=origin)
+        return ClaimBundle(bundle, SignedCheckpoint(**kept), reused)
 
     def checkpoints(self) -> list[SignedCheckpoint]:
         """The checkpoints ``sign_checkpoint`` signed, oldest first."""

@@ -878,9 +878,12 @@ class ConsistencyCheck(_Flat):
 
 @dataclass(frozen=True, slots=True)
 class ClaimBundle:
-    """``benchledger publish``: the claim bundle document (docs/proofs.md, "Claim bundles"), as written to its file."""
+    """``benchledger publish``: the claim bundle document (docs/proofs.md, "Claim bundles"), as written to its file; and the
+    kept checkpoint it is proved against, which publishing signed now or found kept (the log had not grown since)."""
 
     document: dict[str, Any]
+    checkpoint: SignedCheckpoint
+    checkpoint_reused: bool
 
     def as_dict(self) -> dict[str, Any]:
         return self.document

@@ -72,22 +72,23 @@ def _reviews(events: Sequence[StoredEvent], comparison_id: str) -> tuple[str | N
     return batch_id, rows
 
 
-def publish(ledger: Store, goal_id: str, comparison_id: str, key: Signer, *, origin: str | None = None) -> dict[str, Any]:
-    """The claim bundle of ``comparison_id`` in ``goal_id``, against a checkpoint of the log signed now by ``key`` (and kept)."""
+def publish(ledger: Store, goal_id: str, comparison_id: str, key: Signer, *, origin: str | None = None) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """The claim bundle of ``comparison_id`` in ``goal_id``, against a checkpoint of the log signed by ``key``: the one it
+    signed of the log as it is now, if kept, else one signed now (and kept); with that checkpoint, and whether it was kept already."""
     # (the storage modules, and SQLAlchemy with them, are imported here: ``verify`` runs this module's other half with no ledger)
     from benchledger.ledger.service import proofs
     from benchledger.ledger.storage import merkle_log
     from benchledger.ledger.storage.transaction import Transaction
 
     ledger.require_goal(goal_id)
-    signed = proofs.sign_checkpoint(ledger, key, origin=origin)
+    signed, reused = proofs.checkpoint_to_publish(ledger, key, origin=origin)
     with ledger.snapshot() as view, view.reading() as connection:
         tx = Transaction(connection)
         batch = _batch_of(tx, goal_id, comparison_id)
         events = tx.read_goal(goal_id, upto_position=batch.position)
         size = signed["tree_size"]
         paths = [merkle_log.proof(tx, merkle.inclusion_proof_ranges(event.position - 1, size)) for event in events]
-    return {
+    bundle = {
         "format": FORMAT,
         "goal_id": goal_id,
         "comparison_id": comparison_id,
@@ -98,6 +99,7 @@ def publish(ledger: Store, goal_id: str, comparison_id: str, key: Signer, *, ori
         "inclusion_proofs": [[node.hex() for node in path] for path in paths],
         "checkpoint": signed["note"],
     }
+    return bundle, signed, reused
 
 
 def _record(event: StoredEvent) -> dict[str, Any]:

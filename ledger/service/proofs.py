@@ -123,8 +123,18 @@ def sign_checkpoint(ledger: Store, key: Signer, *, origin: str | None = None) ->
     (c2sp.org/tlog-checkpoint): the last signed checkpoint's root must still be
     the log's root at its size, or nothing is signed.
     """
+    return _signed_head(ledger, key, origin, reuse=False)[0]
 
-    def attempt() -> dict[str, Any]:
+
+def checkpoint_to_publish(ledger: Store, key: Signer, *, origin: str | None = None) -> tuple[dict[str, Any], bool]:
+    """The checkpoint ``publish`` proves a bundle against, and whether it was kept already: the newest kept checkpoint
+    ``key`` signed of the log as it is now (same origin, the tree not grown since), else one signed now (as
+    :func:`sign_checkpoint` does). Publishing again changes no checkpoint a reader may already hold."""
+    return _signed_head(ledger, key, origin, reuse=True)
+
+
+def _signed_head(ledger: Store, key: Signer, origin: str | None, *, reuse: bool) -> tuple[dict[str, Any], bool]:
+    def attempt() -> tuple[dict[str, Any], bool]:
         with ledger.transaction(write=True) as tx:
             size = tx.last_position()
             root = merkle_log.root(tx, size)
@@ -135,11 +145,16 @@ def sign_checkpoint(ledger: Store, key: Signer, *, origin: str | None = None) ->
                     f"{kept[-1]['number']} signed (the ledger was rewritten since); a log never signs two inconsistent checkpoints"
                 )
             note = key.sign(Checkpoint(origin or key.name, size, root).text())
+            # Ed25519 is deterministic: the same key signing the same checkpoint text makes the same note, byte for
+            # byte, so a kept note equal to it is this key's checkpoint of this origin, size and root.
+            same = next((checkpoint for checkpoint in reversed(kept) if checkpoint["note"] == note), None) if reuse else None
+            if same is not None:
+                return same, True
             recorded_at = utc_timestamp()
             number = merkle_log.store_checkpoint(tx, size, root.hex(), note, recorded_at)
-        return {"number": number, "tree_size": size, "root_hash": root.hex(), "note": note, "recorded_at": recorded_at}
+        return {"number": number, "tree_size": size, "root_hash": root.hex(), "note": note, "recorded_at": recorded_at}, False
 
-    result: dict[str, Any] = ledger.retrying_when_locked(attempt)
+    result: tuple[dict[str, Any], bool] = ledger.retrying_when_locked(attempt)
     return result
 
 

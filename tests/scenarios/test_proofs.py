@@ -245,6 +245,33 @@ def test_a_published_claim_verifies_offline_and_says_what_it_checked(migrated_ur
     assert unknown.exit_code == 2 and "goal 'g1' holds no comparison 'nope'" in unknown.output
 
 
+def test_publishing_again_proves_against_the_kept_checkpoint_until_the_log_grows(migrated_url, tmp_path):
+    """A reader who kept the checkpoint of an earlier bundle holds the next one's too, as long as nothing was appended."""
+    key, public = _keygen(tmp_path, "example.org/bench")
+    other_key, _ = _keygen(tmp_path, "example.org/other")
+    _ingest(migrated_url, "g1")
+
+    def publish(name: str, *extra: str) -> str:
+        return _ok(migrated_url, "publish", "--goal", "g1", "--comparison", "fixture-pair", "--key", key, "--output", str(tmp_path / name), *extra)
+
+    assert publish("first.json").endswith("proved in signed checkpoint 1 of 7 events (signed now and kept)\n")
+    _ok(migrated_url, "checkpoint", "--key", other_key)  # (another key's checkpoint of the same tree, kept in between)
+    again = publish("again.json")
+    assert again.endswith("proved in signed checkpoint 1 of 7 events (kept already: the log has not grown since KEY signed it)\n")
+    assert (tmp_path / "again.json").read_text() == (tmp_path / "first.json").read_text()
+    # Another origin is another checkpoint; so is a grown log.
+    assert "checkpoint 3 of 7 events (signed now and kept)" in publish("elsewhere.json", "--origin", "example.org/elsewhere")
+    _ingest(migrated_url, "g2")
+    assert "checkpoint 4 of 14 events (signed now and kept)" in publish("grown.json")
+    assert "checkpoint 4 of 14 events (kept already" in publish("grown-again.json")
+    kept = json.loads(_ok(migrated_url, "checkpoints", "--format", "json"))
+    assert [(c["number"], c["tree_size"], c["note"].split("\n")[0]) for c in kept] == [
+        (1, 7, "example.org/bench"), (2, 7, "example.org/other"), (3, 7, "example.org/elsewhere"), (4, 14, "example.org/bench"),
+    ]
+    for name in ("again.json", "grown-again.json"):
+        assert invoke("sqlite://", "verify", str(tmp_path / name), "--key", public).exit_code == 0
+
+
 def _tampered(early: dict, late: dict, other_key: str, rng) -> tuple[str, dict]:
     """One generated tampering of ``late`` (what was done, the bundle)."""
     from benchledger.ledger.service.signing import signer
