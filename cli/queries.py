@@ -322,7 +322,7 @@ def _progress_bar(total: int, label: str):
 
 
 @click.command("replay")
-@goal_filter(help="Only this goal (default: every goal).")
+@goal_filter(help="Only this goal (default: every goal; only a replay of every goal rebuilds the Merkle log).")
 @click.option("--projection", help="Only this projection (a review name or goal-summary).")
 @click.option(
     "--if-stale",
@@ -377,13 +377,14 @@ def _where(problem: AuditProblem) -> str:
 
 
 @click.command("audit")
-@goal_filter(help="Audit only this goal (its chain, its projections, a digest over its events).")
+@goal_filter(help="Audit only this goal (its chain, its projections, a digest over its events, each event's proof in the Merkle log; "
+                   "only a whole-ledger audit recomputes the log).")
 @click.option("--expect-digest", metavar="DIGEST", help="A digest printed by an earlier audit: prove that history is unchanged.")
 @jobs_option("Worker processes that fold goals, each reading its own goals from the database (1: fold here)")
 @format_option("markdown", "json")
 @click.pass_context
 def audit_command(ctx: click.Context, goal: str | None, expect_digest: str | None, jobs: int, fmt: str) -> None:
-    """Prove the ledger: hashes, chains, versions, positions, projections; print its digest.
+    """Prove the ledger: hashes, chains, versions, positions, the Merkle log, projections; print its digest.
 
     Exits 1 when any problem is found. See docs/hash-chain.md for the digest.
     """

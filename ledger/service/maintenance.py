@@ -149,7 +149,7 @@ def audit(
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Prove the ledger: hashes, chains, versions, positions, digest, the Merkle log (whole ledger only), and every projection against a replay.
+    """Prove the ledger: hashes, chains, versions, positions, digest, the Merkle log (of one goal: its events' inclusion), and every projection against a replay.
 
     Everything is read in one snapshot: a ledger that writers change meanwhile
     is proved as it was when the audit began, never a mix of two moments
@@ -219,13 +219,13 @@ def _audit(
 
 
 def checked_chain(ledger: Store, *, heads: list[dict[str, Any]], goal_id: str | None, expect_digest: str | None) -> tuple[ChainReport, list[Problem]]:
-    """The events of ``ledger`` (a view) checked (``verify_events``) and, for the whole ledger, its Merkle log against them: an audit's check of its history."""
+    """The events of ``ledger`` (a view) checked (``verify_events``) and its Merkle log against them: an audit's check of its history."""
     with ledger.reading() as connection:
-        # The whole ledger's audit checks its Merkle log too, against the events as the chain check reads them.
-        log = merkle_log.LogAudit(Transaction(connection)) if goal_id is None else None
-        ordered = ledger.read_all(goal_id=goal_id)
-        report = verify_events(ordered if log is None else log.watching(ordered), heads, scope_goal=goal_id, expect_digest=expect_digest)
-    return report, (log.problems if log is not None else [])
+        # The log is checked against the events as the chain check reads them: every node (the whole ledger), or a goal's events' paths.
+        tx = Transaction(connection)
+        log: merkle_log.LogAudit | merkle_log.GoalInclusion = merkle_log.LogAudit(tx) if goal_id is None else merkle_log.GoalInclusion(tx)
+        report = verify_events(log.watching(ledger.read_all(goal_id=goal_id)), heads, scope_goal=goal_id, expect_digest=expect_digest)
+    return report, log.problems
 
 
 def _audit_goal(folded: FoldedGoal, problems: dict[str, list[Problem]]) -> int:

@@ -211,6 +211,64 @@ class LogAudit:
             self._unlisted += 1
 
 
+class GoalInclusion:
+    """``audit --goal``'s check of the log: each of the goal's events (fed as the chain check reads them,
+    :meth:`watching`) has its leaf stored, and its inclusion proof from the stored nodes leads to the stored root of
+    the snapshot's tree, as ``prove`` would give it.
+
+    The nodes of a page of events' proofs are read at once (a goal's events share most of their paths' upper
+    nodes): a few lookups an event. It checks the leaves and paths of one goal only: a node no proof of the goal
+    reads is for a whole-ledger ``audit``, which recomputes every node from the events.
+    """
+
+    def __init__(self, tx: Transaction) -> None:
+        self._connection = tx.connection
+        self.size = tx.last_position()
+        self.problems: list[Problem] = []
+        self._unlisted = 0
+        front = _frontier_hashes(self._connection, self.size)
+        self._root = None if front is None else merkle.fold(front)
+        if self._root is None:
+            self.problems.append(Problem("log_node", None, None, f"Merkle log lacks a node of the root of its tree of {self.size} events"))
+
+    def watching(self, ordered_events: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
+        """``ordered_events`` passed through; once they are all read, each was checked to be in the log."""
+        pending: list[StoredEvent] = []
+        for event in ordered_events:
+            pending.append(event)
+            if len(pending) == _LOOKUP_PAGE:
+                self._check(pending)
+                pending = []
+            yield event
+        self._check(pending)
+        if self._unlisted:
+            self.problems.append(Problem("log_node", None, None, f"{self._unlisted} more of the goal's events are not proved in the Merkle log"))
+
+    def _check(self, events: Sequence[StoredEvent]) -> None:
+        if self._root is None:
+            return
+        ranges = {event.position: merkle.inclusion_proof_ranges(event.position - 1, self.size) for event in events}
+        found = _read_nodes(self._connection, set().union(*map(merkle.nodes_of_ranges, ranges.values())) | {(0, p - 1) for p in ranges})
+        for event in events:
+            index, leaf = event.position - 1, merkle.event_leaf_hash(event.chain_hash)
+            missing = sorted(({(0, index)} | merkle.nodes_of_ranges(ranges[event.position])) - found.keys())
+            if missing:
+                self._problem(event, f"Merkle log lacks {_node_name(*missing[0])}, which event {event.event_id}'s inclusion proof needs")
+            elif found[(0, index)] != leaf:
+                self._problem(event, f"Merkle log {_node_name(0, index)} is not the hash of event {event.event_id}")
+            else:
+                try:
+                    merkle.verify_inclusion(index, self.size, leaf, merkle.proof_from_nodes(ranges[event.position], found), self._root)
+                except merkle.ProofError:
+                    self._problem(event, f"Merkle log: event {event.event_id}'s inclusion proof from the stored nodes does not lead to the root of its tree of {self.size} events")
+
+    def _problem(self, event: StoredEvent, detail: str) -> None:
+        if len(self.problems) < LISTED_PROBLEMS:
+            self.problems.append(Problem("log_node", event.goal_id, event.position, detail))
+        else:
+            self._unlisted += 1
+
+
 def rebuild(tx: Transaction) -> int:
     """Make the log what the events say (in a write transaction, under the append lock); returns how many nodes
     it inserted, corrected or deleted (none in a healthy ledger)."""

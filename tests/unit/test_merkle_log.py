@@ -121,6 +121,39 @@ def test_audit_names_a_tampered_node_and_replay_rewrites_it(migrated_url, tamper
     assert invoke(migrated_url, "audit").exit_code == 0
 
 
+def test_the_audit_of_a_goal_proves_each_of_its_events_in_the_log(migrated_url):
+    """``audit --goal`` does not recompute the log (one tree of every goal's events) but checks each of the goal's
+    events: its stored leaf, and its inclusion proof from the stored nodes to the stored root."""
+    _ingest(migrated_url, "g1", "g2")  # (g1 at positions 1-7, g2 at 8-14)
+    ledger = Store.open(migrated_url)
+    try:
+        ids = {event.position: event.event_id for event in ledger.read_all()}
+    finally:
+        ledger.close()
+
+    def goal_problems(goal: str) -> list[tuple]:
+        ledger = Store.open(migrated_url)
+        try:
+            return [(p["kind"], p["goal_id"], p["position"], p["detail"]) for p in audit(ledger, goal_id=goal)["problems"]]
+        finally:
+            ledger.close()
+
+    assert goal_problems("g1") == goal_problems("g2") == []
+    edit_in_sql(migrated_url, f"UPDATE merkle_nodes SET hash = '{'0' * 64}' WHERE level = 0 AND node_index = 9")
+    assert goal_problems("g2") == [
+        ("log_node", "g2", 9, f"Merkle log: event {ids[9]}'s inclusion proof from the stored nodes does not lead to the root of its tree of 14 events"),
+        ("log_node", "g2", 10, f"Merkle log leaf 9 (position 10) is not the hash of event {ids[10]}"),
+    ]
+    assert goal_problems("g1") == []  # (no proof of g1's events reads leaf 9: the whole ledger's audit names it)
+    assert invoke(migrated_url, "audit", "--goal", "g2").exit_code == 1
+    edit_in_sql(migrated_url, "DELETE FROM merkle_nodes WHERE level = 2 AND node_index = 0")
+    needs = "Merkle log lacks node (level 2, index 0) over positions 1-4, which event {}'s inclusion proof needs"
+    assert goal_problems("g1") == [("log_node", "g1", position, needs.format(ids[position])) for position in (5, 6, 7)]
+    assert invoke(migrated_url, "replay", "--goal", "g1").exit_code == 0 and goal_problems("g1") != []  # (a goal's replay leaves the log)
+    assert invoke(migrated_url, "replay").exit_code == 0
+    assert goal_problems("g1") == goal_problems("g2") == []
+
+
 def test_an_append_refuses_a_log_that_already_holds_its_leaf(migrated_url):
     _ingest(migrated_url, "g1")
     edit_in_sql(migrated_url, f"INSERT INTO merkle_nodes (level, node_index, hash) VALUES (0, 7, '{'0' * 64}')")
