@@ -213,12 +213,13 @@ class LogAudit:
 
 class GoalInclusion:
     """``audit --goal``'s check of the log: each of the goal's events (fed as the chain check reads them,
-    :meth:`watching`) has its leaf stored, and its inclusion proof from the stored nodes leads to the stored root of
-    the snapshot's tree, as ``prove`` would give it.
+    :meth:`watching`) has its leaf stored, and every stored node above it, up to the tree's frontier (which the root
+    folds), is the hash of its two stored children: what makes its inclusion proof from the stored nodes lead to the
+    stored root, as ``prove`` gives it (and what each of those nodes is in the other proofs that read it).
 
-    The nodes of a page of events' proofs are read at once (a goal's events share most of their paths' upper
-    nodes): a few lookups an event. It checks the leaves and paths of one goal only: a node no proof of the goal
-    reads is for a whole-ledger ``audit``, which recomputes every node from the events.
+    A node is checked once (a goal's events share their upper nodes), its children read with it, a page of events'
+    at a time: a few lookups and hashes an event. Only the goal's paths are checked: a node no path of the goal
+    passes through is for a whole-ledger ``audit``, which recomputes every node from the events.
     """
 
     def __init__(self, tx: Transaction) -> None:
@@ -226,10 +227,7 @@ class GoalInclusion:
         self.size = tx.last_position()
         self.problems: list[Problem] = []
         self._unlisted = 0
-        front = _frontier_hashes(self._connection, self.size)
-        self._root = None if front is None else merkle.fold(front)
-        if self._root is None:
-            self.problems.append(Problem("log_node", None, None, f"Merkle log lacks a node of the root of its tree of {self.size} events"))
+        self._verdicts: dict[merkle.Node, str | None] = {}  # a node above a leaf: what is wrong with it, None if it holds
 
     def watching(self, ordered_events: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
         """``ordered_events`` passed through; once they are all read, each was checked to be in the log."""
@@ -244,23 +242,37 @@ class GoalInclusion:
         if self._unlisted:
             self.problems.append(Problem("log_node", None, None, f"{self._unlisted} more of the goal's events are not proved in the Merkle log"))
 
+    def _above(self, index: int) -> list[merkle.Node]:
+        """The complete nodes above leaf ``index`` in the tree of ``size`` leaves, lowest first (the last is a frontier node)."""
+        return [(level, index >> level) for level in range(1, self.size.bit_length()) if ((index >> level) + 1) << level <= self.size]
+
     def _check(self, events: Sequence[StoredEvent]) -> None:
-        if self._root is None:
-            return
-        ranges = {event.position: merkle.inclusion_proof_ranges(event.position - 1, self.size) for event in events}
-        found = _read_nodes(self._connection, set().union(*map(merkle.nodes_of_ranges, ranges.values())) | {(0, p - 1) for p in ranges})
+        above = {event.position: self._above(event.position - 1) for event in events}
+        unjudged = {node for nodes in above.values() for node in nodes if node not in self._verdicts}
+        wanted = unjudged | {(level - 1, 2 * index + side) for level, index in unjudged for side in (0, 1)} | {(0, p - 1) for p in above}
+        found = _read_nodes(self._connection, wanted)
+        for node in unjudged:
+            self._verdicts[node] = self._verdict(node, found)
         for event in events:
-            index, leaf = event.position - 1, merkle.event_leaf_hash(event.chain_hash)
-            missing = sorted(({(0, index)} | merkle.nodes_of_ranges(ranges[event.position])) - found.keys())
-            if missing:
-                self._problem(event, f"Merkle log lacks {_node_name(*missing[0])}, which event {event.event_id}'s inclusion proof needs")
-            elif found[(0, index)] != leaf:
+            index = event.position - 1
+            stored = found.get((0, index))
+            if stored is None:
+                self._problem(event, f"Merkle log lacks {_node_name(0, index)}, event {event.event_id}'s")
+            elif stored != merkle.event_leaf_hash(event.chain_hash):
                 self._problem(event, f"Merkle log {_node_name(0, index)} is not the hash of event {event.event_id}")
-            else:
-                try:
-                    merkle.verify_inclusion(index, self.size, leaf, merkle.proof_from_nodes(ranges[event.position], found), self._root)
-                except merkle.ProofError:
-                    self._problem(event, f"Merkle log: event {event.event_id}'s inclusion proof from the stored nodes does not lead to the root of its tree of {self.size} events")
+            elif (wrong := next((v for v in map(self._verdicts.__getitem__, above[event.position]) if v is not None), None)) is not None:
+                self._problem(event, f"{wrong}, above event {event.event_id}")
+
+    @staticmethod
+    def _verdict(node: merkle.Node, found: dict[merkle.Node, bytes]) -> str | None:
+        level, index = node
+        children = [(level - 1, 2 * index), (level - 1, 2 * index + 1)]
+        lacking = [n for n in (node, *children) if n not in found]
+        if lacking:
+            return f"Merkle log lacks {_node_name(*lacking[0])}" + (f", a child of {_node_name(level, index)}" if lacking[0] != node else "")
+        if found[node] != merkle.node_hash(found[children[0]], found[children[1]]):
+            return f"Merkle log {_node_name(level, index)} is not the hash of its two children"
+        return None
 
     def _problem(self, event: StoredEvent, detail: str) -> None:
         if len(self.problems) < LISTED_PROBLEMS:

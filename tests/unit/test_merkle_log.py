@@ -123,7 +123,7 @@ def test_audit_names_a_tampered_node_and_replay_rewrites_it(migrated_url, tamper
 
 def test_the_audit_of_a_goal_proves_each_of_its_events_in_the_log(migrated_url):
     """``audit --goal`` does not recompute the log (one tree of every goal's events) but checks each of the goal's
-    events: its stored leaf, and its inclusion proof from the stored nodes to the stored root."""
+    events: its stored leaf, and each stored node above it (the hash of its two children), as its proof needs."""
     _ingest(migrated_url, "g1", "g2")  # (g1 at positions 1-7, g2 at 8-14)
     ledger = Store.open(migrated_url)
     try:
@@ -141,14 +141,18 @@ def test_the_audit_of_a_goal_proves_each_of_its_events_in_the_log(migrated_url):
     assert goal_problems("g1") == goal_problems("g2") == []
     edit_in_sql(migrated_url, f"UPDATE merkle_nodes SET hash = '{'0' * 64}' WHERE level = 0 AND node_index = 9")
     assert goal_problems("g2") == [
-        ("log_node", "g2", 9, f"Merkle log: event {ids[9]}'s inclusion proof from the stored nodes does not lead to the root of its tree of 14 events"),
+        ("log_node", "g2", 9, f"Merkle log node (level 1, index 4) over positions 9-10 is not the hash of its two children, above event {ids[9]}"),
         ("log_node", "g2", 10, f"Merkle log leaf 9 (position 10) is not the hash of event {ids[10]}"),
     ]
-    assert goal_problems("g1") == []  # (no proof of g1's events reads leaf 9: the whole ledger's audit names it)
+    # The proof of an event of g1 reads leaf 9's ancestor (level 2, index 2) whole, which still holds: only the whole
+    # ledger's audit names the leaf (test_audit_names_a_tampered_node_and_replay_rewrites_it).
+    assert goal_problems("g1") == []
     assert invoke(migrated_url, "audit", "--goal", "g2").exit_code == 1
     edit_in_sql(migrated_url, "DELETE FROM merkle_nodes WHERE level = 2 AND node_index = 0")
-    needs = "Merkle log lacks node (level 2, index 0) over positions 1-4, which event {}'s inclusion proof needs"
-    assert goal_problems("g1") == [("log_node", "g1", position, needs.format(ids[position])) for position in (5, 6, 7)]
+    lacking = "Merkle log lacks node (level 2, index 0) over positions 1-4"
+    assert goal_problems("g1") == [("log_node", "g1", p, f"{lacking}, above event {ids[p]}") for p in (1, 2, 3, 4)] + [
+        ("log_node", "g1", p, f"{lacking}, a child of node (level 3, index 0) over positions 1-8, above event {ids[p]}") for p in (5, 6, 7)
+    ]
     assert invoke(migrated_url, "replay", "--goal", "g1").exit_code == 0 and goal_problems("g1") != []  # (a goal's replay leaves the log)
     assert invoke(migrated_url, "replay").exit_code == 0
     assert goal_problems("g1") == goal_problems("g2") == []
