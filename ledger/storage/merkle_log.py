@@ -262,6 +262,9 @@ class GoalInclusion:
                 self._problem(event, f"Merkle log {_node_name(0, index)} is not the hash of event {event.event_id}")
             elif (wrong := next((v for v in map(self._verdicts.__getitem__, above[event.position]) if v is not None), None)) is not None:
                 self._problem(event, f"{wrong}, above event {event.event_id}")
+        if events:  # (the events come in position order: a node that ends before the last one is above none to come)
+            end = events[-1].position
+            self._verdicts = {node: verdict for node, verdict in self._verdicts.items() if (node[1] + 1) << node[0] > end}
 
     @staticmethod
     def _verdict(node: merkle.Node, found: dict[merkle.Node, bytes]) -> str | None:
