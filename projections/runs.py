@@ -34,6 +34,7 @@ Pure functions over events (anything with ``kind``, ``payload``, ``event_id``,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -439,6 +440,32 @@ class PassRateCounts:
             }
             for (benchmark, arm), counts in sorted(self._groups.items(), key=lambda item: (item[0][0] or "", item[0][1] or ""))
         ]
+
+
+# Where a run names its failure labels: a compact run's failure attribution, a LoopX row's own labels.
+FAILURE_LABEL_FIELDS = {RUN_KIND: "failure_attribution_labels", ROW_KIND: "failure_labels"}
+
+
+class FailureLabelCounts:
+    """Runs per failure label and arm, counted one run at a time, over the runs a listing shows that are not archived
+    (as the pass rates count them: an archived LoopX run was set aside, a superseded one is counted in its current
+    version, a retracted one not at all). A label that is no text is counted as its JSON."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str | None], int] = {}
+
+    def add(self, view: Mapping[str, Any], payload: Any) -> None:
+        if not is_shown(view) or view["archived"] or not isinstance(payload, Mapping):
+            return
+        listed = payload.get(FAILURE_LABEL_FIELDS[view["kind"]])
+        for label in listed if isinstance(listed, list) else []:
+            key = (label if isinstance(label, str) else json.dumps(label), view["arm"])
+            self._counts[key] = self._counts.get(key, 0) + 1
+
+    def entries(self) -> list[dict[str, Any]]:
+        """One entry per label and arm, by label then arm."""
+        ordered = sorted(self._counts.items(), key=lambda item: (item[0][0], item[0][1] or ""))
+        return [{"label": label, "arm": arm, "runs": n} for (label, arm), n in ordered]
 
 
 def rate(passed: int, failed: int) -> float | None:

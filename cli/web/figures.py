@@ -188,29 +188,29 @@ def claim_strengths(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def attribution_labels(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Runs per failure attribution label, a bar per label stacked by mode (labels run long: cut from the middle, whole in the hover)."""
-    modes = sorted({str(c["mode"]) for c in counts})
+    """Runs per failure label, a bar per label stacked by arm (labels run long: cut from the middle, whole in the hover)."""
+    arms = sorted({str(c["arm"]) for c in counts})
     labels = sorted({c["label"] for c in counts})
     shown = [plain(label) for label in _axis_labels(labels)]
-    by_key = {(c["label"], str(c["mode"])): c["runs"] for c in counts}
+    by_key = {(c["label"], str(c["arm"])): c["runs"] for c in counts}
     fig = go.Figure(
         [
             go.Bar(
-                x=[by_key.get((label, mode), 0) for label in labels],
+                x=[by_key.get((label, arm), 0) for label in labels],
                 y=shown,
                 orientation="h",
-                name=plain(mode),
-                hovertext=[plain(f"{label} · {mode}: {by_key.get((label, mode), 0)} run(s)") for label in labels],
+                name=plain(arm),
+                hovertext=[plain(f"{label} · {arm}: {by_key.get((label, arm), 0)} run(s)") for label in labels],
                 hoverinfo="text",
             )
-            for mode in modes
+            for arm in arms
         ]
     )
     fig.update_layout(barmode="stack", colorway=MODE_COLOURS, legend_traceorder="normal")
     fig.update_xaxes(title="runs")
     fig.update_yaxes(automargin=True, autorange="reversed")  # the labels read top to bottom in their order
-    height = _legend_below(fig, len(modes), max(LAYOUT["height"] - 90, BAR_HEIGHT * len(labels)))
-    return _figure(fig, "Failure attribution labels of the runs, per mode", empty=None if counts else "no run names a failure attribution label", height=height)
+    height = _legend_below(fig, len(arms), max(LAYOUT["height"] - 90, BAR_HEIGHT * len(labels)))
+    return _figure(fig, "Failure labels of the runs, per arm (archived runs left out)", empty=None if counts else "no run names a failure label", height=height)
 
 
 def learning_status(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

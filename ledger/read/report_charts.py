@@ -3,27 +3,25 @@ or bucketed to at most :data:`CHART_POINTS` points, so its cost follows what a c
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, not_, select, true
+from sqlalchemy import func, not_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.ledger.read.json_sql import (
     Path,
     decode_values,
-    json_array_elements,
     json_scalar,
     json_values,
     readable,
     values_in,
 )
-from benchledger.ledger.read.report_views import not_retracted, require_goals, retracted_of, rows_of
+from benchledger.ledger.read.report_views import require_goals, rows_of
 from benchledger.ledger.storage.schema import events
-from benchledger.ledger.storage.store import Store
-from benchledger.projections import catalog, runs
+from benchledger.ledger.storage.store import Store, one_snapshot
+from benchledger.projections import catalog, retraction, runs
 
 # Most points a chart series holds; longer series are bucketed (equal counts of attempts, in order).
 CHART_POINTS = 300
@@ -37,13 +35,14 @@ def buckets(points: Sequence[Any], most: int = CHART_POINTS) -> list[list[Any]]:
     return [list(points[round(i * size) : round((i + 1) * size)]) for i in range(most)]
 
 
+@one_snapshot
 def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
     """The goal page's charts, each bounded by :data:`CHART_POINTS` or by its number of distinct labels.
 
     * ``score_delta``: the official task score delta of each attempt over time
       (bucketed: the mean, min and max of each bucket's finite deltas, at its last attempt's time);
     * ``claim_strengths``: attempts per claim strength;
-    * ``attribution_labels``: the goal's runs per failure attribution label and mode;
+    * ``attribution_labels``: the goal's runs per failure label and arm (archived runs left out);
     * ``learning_status``: learning ledgers per status in each bucket of time.
     """
     require_goals(ledger, [goal_id])
@@ -61,7 +60,7 @@ def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
             select(events.c.recorded_at, json_values(learning.c.payload, status_path, dialect))
             .select_from(learning).join(events, events.c.event_id == learning.c.key).where(learning_on).order_by(learning.c.position)
         ).all()
-        labels = _attribution_labels(connection, goal_id, dialect)
+    labels = _failure_labels(ledger, goal_id)
     delta_points = []
     for bucket in buckets([(at, decode_values(values, delta_path)[0]) for at, values in deltas]):
         finite = [v for _, v in bucket if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
@@ -105,28 +104,12 @@ def _counts(connection: Any, table: Any, where: ColumnElement, paths: Sequence[P
     return counts
 
 
-def _attribution_labels(connection: Any, goal_id: str, dialect: str) -> list[dict[str, Any]]:
-    """Runs per ``failure_attribution_labels`` label and mode over the goal's run events (each run once, none retracted), counted in SQL.
-
-    Run events the database cannot read are counted in Python.
-    """
-    retracted = retracted_of(connection, [goal_id])
-    payload = events.c.payload
-    label = json_array_elements(payload, ("failure_attribution_labels",), dialect)
-    mode = json_scalar(payload, ("mode",), dialect)
-    of_goal = and_(events.c.goal_id == goal_id, events.c.kind == runs.RUN_KIND, not_retracted(retracted))
-    counts: dict[tuple[str, Any], int] = {}
-    grouped = (
-        select(label.c.value, mode, func.count()).select_from(events).join(label, true())
-        .where(of_goal, readable(payload, dialect)).group_by(label.c.value, mode)
-    )
-    for found, found_mode, n in connection.execute(grouped):
-        counts[(str(found), found_mode)] = counts.get((str(found), found_mode), 0) + n
-    unread = select(payload).where(of_goal, not_(readable(payload, dialect)))
-    for (text_value,) in connection.execute(unread):
-        document = json.loads(text_value)
-        listed = document.get("failure_attribution_labels") if isinstance(document, Mapping) else None
-        for element in listed if isinstance(listed, list) else []:
-            key = (element if isinstance(element, str) else json.dumps(element), document.get("mode"))
-            counts[key] = counts.get(key, 0) + 1
-    return [{"label": label, "mode": mode, "runs": n} for (label, mode), n in sorted(counts.items(), key=lambda i: (i[0][0], str(i[0][1])))]
+def _failure_labels(ledger: Store, goal_id: str) -> list[dict[str, Any]]:
+    """Runs per failure label and arm over the goal's runs as the runs model shows them (``projections.runs.FailureLabelCounts``),
+    counted while its run events stream past, newest first (a compact run's attribution labels, a LoopX row's own)."""
+    marker, counts = runs.NewestFirst(), runs.FailureLabelCounts()
+    for event in ledger.read_all(goal_id=goal_id, kinds=(*runs.RUN_KINDS, retraction.KIND), newest_first=True):
+        view = marker.view(event)
+        if view is not None:
+            counts.add(view, event.payload)
+    return counts.entries()

@@ -384,3 +384,21 @@ def test_a_row_unarchived_in_a_newer_ledger_file_is_current_again(ledger, ledger
     # And archiving it once more is honoured too.
     result = invoke(ledger_url, "import-loopx", "--goal", GOAL, "--format", "json", str(run_ledger(tmp_path, [archived, other], "v4.json")))
     assert json.loads(result.stdout)["events_appended"] == 1 and archived_flags() == {"run-1": True, "run-2": False}
+
+
+def test_the_reports_failure_label_chart_counts_the_public_ledgers_current_rows_by_hand(ledger, ledger_url):
+    """The goal page's failure labels of an imported LoopX ledger are its rows' own ``failure_labels``, per arm (D-MODE
+    spelling of arm_id, else mode), archived rows left out: a count by hand of the JSON (it drew none before)."""
+    from benchledger.ledger.read import report_charts
+
+    assert invoke(ledger_url, "import-loopx", "--goal", GOAL, str(PUBLIC)).exit_code == 0
+    want: dict[tuple[str, str], int] = {}
+    for found in public_rows():
+        if found.get("archive_state") == "archived" or found.get("archived_at"):
+            continue
+        arm = (found.get("arm_id") or found.get("mode")).strip().lower().replace("_", "-")
+        for label in found.get("failure_labels") or []:
+            want[(label, arm)] = want.get((label, arm), 0) + 1
+    assert sum(want.values()) > 50  # (the public ledger labels most of its failed runs)
+    got = {(c["label"], c["arm"]): c["runs"] for c in report_charts.chart_series(ledger, GOAL)["attribution_labels"]}
+    assert got == want

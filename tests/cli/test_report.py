@@ -81,7 +81,7 @@ def test_attempts_and_pass_rates_come_from_the_stored_reviews(ledger):
     assert attempt["treatment"]["mode"] == "codex-loopx" and attempt["score_delta"] == 1.0
     assert attempt["blockers"] == ["baseline_failure_attribution_caveat"] and attempt["budget_count_allowed"] is True
     charts = report_charts.chart_series(ledger, GOAL)
-    assert charts["attribution_labels"] == [{"label": "verifier_platform_probe_failure", "mode": "hardened-codex", "runs": 1}]
+    assert charts["attribution_labels"] == [{"label": "verifier_platform_probe_failure", "arm": "hardened-codex", "runs": 1}]
     assert charts["claim_strengths"] == [{"claim_strength": "candidate_score_recovery_needs_attribution_review", "attempts": 1}]
 
 

@@ -1,5 +1,5 @@
 """The report's reads agree with the rules they stand for, on both backends: pass rates counted as the
-events stream past (newest first) equal the runs model's over every marked run; labels counted in SQL equal a count."""
+events stream past (newest first) equal the runs model's over every marked run, and so do the failure labels."""
 
 from __future__ import annotations
 
@@ -40,22 +40,34 @@ def test_streamed_pass_rates_equal_the_runs_models(ledger, generated):
     assert entry["pass_rates"] == want
 
 
-# A run's failure_attribution_labels: a list of labels (text or numbers) or something that is no list (counts nothing).
+# A run's failure labels (a compact run's failure_attribution_labels, a LoopX row's failure_labels): a list of labels
+# (text or numbers) or something that is no list (counts nothing); LoopX rows in versions of a run id, some archived.
 LABELS = st.one_of(st.lists(st.sampled_from(["verifier_timeout", "a/b", " ", 7]), max_size=3), st.sampled_from(["verifier_timeout", None, {"a": 1}, 3]))
-LABELLED_RUN = st.fixed_dictionaries({}, optional={"failure_attribution_labels": LABELS, "mode": st.sampled_from(["codex", "hardened", None])})
+LABELLED = {
+    runs.RUN_KIND: st.fixed_dictionaries({}, optional={"failure_attribution_labels": LABELS, "mode": st.sampled_from(["codex", "hardened", None])}),
+    runs.ROW_KIND: st.fixed_dictionaries(
+        {"run_id": st.sampled_from(["r1", "r2"])},
+        optional={"failure_labels": LABELS, "arm_id": st.sampled_from(["codex_loopx", "hardened"]), "archive_state": st.just("archived")},
+    ),
+}
+LABELLED_RUN = st.sampled_from(runs.RUN_KINDS).flatmap(lambda kind: st.tuples(st.just(kind), LABELLED[kind]))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(LABELLED_RUN, min_size=1, max_size=8))
-def test_attribution_labels_counted_in_sql_equal_a_count_of_the_payloads(ledger, generated):
+def test_failure_labels_counted_as_the_runs_stream_equal_a_count_over_the_runs_the_model_shows(ledger, generated):
     goal = f"labels-{next(GOALS)}"
     # (the salt keeps equal payloads distinct events: the ledger stores an identical event once)
-    ledger.append(goal, [NewEvent(runs.RUN_KIND, {**payload, "salt": salt}) for salt, payload in enumerate(generated)], source="test")
+    ledger.append(goal, [NewEvent(kind, {**payload, "salt": salt}) for salt, (kind, payload) in enumerate(generated)], source="test")
+    payloads = {event.event_id: event.payload for event in ledger.read_goal(goal)}
     want: dict[tuple[str, object], int] = {}
-    for payload in generated:
-        labels = payload.get("failure_attribution_labels")
+    for view in runs.runs_model(ledger.read_goal(goal)).runs:
+        if view["superseded"] or view["retracted"] or view["archived"]:
+            continue
+        field = "failure_labels" if view["kind"] == runs.ROW_KIND else "failure_attribution_labels"
+        labels = payloads[view["event_id"]].get(field)
         for label in labels if isinstance(labels, list) else []:
-            key = (label if isinstance(label, str) else json.dumps(label), payload.get("mode"))
+            key = (label if isinstance(label, str) else json.dumps(label), view["arm"])
             want[key] = want.get(key, 0) + 1
-    got = {(entry["label"], entry["mode"]): entry["runs"] for entry in report_charts.chart_series(ledger, goal)["attribution_labels"]}
+    got = {(entry["label"], entry["arm"]): entry["runs"] for entry in report_charts.chart_series(ledger, goal)["attribution_labels"]}
     assert got == want

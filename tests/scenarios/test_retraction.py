@@ -189,7 +189,7 @@ def test_the_report_counts_no_retracted_run(migrated_url):
             ledger.close()
 
     arms, labels = seen()
-    assert arms == {"hardened-codex", "codex-loopx"} and {label["mode"] for label in labels} == {"hardened-codex"}
+    assert arms == {"hardened-codex", "codex-loopx"} and {label["arm"] for label in labels} == {"hardened-codex"}
     assert invoke(migrated_url, "retract", baseline["event_id"], "--reason", "baseline ran without its verifier").exit_code == 0
     assert seen() == ({"codex-loopx"}, [])
 

@@ -29,7 +29,7 @@ def test_one_instant_gets_an_hour_either_side():
 
 def test_long_labels_are_cut_from_the_middle_and_whole_in_the_hover():
     label = "skillsbench_host_local_acp_codex_exec_failed_codex_exec_first_action_timeout"
-    counts = [{"label": label, "mode": "codex_loopx", "runs": 3}, {"label": "short", "mode": "hardened_codex", "runs": 1}]
+    counts = [{"label": label, "arm": "codex-loopx", "runs": 3}, {"label": "short", "arm": "hardened-codex", "runs": 1}]
     figure = figures.attribution_labels(counts)
     shown = figure["data"][0]["y"]  # labels sorted: "short", then the long one
     assert shown[0] == "short" and len(shown[1]) == figures.LABEL_WIDTH
@@ -45,8 +45,8 @@ def test_labels_that_would_read_the_same_shortened_are_shown_whole():
     assert figures._axis_labels(same_ends) == same_ends
 
 
-def test_many_modes_get_distinct_colours_and_the_chart_grows_with_its_labels():
-    counts = [{"label": f"label_{n:02d}", "mode": f"mode_{n:02d}", "runs": 1} for n in range(21)]
+def test_many_arms_get_distinct_colours_and_the_chart_grows_with_its_labels():
+    counts = [{"label": f"label_{n:02d}", "arm": f"arm-{n:02d}", "runs": 1} for n in range(21)]
     layout = figures.attribution_labels(counts)["layout"]
     assert len(set(layout["colorway"][:21])) == 21
     assert layout["height"] >= 21 * figures.BAR_HEIGHT + figures.BELOW_AXIS + 11 * figures.LEGEND_ROW_HEIGHT
