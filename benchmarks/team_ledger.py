@@ -232,7 +232,7 @@ def report(sizes: list[dict[str, Any]], args: argparse.Namespace) -> None:
         print(f"| `{name}` | {' | '.join(cells)} | {ratio:.2f}x | {above_cell} | {growth} |")
     print()
     for s in sizes:
-        rates = ", ".join(f"{name} {s['events'] / s['commands'][name]['median']:,.0f}" for name in PER_EVENT)
+        rates = ", ".join(f"{name} {s['events'] / s['commands'][name]['median']:,.0f}" for name in PER_EVENT if name in s["commands"])
         print(f"{s['events']:,} events: built in {s['build_s']:.0f} s (after {s['templates_s']:.0f} s ingesting the templates); events per second, whole process: {rates}")
     if args.json:
         args.json.write_text(json.dumps(sizes, indent=2) + "\n", encoding="utf-8")
