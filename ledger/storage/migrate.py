@@ -35,7 +35,7 @@ from benchledger.ledger.storage.engine import (
 )
 
 # The newest revision in migrations/versions (a test keeps the two in step).
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 
 
 class LedgerNeedsUpgrade(LedgerUnavailable):

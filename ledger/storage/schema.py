@@ -24,9 +24,11 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     event,
+    text,
 )
 
 from benchledger.ledger.storage.event_records import EVENT_COLUMNS
+from benchledger.projections import goal_archive
 
 metadata = MetaData()
 
@@ -57,6 +59,13 @@ assert tuple(column.name for column in events.c) == EVENT_COLUMNS
 # Reading one goal in order is served by the unique (goal_id, stream_version)
 # index; the global order by the primary key. Kind filters within a goal:
 Index("ix_events_goal_kind", events.c.goal_id, events.c.kind)
+# The archive and unarchive events alone (revision 0007): whether a goal is archived is read from them
+# once per statement (read/views.archived_column), not probed goal by goal.
+ARCHIVE_EVENTS = f"kind IN ({', '.join(repr(kind) for kind in goal_archive.KINDS)})"
+Index(
+    "ix_events_goal_archive", events.c.goal_id, events.c.stream_version,
+    postgresql_where=text(ARCHIVE_EVENTS), sqlite_where=text(ARCHIVE_EVENTS),
+)
 
 stream_heads = Table(
     "stream_heads",

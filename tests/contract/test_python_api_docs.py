@@ -27,6 +27,6 @@ def test_the_python_api_page_runs(tmp_path, monkeypatch):
         exec(compile("\n".join(blocks), str(PAGE), "exec"), {"__name__": "python_api_docs"})
     lines = printed.getvalue().splitlines()
     # What the page's comments say the examples print.
-    assert lines[0] == "sqlite 0006"
+    assert lines[0] == "sqlite 0007"
     assert "3" in lines and "6 0" in lines and "True 1" in lines
     assert lines[-1].startswith("no goal 'no-such-goal' in this ledger") and lines[-1].endswith(" 2")

@@ -263,6 +263,7 @@ def test_upgrading_a_0004_ledger_counts_its_projection_rows(ledger_url):
         connection.execute(text("DROP TABLE projection_counts"))
         connection.execute(text("DROP TABLE merkle_nodes"))  # (0006)
         connection.execute(text("DROP TABLE checkpoints"))
+        connection.execute(text("DROP INDEX ix_events_goal_archive"))  # (0007)
         connection.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     ledger.close()
 

@@ -94,6 +94,8 @@ CREATE UNIQUE INDEX checkpoints_pkey ON checkpoints USING btree (number);
 CREATE UNIQUE INDEX events_event_id_key ON events USING btree (event_id);
 -- index events.events_pkey
 CREATE UNIQUE INDEX events_pkey ON events USING btree ("position");
+-- index events.ix_events_goal_archive
+CREATE INDEX ix_events_goal_archive ON events USING btree (goal_id, stream_version) WHERE ((kind)::text = ANY ((ARRAY['goal_archive'::character varying, 'goal_unarchive'::character varying])::text[]));
 -- index events.ix_events_goal_kind
 CREATE INDEX ix_events_goal_kind ON events USING btree (goal_id, kind);
 -- index events.uq_events_goal_version

@@ -1,3 +1,5 @@
+-- index ix_events_goal_archive
+CREATE INDEX ix_events_goal_archive ON events (goal_id, stream_version) WHERE kind IN ('goal_archive', 'goal_unarchive');
 -- index ix_events_goal_kind
 CREATE INDEX ix_events_goal_kind ON events (goal_id, kind);
 -- index ix_projection_rows_goal

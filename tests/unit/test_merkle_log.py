@@ -80,10 +80,11 @@ def test_upgrading_a_0005_ledger_builds_its_log(ledger_url):
     # The ledger as revision 0005 left it: no log.
     edit_in_sql(ledger_url, "DROP TABLE merkle_nodes")
     edit_in_sql(ledger_url, "DROP TABLE checkpoints")
+    edit_in_sql(ledger_url, "DROP INDEX ix_events_goal_archive")  # (0007)
     edit_in_sql(ledger_url, "UPDATE alembic_version SET version_num = '0005'")
     result = invoke(ledger_url, "db", "upgrade")
     assert result.exit_code == 0, result.output
-    assert HEAD_REVISION == "0006"
+    assert HEAD_REVISION >= "0006"  # (the upgrade ran 0006, and any revision after it)
     assert _stored_nodes(ledger_url) == built == _expected_nodes(ledger_url)
     assert _audit_problems(ledger_url) == []
 
