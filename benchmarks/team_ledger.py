@@ -70,6 +70,7 @@ MIB = 1024 * 1024
 BENCHLEDGER = [sys.executable, "-m", "benchledger"]
 HEAVY = ("runs --summary", "compare", "serve index (start + first fetch)", "audit", "replay", "export")
 PER_EVENT = ("audit", "replay", "export")
+FLOOR = "--version (the floor)"
 
 
 def growth_class(ratio: float, scale: float) -> str:
@@ -131,7 +132,7 @@ def measure(url: str, goals: list[str], measured: str, attempts: list[list[Path]
     """The seconds (each round) and the peak RSS (of the slowest round) of every command on the ledger at ``url``."""
     db = [*BENCHLEDGER, "--database-url", url]
     commands: dict[str, list[str]] = {
-        "--version (the floor)": [*BENCHLEDGER, "--version"],
+        FLOOR: [*BENCHLEDGER, "--version"],
         "history --limit 50": [*db, "history", "--goal", measured, "--limit", "50"],
         "show": [*db, "show", "--goal", measured],
         "goals": [*db, "goals"],
@@ -145,7 +146,7 @@ def measure(url: str, goals: list[str], measured: str, attempts: list[list[Path]
     warm: list[float] = []
     rounds = max(args.repeat, args.heavy_repeat)
     # warm the page cache and the interpreter's files once (not counted)
-    for name in ("--version (the floor)", "history --limit 50", "show"):
+    for name in (FLOOR, "history --limit 50", "show"):
         peak_rss(commands[name])
     step = max(1, len(goals) // (rounds + 1))
     for r in range(rounds):
@@ -155,13 +156,14 @@ def measure(url: str, goals: list[str], measured: str, attempts: list[list[Path]
             ("ingest (one attempt)", [*db, "ingest", "--goal", goals[(r + 1) * step], *map(str, attempts[r])]),
             *((name, argv) for name, argv in commands.items() if heavy or name not in HEAVY),
         ]
+        runs = [(name, argv) for name, argv in runs if args.only is None or name in args.only or name == FLOOR]
         for name, argv in runs:
             rss, seconds = peak_rss(argv)
             entry = found[name]
             if seconds >= max(entry["seconds"], default=0):
                 entry["rss"] = rss
             entry["seconds"].append(seconds)
-        if heavy:
+        if heavy and (args.only is None or "serve" in args.only):
             cold, fetches = serve_index(url, args.repeat)
             found["serve index (start + first fetch)"]["seconds"].append(cold)
             warm += fetches
@@ -212,7 +214,7 @@ def report(sizes: list[dict[str, Any]], args: argparse.Namespace) -> None:
     first, last = sizes[0], sizes[-1]
     scale = last["events"] / first["events"]
     heads = " | ".join(f"{s['events']:,} events ({s['goals']:,} goals)" for s in sizes)
-    floor = "--version (the floor)"
+    floor = FLOOR
     print(f"| command (whole process, median; peak RSS) | {heads} | ratio | ratio above the floor | growth for {scale:.0f}x the events |")
     print("| --- |" + " --- |" * (len(sizes) + 3))
     for name in first["commands"]:
@@ -248,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--templates", type=int, default=64, help="real goals ingested once and cloned")
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--keep", action="store_true", help="keep the databases (their URLs are printed)")
+    parser.add_argument("--only", type=lambda names: set(names.split(",")),
+                        help="measure only these commands (comma-separated names as the table prints them, or serve)")
     parser.add_argument("--json", type=Path, help="also write the figures there")
     parser.add_argument("--build-only", nargs=2, metavar=("URL", "EVENTS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
