@@ -8,7 +8,8 @@ Options: ``--postgres-url`` (default ``$BENCHLEDGER_BENCH_POSTGRES_URL``, else
 ``$BENCHLEDGER_TEST_POSTGRES_URL``), ``--sizes``, ``--repeat`` (the bounded
 commands, default 5), ``--heavy-repeat`` (the commands that read the whole ledger
 or its runs, default 3), ``--jobs`` (of ``audit`` and ``replay``, default 2),
-``--templates``, ``--seed``, ``--json FILE``.
+``--only`` (some commands only, comma-separated, named as the table names them, ``serve`` for its two rows),
+``--templates``, ``--seed``, ``--json FILE``, ``--keep``.
 
 **The ledger.** For each size, a database of its own on the server
 (``CREATE DATABASE bench_team_<pid>_<events>``, migrated to head, dropped at the
