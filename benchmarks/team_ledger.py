@@ -84,7 +84,7 @@ def growth_class(ratio: float, scale: float) -> str:
 
 
 def attempt_files(folder: Path, count: int, seed: int) -> list[list[Path]]:
-    """``count`` new attempts (baseline run, treatment run, comparison), each as three files of its own folder."""
+    """``count`` new attempts (baseline run, treatment run, comparison), each as three files in ``folder``."""
     goal = wl.make_goal(wl.load_templates(), "team-new-attempts", random.Random(seed), attempts=count)
     attempts = [batch for batch in goal.batches if batch.kind is None and len(batch.documents) == 3][:count]
     out = []

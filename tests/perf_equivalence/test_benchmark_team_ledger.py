@@ -35,11 +35,13 @@ def test_a_size_is_built_and_measured_in_a_database_of_its_own_dropped_at_the_en
     server = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
     if not server:
         pytest.skip("BENCHLEDGER_TEST_POSTGRES_URL is not set")
-    args = argparse.Namespace(repeat=1, heavy_repeat=1, jobs=1, templates=2, seed=3, keep=False, json=None)
+    args = argparse.Namespace(repeat=1, heavy_repeat=1, jobs=1, templates=2, seed=3, keep=False, json=None, only=None)
     backend = PostgresBackend(server)
     backend.prefix = f"bench_team_test_{os.getpid()}"
     try:
         size = bench.one_size(backend, 60, args, bench.attempt_files(tmp_path, 1, seed=4))
+        args.only = {"show", "serve"}
+        some = bench.one_size(backend, 60, args, bench.attempt_files(tmp_path, 1, seed=5))
     finally:
         backend.cleanup()
     assert size["events"] >= 60 and size["goals"] >= 2
@@ -47,6 +49,7 @@ def test_a_size_is_built_and_measured_in_a_database_of_its_own_dropped_at_the_en
     assert {"ingest (one attempt)", "history --limit 50", "show", "goals", "runs --summary", "compare", "audit", "replay", "export",
             "serve index (start + first fetch)", "serve index (warm fetch)"} <= set(commands)
     assert all(entry["median"] > 0 for entry in commands.values())
+    assert set(some["commands"]) == {bench.FLOOR, "show", "serve index (start + first fetch)", "serve index (warm fetch)"}
     admin = create_engine(normalize_url(server))
     with admin.connect() as connection:
         left = connection.execute(text("SELECT datname FROM pg_database WHERE datname LIKE :name"), {"name": f"{backend.prefix}%"}).all()
