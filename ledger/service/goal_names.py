@@ -77,27 +77,42 @@ def _closeness(new: str, existing: str) -> int | None:
 
 
 class GoalNames:
-    """Goal names, kept by length so that a new name is compared only with those it can be close to."""
+    """Goal names, kept by length so that a new name is compared only with those it can be close to, each with the
+    set of its characters (:func:`_letters`): most names share too few of them to be close, told in one operation."""
 
     def __init__(self, names: Iterable[str] = ()) -> None:
-        self._by_length: dict[int, list[str]] = {}
+        self._by_length: dict[int, list[tuple[str, int]]] = {}
         for name in names:
             self.add(name)
 
     def add(self, name: str) -> None:
-        self._by_length.setdefault(len(name), []).append(name)
+        self._by_length.setdefault(len(name), []).append((name, _letters(name)))
 
     def close_to(self, name: str) -> list[str]:
         """The names close to ``name`` (:func:`are_close`), the most alike first."""
         if len(name) < MIN_LENGTH:
             return []
+        letters = _letters(name)
         found = []
         for length in range(len(name) - 2, len(name) + 3):
-            for other in self._by_length.get(length, ()):
+            # (an edit changes the set of a name's characters by two at most: one gone, one new)
+            most_apart = 2 * (2 if max(length, len(name)) >= TWO_EDITS_FROM else 1)
+            for other, other_letters in self._by_length.get(length, ()):
+                if (letters ^ other_letters).bit_count() > most_apart:
+                    continue
                 edits = _closeness(name, other)
                 if edits is not None:
                     found.append((edits, other))
         return [other for _, other in sorted(found)]
+
+
+def _letters(name: str) -> int:
+    """The set of ``name``'s characters, case folded, as bits (a character's code modulo 64: characters that share a bit
+    can only make two sets look closer than they are, never further apart, so no close name is passed over)."""
+    bits = 0
+    for character in name.casefold():
+        bits |= 1 << (ord(character) % 64)
+    return bits
 
 
 def close_name_problem(goal_id: str, close: Sequence[str], *, how_meant: str) -> str:
