@@ -167,7 +167,7 @@ def verify_consistency_command(old: str, new: str, proof: str, keys: tuple[str, 
 
 @with_goal(help="The goal whose comparison is published.")
 @click.command("publish")
-@click.option("--comparison", "comparison_id", required=True, metavar="ID", help="The comparison's name (its comparison_id), as `show` lists it.")
+@click.option("--comparison", "comparison_id", required=True, metavar="ID", help="The comparison: its comparison_id (as `show` lists it), or its comparison event's id (as `history --wide` shows it).")
 @click.option("--key", "key_file", required=True, metavar="KEY", help="The signing key (keygen's PREFIX.key) of the checkpoint the bundle is proved against.")
 @click.option("--output", required=True, metavar="FILE", help="Where to write the claim bundle (JSON); never over an existing file.")
 @click.option("--origin", metavar="ORIGIN", help="The checkpoint's origin (default: the key's name).")
@@ -179,20 +179,26 @@ def publish_command(ctx: click.Context, goal: str, comparison_id: str, key_file:
     The checkpoint is the one KEY signed of the log as it is now, if kept (the
     log has not grown since: publishing again changes no checkpoint a reader
     holds), else one signed now and kept (`checkpoints` lists them)."""
-    with open_ledger(ctx, writes=True) as ledger:
-        bundle = ledger.publish(goal, comparison_id, _read_text(key_file, "--key"), origin=origin, key_source=key_file)
-    document = bundle.as_dict()
-    try:
-        with open(output, "x", encoding="utf-8") as file:
-            json.dump(document, file, indent=1, ensure_ascii=False)
-            file.write("\n")
+    try:  # (claimed before anything is signed: a file in the way must not leave a new checkpoint behind)
+        file = open(output, "x", encoding="utf-8")  # noqa: SIM115 (removed again below when nothing is written to it)
     except OSError as exc:
         raise InvalidInput(f"--output {output}: cannot be written ({exc.strerror}); publish never overwrites a file") from None
+    with file:
+        try:
+            with open_ledger(ctx, writes=True) as ledger:
+                bundle = ledger.publish(goal, comparison_id, _read_text(key_file, "--key"), origin=origin, key_source=key_file)
+        except BaseException:
+            file.close()
+            os.unlink(output)
+            raise
+        document = bundle.as_dict()
+        json.dump(document, file, indent=1, ensure_ascii=False)
+        file.write("\n")
     kept = bundle.checkpoint
-    how = "kept already: the log has not grown since KEY signed it" if bundle.checkpoint_reused else "signed now and kept"
+    how = "kept already: the log has not grown since this key signed it" if bundle.checkpoint_reused else "signed now and kept"
     click.echo(
-        f"wrote {output}: {len(document['reviews'])} review(s) of comparison {comparison_id!r}, {len(document['events'])} event(s) "
-        f"proved in signed checkpoint {kept.number} of {kept.tree_size} events ({how})"
+        f"wrote {output}: {len(document['reviews'])} review(s) of comparison {document['comparison_id']!r}, "
+        f"{len(document['events'])} event(s) proved in signed checkpoint {kept.number} of {kept.tree_size} events ({how})"
     )
 
 

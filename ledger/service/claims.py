@@ -47,15 +47,30 @@ NOT_CHECKED = [
 ]
 
 
-def _batch_of(tx: Transaction, goal_id: str, comparison_id: str) -> StoredEvent:
-    row = tx.projection_row_of_goals([goal_id], catalog.COMPARISON_INDEX, catalog.comparison_key(comparison_id)).get(goal_id)
+# How many of a goal's comparison names a refusal lists.
+SHOWN_COMPARISONS = 5
+
+
+def _comparison_named(tx: Transaction, goal_id: str, given: str) -> tuple[str, StoredEvent]:
+    """The comparison ``given`` names in ``goal_id`` (its comparison_id, or the id of its comparison event, as
+    `history` shows it) and the batch that holds it; else :class:`InvalidInput` listing the goal's comparisons."""
+    name = given
+    if tx.projection_row_of_goals([goal_id], catalog.COMPARISON_INDEX, catalog.comparison_key(name)).get(goal_id) is None:
+        event = tx.events_by_id([given]).get(given)
+        if event is not None and event.goal_id == goal_id and event.kind == "comparison" and isinstance(event.payload.get("comparison_id"), str):
+            name = event.payload["comparison_id"]
+    row = tx.projection_row_of_goals([goal_id], catalog.COMPARISON_INDEX, catalog.comparison_key(name)).get(goal_id)
     if row is None or row["payload"] is None:
-        raise InvalidInput(f"goal {goal_id!r} holds no comparison {comparison_id!r} (`benchledger show --goal {goal_id}` lists its reviews)")
+        keys = [key for _, key, _ in tx.stored_row_keys(goal_id, projection=catalog.COMPARISON_INDEX, per_fetch=100)]
+        names = [key.removeprefix("id:") if key.startswith("id:") else "(a name longer than 120 characters)" for key in keys]
+        listed = ", ".join(names[:SHOWN_COMPARISONS]) + (f", … ({len(names)} in all)" if len(names) > SHOWN_COMPARISONS else "")
+        held = f"its comparisons: {listed}" if names else "it holds none"
+        raise InvalidInput(f"goal {goal_id!r} holds no comparison {given!r} (a comparison_id, or its comparison event's id): {held}")
     batch_id = json.loads(row["payload"])["batch_id"]
     batch = tx.events_by_id([batch_id]).get(batch_id)
     if batch is None:
-        raise InvalidInput(f"comparison {comparison_id!r}: its batch {batch_id} is not in the ledger")
-    return batch
+        raise InvalidInput(f"comparison {name!r}: its batch {batch_id} is not in the ledger")
+    return name, batch
 
 
 def _reviews(events: Sequence[StoredEvent], comparison_id: str) -> tuple[str | None, list[dict[str, Any]]]:
@@ -81,10 +96,12 @@ def publish(ledger: Store, goal_id: str, comparison_id: str, key: Signer, *, ori
     from benchledger.ledger.storage.transaction import Transaction
 
     ledger.require_goal(goal_id)
+    with ledger.reading() as connection:  # (the comparison first: a refusal signs and keeps no checkpoint)
+        _comparison_named(Transaction(connection), goal_id, comparison_id)
     signed, reused = proofs.checkpoint_to_publish(ledger, key, origin=origin)
     with ledger.snapshot() as view, view.reading() as connection:
         tx = Transaction(connection)
-        batch = _batch_of(tx, goal_id, comparison_id)
+        comparison_id, batch = _comparison_named(tx, goal_id, comparison_id)
         events = tx.read_goal(goal_id, upto_position=batch.position)
         size = signed["tree_size"]
         paths = [merkle_log.proof(tx, merkle.inclusion_proof_ranges(event.position - 1, size)) for event in events]

@@ -243,6 +243,26 @@ def test_a_published_claim_verifies_offline_and_says_what_it_checked(migrated_ur
     assert again.exit_code == 2 and "publish never overwrites a file" in again.output
     unknown = invoke(migrated_url, "publish", "--goal", "g1", "--comparison", "nope", "--key", str(tmp_path / "example.org_bench.key"), "--output", str(tmp_path / "x.json"))
     assert unknown.exit_code == 2 and "goal 'g1' holds no comparison 'nope'" in unknown.output
+    assert unknown.output.rstrip().endswith("its comparisons: fixture-pair") and not (tmp_path / "x.json").exists()
+
+
+def test_a_refused_publish_signs_nothing_and_the_comparison_event_id_names_the_comparison_too(migrated_url, tmp_path):
+    """A user copies the comparison's id from `history --wide`: that names it too. A refusal (an unknown comparison, an
+    output file in the way) keeps no new checkpoint and leaves no file."""
+    key, public = _keygen(tmp_path, "example.org/bench")
+    _ingest(migrated_url, "g1")
+    history = json.loads(_ok(migrated_url, "history", "--goal", "g1", "--format", "json"))["entries"]
+    (comparison,) = [e["event_id"] for e in history if e["kind"] == "comparison"]
+    (tmp_path / "taken.json").write_text("mine")
+    for wrong, output in (("nope", "nope.json"), ("fixture-pair", "taken.json")):
+        refused = invoke(migrated_url, "publish", "--goal", "g1", "--comparison", wrong, "--key", key, "--output", str(tmp_path / output))
+        assert refused.exit_code == 2 and len(refused.stderr.splitlines()) == 1
+    assert json.loads(_ok(migrated_url, "checkpoints", "--format", "json")) == []
+    assert not (tmp_path / "nope.json").exists() and (tmp_path / "taken.json").read_text() == "mine"
+    by_event = _ok(migrated_url, "publish", "--goal", "g1", "--comparison", comparison, "--key", key, "--output", str(tmp_path / "claim.json"))
+    assert "review(s) of comparison 'fixture-pair'" in by_event
+    assert json.loads((tmp_path / "claim.json").read_text())["comparison_id"] == "fixture-pair"
+    assert invoke("sqlite://", "verify", str(tmp_path / "claim.json"), "--key", public).exit_code == 0
 
 
 def test_publishing_again_proves_against_the_kept_checkpoint_until_the_log_grows(migrated_url, tmp_path):
@@ -257,7 +277,7 @@ def test_publishing_again_proves_against_the_kept_checkpoint_until_the_log_grows
     assert publish("first.json").endswith("proved in signed checkpoint 1 of 7 events (signed now and kept)\n")
     _ok(migrated_url, "checkpoint", "--key", other_key)  # (another key's checkpoint of the same tree, kept in between)
     again = publish("again.json")
-    assert again.endswith("proved in signed checkpoint 1 of 7 events (kept already: the log has not grown since KEY signed it)\n")
+    assert again.endswith("proved in signed checkpoint 1 of 7 events (kept already: the log has not grown since this key signed it)\n")
     assert (tmp_path / "again.json").read_text() == (tmp_path / "first.json").read_text()
     # Another origin is another checkpoint; so is a grown log.
     assert "checkpoint 3 of 7 events (signed now and kept)" in publish("elsewhere.json", "--origin", "example.org/elsewhere")
