@@ -15,7 +15,7 @@ from benchledger.ledger.storage.migrate import (
     script_head,
     upgrade,
 )
-from benchledger.ledger.storage.schema import metadata
+from benchledger.ledger.storage.schema import DDL_INDEXES, metadata
 from benchledger.ledger.storage.store import Store
 from tests.helpers import invoke
 
@@ -29,7 +29,9 @@ def test_migrated_schema_equals_models(ledger_url):
     upgrade(engine)
     with engine.connect() as connection:
         assert current_revision(connection) == HEAD_REVISION
-        diff = compare_metadata(MigrationContext.configure(connection), metadata)
+        # (the indexes made by DDL of their own are compared by the schema dumps: tests/contract/test_schema_reference.py)
+        skip_ddl_indexes = {"include_object": lambda item, name, kind, *_: not (kind == "index" and name in DDL_INDEXES)}
+        diff = compare_metadata(MigrationContext.configure(connection, opts=skip_ddl_indexes), metadata)
     assert diff == []
 
 
