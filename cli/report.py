@@ -6,8 +6,11 @@ command, so every other command starts without them.
 
 from __future__ import annotations
 
+import signal
 import sys
-from contextlib import ExitStack, nullcontext
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +36,51 @@ def _web() -> Any:
     return pages, server
 
 
-def _combined(audits: list[Any], goals: list[str]) -> dict[str, Any]:
+def _combined(audits: list[dict[str, Any]], goals: list[str]) -> dict[str, Any]:
     """The audits of the goals named (``scope``, each goal's digest in ``digests``) as one result the index shows; the ledger's when none is named."""
     if not goals:
-        return {**audits[0].as_dict(), "scope": None}
-    shown = [audit.as_dict() for audit in audits]
+        return {**audits[0], "scope": None}
     return {
-        "ok": all(a["ok"] for a in shown),
-        "events_checked": sum(a["events_checked"] for a in shown),
-        "goals_checked": sum(a["goals_checked"] for a in shown),
-        "projections_checked": sum(a["projections_checked"] for a in shown),
-        "problems": [p for a in shown for p in a["problems"]],
-        "problem_count": sum(a["problem_count"] for a in shown),
+        "ok": all(a["ok"] for a in audits),
+        "events_checked": sum(a["events_checked"] for a in audits),
+        "goals_checked": sum(a["goals_checked"] for a in audits),
+        "projections_checked": sum(a["projections_checked"] for a in audits),
+        "problems": [p for a in audits for p in a["problems"]],
+        "problem_count": sum(a["problem_count"] for a in audits),
         "scope": goals,
-        "digests": {goal: a["digest"] for goal, a in zip(goals, shown, strict=True)},
+        "digests": {goal: a["digest"] for goal, a in zip(goals, audits, strict=True)},
     }
+
+
+def _moment(ledger: Any, goals: list[str]) -> tuple[int, ...]:
+    """Where what an audit of ``goals`` (none: the whole ledger) reads ends: each goal's last version, else the ledger's last position."""
+    return tuple(ledger.event_count(goal) for goal in goals) if goals else (ledger.last_position(),)
+
+
+@contextmanager
+def _stopping(audits: Any) -> Iterator[Any]:
+    """``audits``, stopped (their child killed) when the report ends, whichever way: a report that failed leaves no audit running."""
+    try:
+        yield audits
+    finally:
+        audits.stop()
+
+
+@contextmanager
+def _terminated_as_interrupted() -> Iterator[None]:
+    """SIGTERM ends the report as Ctrl-C does: what it built is removed and its audit ended (by default the process just died)."""
+    if threading.current_thread() is not threading.main_thread():  # (only the main thread may set a handler)
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 @with_goals(help="Only this goal's pages (repeatable; default: every goal); the index then shows the audit of these goals only.")
@@ -64,24 +97,25 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     that lets the next report replace it. With --goal, the index shows the audit
     of those goals, not of the whole ledger (`benchledger audit` proves that).
     A comparison's own review pages are written for those a goal's first page
-    shows; `benchledger serve` shows every one.
+    shows; `benchledger serve` shows every one. The audit runs in a child
+    process while the pages are written; the index is written once it is done.
     """
     pages, _ = _web()
     from datetime import UTC, datetime
 
+    from benchledger.cli.web.audit_child import AuditsBeside
+
     terminal = sys.stderr.isatty()  # progress on a terminal only: a log or a pipe gets the last line alone
-    # One snapshot: every page, and the audit the index shows, describe the same moment.
-    with open_ledger(ctx) as ledger, ledger.snapshot() as view, ExitStack() as bars:
-        site = pages.Site(view, list(goals), lambda: result, include_archived=include_archived, written=True)
-        # The audit of what the report shows: the goals named (`audit --goal G` each, as the index says), else the
-        # whole ledger's (`audit --jobs 1`, as `serve` runs it). A report of one goal costs what that goal holds.
-        with _bar(view.event_count(), "auditing") if terminal else nullcontext() as auditing:
-            audits = [view.audit(goal_id=goal, progress=auditing.update if auditing else None) for goal in goals] if goals else [
-                view.audit(progress=auditing.update if auditing else None)
-            ]
-        result = {
-            **_combined(audits, list(goals)), "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False,
-        }
+    named = list(goals)
+    audit: dict[str, Any] = {}
+    # One snapshot for every page. The audit the index shows (of the goals named, as the index says, else the whole
+    # ledger's, as `serve` runs it) runs in a child process while the other pages are written, the index last.
+    with _terminated_as_interrupted(), open_ledger(ctx) as ledger, ledger.snapshot() as view, ExitStack() as bars:
+        site = pages.Site(view, named, lambda: audit, include_archived=include_archived, written=True)  # (unknown goals fail here)
+        shown = _moment(view, named)
+        if terminal:
+            click.echo(f"auditing {'goal(s) ' + ', '.join(named) if named else 'the ledger'} in a child process while the pages are written", err=True)
+        audits = bars.enter_context(_stopping(AuditsBeside(ledger.url, named)))
         writing: list[Any] = []
 
         def progress(done: int, total: int) -> None:
@@ -89,8 +123,21 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
                 writing.append(bars.enter_context(_bar(total, "writing pages")))
             writing[0].update(1)
 
+        def audit_needed() -> None:
+            """Wait for the audit (the index's pages are next), saying so on a terminal."""
+            if writing and not audits.done():
+                writing[0].label = "waiting for the audit"
+                writing[0].render_progress()
+            results = audits.results()
+            if writing:
+                writing[0].label = "writing the index"
+            audit.update(_combined(results, named), checked_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), stale=False)
+            # The child read the ledger as it began, after the pages' snapshot: the same moment unless events were
+            # recorded in what it audits meanwhile (the index then says so: an audit reads the ledger as it is).
+            audit["moved"] = _moment(ledger, named) != shown
+
         try:
-            written = pages.write_site(site, output, progress if terminal else None)
+            written = pages.write_site(site, output, progress if terminal else None, audit_needed)
         except OSError as exc:  # a file in the folder's path, a read-only or full disk: the user's to fix, not a bug
             raise InvalidInput(f"cannot write the report into {output}: {exc.strerror or exc} ({exc.filename})") from exc
     click.echo(f"wrote {written} files into {output}; open {output / 'index.html'}")

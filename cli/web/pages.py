@@ -422,21 +422,30 @@ def _pager(number: int, pages: int, name: Callable[[int], str]) -> dict[str, Any
     }
 
 
-def write_site(site: Site, output: Path, progress: Callable[[int, int], None] | None = None) -> int:
+def write_site(
+    site: Site, output: Path, progress: Callable[[int, int], None] | None = None, audit_needed: Callable[[], None] | None = None,
+) -> int:
     """Write every page of ``site`` as the report folder ``output`` (see :mod:`benchledger.cli.web.report_folder`); returns how many files.
 
-    ``progress`` is called with the files written so far and how many there are, after each one.
+    The pages that show the audit (the index's) are written last, and
+    ``audit_needed`` is called before the first of them: ``report`` audits
+    while it writes the others. ``progress`` is called with the files written
+    so far and how many there are, after each one.
     """
 
     def build(folder: Path) -> int:
-        paths = list(site.paths())
-        for written, path in enumerate(paths, 1):
+        listed = list(site.paths())
+        showing_audit = [path for path in listed if _INDEX_PAGE.fullmatch(path)]
+        others = [path for path in listed if not _INDEX_PAGE.fullmatch(path)]
+        for written, path in enumerate(others + showing_audit, 1):
+            if written == len(others) + 1 and audit_needed is not None:
+                audit_needed()
             page = site.render(path)
             if page is None:
                 raise LookupError(f"the report lists {path} but has no page for it")
             report_folder.write_file(folder, path.split("/"), page.body)
             if progress is not None:
-                progress(written, len(paths))
-        return len(paths)
+                progress(written, len(listed))
+        return len(listed)
 
     return report_folder.write_report(output, build)

@@ -10,20 +10,16 @@ request from the ledger, so a reload shows what ingests committed meanwhile.
 The full audit reads every event, too slow for a page; :class:`AuditTracker`
 runs it in the background whenever the ledger grew and the index shows the
 latest result, saying when it is being re-checked. It runs as a child process
-(``benchledger audit``, at a lower priority): in a thread of this process it
-held the interpreter the pages need, and a 10^4-event goal's page took twice
-as long while a 10^5-event ledger was being audited.
+(:class:`~benchledger.cli.web.audit_child.AuditChild`, at a lower priority),
+as ``report``'s does.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-import os
 import selectors
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -36,7 +32,9 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from benchledger.cli.common import standby_lag_text
+from benchledger.cli.web.audit_child import AuditChild
 from benchledger.cli.web.pages import CONTENT_SECURITY_POLICY, Site
+from benchledger.errors import WorkerDied
 from benchledger.ledger.api import Ledger
 
 ALLOWED_METHODS = ("GET", "HEAD")
@@ -70,7 +68,7 @@ class AuditTracker:
         self._lock = threading.Lock()
         self._result: dict[str, Any] | None = None
         self._checking: int | None = None  # the last position an audit is running for
-        self._child: subprocess.Popen | None = None
+        self._child: AuditChild | None = None
         self._stopped = False
 
     def current(self) -> Mapping[str, Any] | None:
@@ -85,23 +83,18 @@ class AuditTracker:
         return None if result is None else {**result, "stale": result["position"] != position}
 
     def _run(self, position: int) -> None:
-        environment = {**os.environ, "BENCHLEDGER_DATABASE_URL": self.ledger.url}
         try:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "benchledger", "audit", "--jobs", "1", "--format", "json"],
-                env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )
-            os.setpriority(os.PRIO_PROCESS, child.pid, AUDIT_NICENESS)  # the pages come first
             with self._lock:
-                self._child = child
                 if self._stopped:
-                    child.kill()
-            output, _ = child.communicate()
-            if child.returncode in (0, 1):  # clean, or problems found: either way the report
-                report = json.loads(output)
-                stamped = {**report, "position": position, "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-                with self._lock:
-                    self._result = stamped
+                    return
+                child = self._child = AuditChild(self.ledger.url, niceness=AUDIT_NICENESS)  # the pages come first
+            try:
+                report = child.result()
+            except WorkerDied:  # no result this time (killed as the server stops, or the database failed): the next page view retries
+                return
+            stamped = {**report, "position": position, "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+            with self._lock:
+                self._result = stamped
         finally:
             with self._lock:
                 self._checking, self._child = None, None

@@ -114,13 +114,18 @@ def test_every_link_of_a_written_report_has_its_file(migrated_url, tmp_path, mon
 @pytest.mark.parametrize("named", [True, False], ids=["--goal", "every goal"])
 def test_report_audits_the_goals_it_shows_and_says_so(migrated_url, tmp_path, named, monkeypatch):
     """``report --goal G`` audits G only (it costs what G holds), and the index says whose audit it shows."""
-    from benchledger.ledger.service import maintenance
+    from benchledger.cli.web import audit_child
 
     ingest_demo(migrated_url, "shown")
     ingest_demo(migrated_url, "other")
     audited: list[str | None] = []
-    audit = maintenance.audit
-    monkeypatch.setattr(maintenance, "audit", lambda ledger, **options: audited.append(options.get("goal_id")) or audit(ledger, **options))
+
+    class Recorded(audit_child.AuditChild):  # the audit runs in a child process: the goal it is started for is recorded
+        def __init__(self, url, goal=None, **options):
+            audited.append(goal)
+            super().__init__(url, goal, **options)
+
+    monkeypatch.setattr(audit_child, "AuditChild", Recorded)
     site = tmp_path / "site"
     options = ["--goal", "shown"] if named else []
     assert invoke(migrated_url, "report", *options, "--output", str(site)).exit_code == 0
