@@ -533,13 +533,30 @@ def input_summary(evidence: Evidence) -> dict[str, Any]:
 
 
 # --- payload ----------------------------------------------------------------------------------
-def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> dict[str, Any]:
+def _derived(inputs: Mapping[str, Sequence[Any]]) -> tuple[dict[str, Any], Facts, dict[str, bool], Position, dict[str, bool | None]]:
+    """Everything the payload is made of (what can raise on odd inputs is here: :func:`reduce` and :func:`step_summary` raise alike)."""
     evidence = Evidence.from_inputs(inputs)
     summary = input_summary(evidence)
     facts = derive_facts(evidence, summary)
     ready = transition_ready(facts)
-    where = position(facts, ready)
-    gate_values = gates(facts, evidence)
+    return summary, facts, ready, position(facts, ready), gates(facts, evidence)
+
+
+def step_summary(inputs: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+    """``history.lifecycle_summary(reduce(inputs, options))``, whatever the options (they touch ``ok`` and ``error`` only),
+    without the rest of the payload: what a goal's fold needs after each event (a ``lifecycle-step``), the
+    whole state only for the rows of an attempt (tests/perf_equivalence/test_lifecycle_step_summary.py)."""
+    _, _, _, where, gate_values = _derived(inputs)
+    return {
+        "current_phase": where.current_phase,
+        "first_blocker": where.first_blocker,
+        "next_required_transition": where.next_required_transition,
+        "gates": gate_values,
+    }
+
+
+def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> dict[str, Any]:
+    summary, facts, ready, where, gate_values = _derived(inputs)
     payload: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "current_phase": where.current_phase,

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
-from benchledger.projections import attempts, retraction, review_module
+from benchledger.projections import attempts, lifecycle_state, retraction, review_module
 from benchledger.projections.artifacts import KINDS as ARTIFACT_KINDS
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.batch_manifest import BATCH_KIND, batch_inputs, holds_comparison
@@ -313,7 +313,9 @@ class GoalProjector:
         # kind -> the context attempt's newest evidence of that kind
         self._latest: dict[str, Evidence] = {}
         self._lifecycle_inputs_version = 0
+        # (inputs version, lifecycle state or its summary, the reducer's error) as of the last reduce of each
         self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
+        self._summary_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
         # Ids of the runs of this fold no batch has yet linked to a learning ledger: gated without one at the end.
         self._ungated: dict[str, None] = {}
         self._retracted: set[str] = set()
@@ -713,17 +715,40 @@ class GoalProjector:
         return {kind: [self._latest_payload(kind)] for kind in LIFECYCLE_KINDS if kind in self._latest}
 
     def _lifecycle_state(self, position: int) -> tuple[dict[str, Any] | None, str | None]:
-        """The lifecycle state now; reduced again only when one of its inputs changed."""
+        """The lifecycle state now (for the rows of an attempt: once per attempt); reduced again only when one of its inputs changed.
+
+        Its ``lifecycle-state`` row is written by :meth:`_record_current` alone: made here, it would only be replaced.
+        """
         cached = self._lifecycle_cache
         if cached is None or cached[0] != self._lifecycle_inputs_version:
-            state = self._reduce(LIFECYCLE, CURRENT_KEY, position, self.lifecycle_inputs(), default_options(LIFECYCLE))
-            error = self.rows[(LIFECYCLE, CURRENT_KEY)].error
+            state, error = self._lifecycle_reduced(lifecycle_state.reduce, position, default_options(LIFECYCLE))
             self._lifecycle_cache = cached = (self._lifecycle_inputs_version, state, error)
         return cached[1], cached[2]
 
+    def _lifecycle_reduced(self, reduce: Callable[..., dict[str, Any]], position: int, *options: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        """``reduce`` (the lifecycle reducer, or its step summary) of the lifecycle inputs, or the error it raised (a fault when strict)."""
+        try:
+            return reduce(self.lifecycle_inputs(), *options), None
+        except Exception as exc:  # a reducer bug must not leave a silently empty view
+            if self.strict:
+                raise ProjectionFault(LIFECYCLE, CURRENT_KEY, position, exc) from exc
+            return None, f"{type(exc).__name__}: {exc}"
+
     def _lifecycle_step_state(self, position: int) -> tuple[dict[str, Any] | None, str | None, str | None]:
-        state, error = self._lifecycle_state(position)
-        return (None if error is not None else lifecycle_summary(state)), error, self._context
+        """The summary of the lifecycle now (what a step records), its error, and its attempt; summed up again only when an input changed.
+
+        After almost every event one input changes, and a step needs only the summary: the whole state is not made for it.
+        """
+        version = self._lifecycle_inputs_version
+        cached = self._summary_cache
+        if cached is None or cached[0] != version:
+            full = self._lifecycle_cache
+            if full is not None and full[0] == version:
+                summary, error = (None if full[2] is not None else lifecycle_summary(full[1])), full[2]
+            else:
+                summary, error = self._lifecycle_reduced(lifecycle_state.step_summary, position)
+            self._summary_cache = cached = (version, summary, error)
+        return cached[1], cached[2], self._context
 
     def _record_step(self, position: int) -> None:
         """A ``lifecycle-step`` row for the event at ``position`` when the lifecycle after it differs from before it."""
