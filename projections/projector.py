@@ -316,6 +316,7 @@ class GoalProjector:
         # (inputs version, lifecycle state or its summary, the reducer's error) as of the last reduce of each
         self._lifecycle_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
         self._summary_cache: tuple[int, dict[str, Any] | None, str | None] | None = None
+        self._inputs_cache: tuple[int, dict[str, list[Any]]] | None = None
         # Ids of the runs of this fold no batch has yet linked to a learning ledger: gated without one at the end.
         self._ungated: dict[str, None] = {}
         self._retracted: set[str] = set()
@@ -712,7 +713,12 @@ class GoalProjector:
         return entry.payload() if entry else None
 
     def lifecycle_inputs(self) -> dict[str, list[Any]]:
-        return {kind: [self._latest_payload(kind)] for kind in LIFECYCLE_KINDS if kind in self._latest}
+        """The lifecycle reducer's inputs: the context attempt's newest evidence of each kind (built once per change of it)."""
+        cached = self._inputs_cache
+        if cached is None or cached[0] != self._lifecycle_inputs_version:
+            # (``_latest`` holds lifecycle kinds only, and the reducer reads its inputs by kind, in no order)
+            self._inputs_cache = cached = (self._lifecycle_inputs_version, {kind: [evidence.payload()] for kind, evidence in self._latest.items()})
+        return cached[1]
 
     def _lifecycle_state(self, position: int) -> tuple[dict[str, Any] | None, str | None]:
         """The lifecycle state now (for the rows of an attempt: once per attempt); reduced again only when one of its inputs changed.
