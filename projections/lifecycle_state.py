@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchledger.projections import lifecycle as lc
 from benchledger.projections.artifacts.run_tables import (
@@ -308,6 +308,48 @@ class Evidence:
         )
 
 
+class PostLaunchReads(NamedTuple):
+    """What the facts and gates read of the post-launch summary (spec §2, §7)."""
+
+    launch_state_ready: bool
+    compact_result_ready: bool
+    failure_marker_ready: bool
+    terminal_closeout: bool
+    case_attempt_countable: bool
+    benchmark_budget_countable: bool
+
+    @classmethod
+    def of(cls, post_launch: Mapping[str, Any]) -> PostLaunchReads:
+        marker = as_object(post_launch.get("compact_failure_marker"))
+        return cls(
+            post_launch.get("ready_for_launch_state") is True,
+            post_launch.get("ready_for_compact_result_ingest") is True,
+            post_launch.get("ready_for_compact_failure_marker") is True,
+            marker.get("terminal_closeout") is True,
+            marker.get("case_attempt_countable") is True,
+            marker.get("benchmark_budget_countable") is True,
+        )
+
+
+class LedgerReads(NamedTuple):
+    """What the facts and gates read of the learning ledger, its schema aside (spec §2, §7)."""
+
+    budget_count_allowed: bool
+    new_candidate_allowed: bool
+    repeat_allowed: bool
+    spend_allowed: bool
+
+    @classmethod
+    def of(cls, ledger: Mapping[str, Any]) -> LedgerReads:
+        routing = ledger.get("routing")
+        return cls(
+            _is_true(ledger.get("lifecycle_gate"), "budget_count_allowed"),
+            _is_true(routing, "new_candidate_allowed"),
+            _is_true(routing, "repeat_allowed"),
+            _is_true(ledger.get("learning_quota_gate"), "spend_allowed"),
+        )
+
+
 @dataclass(slots=True)
 class Facts:
     preflight_ready: bool
@@ -323,7 +365,9 @@ class Facts:
     budget_count_allowed: bool
     readiness: dict[str, Any]
     probe: dict[str, Any]
-    # Derived from the two above once, as several rules read them.
+    post_launch: PostLaunchReads
+    ledger: LedgerReads
+    # Derived from readiness and probe once, as several rules read them.
     environment_setup_repeat_cleared: bool = dataclass_field(init=False)
     environment_setup_probe_completed: bool = dataclass_field(init=False)
 
@@ -349,6 +393,7 @@ class RunFacts:
 
 
 _run_facts = per_run(RunFacts.of)
+_NO_RUN = RunFacts.of({})
 
 
 def derive_facts(evidence: Evidence, summary: Mapping[str, Any]) -> Facts:
@@ -357,7 +402,8 @@ def derive_facts(evidence: Evidence, summary: Mapping[str, Any]) -> Facts:
     # (no run is a new {} each time: nothing to hold)
     of_run = _run_facts(run) if run else RunFacts.of(run)
     trials = of_run.trials
-    post_launch = evidence.post_launch
+    post_launch = PostLaunchReads.of(evidence.post_launch)
+    ledger = LedgerReads.of(evidence.ledger)
     result_ingested = summary["benchmark_run_schema"] == RUN_SCHEMA
     ready = preflight_ready(evidence.preflight)
     # Positional, in field order: a keyword call to a class costs several times more.
@@ -365,18 +411,51 @@ def derive_facts(evidence: Evidence, summary: Mapping[str, Any]) -> Facts:
         ready,
         # A run implies every earlier stage happened.
         result_ingested or process_launched(evidence.launch),
-        result_ingested or post_launch.get("ready_for_launch_state") is True,
-        result_ingested or post_launch.get("ready_for_compact_result_ingest") is True,
-        post_launch.get("ready_for_compact_failure_marker") is True,
+        result_ingested or post_launch.launch_state_ready,
+        result_ingested or post_launch.compact_result_ready,
+        post_launch.failure_marker_ready,
         result_ingested,
         of_run.verifier_scored,
         summary["benchmark_comparison_schema"] == COMPARISON_SCHEMA,
         summary["claim_review_schema"] == CLAIM_REVIEW_SCHEMA,
         summary["learning_ledger_schema"] == LEARNING_LEDGER_SCHEMA,
-        _is_true(evidence.ledger.get("lifecycle_gate"), "budget_count_allowed"),
+        ledger.budget_count_allowed,
         _readiness(run, trials, of_run.setup_context, ready),
         of_run.probe,
+        post_launch,
+        ledger,
     )
+
+
+def summary_key(evidence: Evidence) -> tuple[Any, ...]:
+    """Everything :func:`step_summary` depends on: what :func:`derive_facts` reads of each kind of evidence, but of the
+    setup readiness and the probe (dicts the summary reads only through) whether there is one and what the probe blocks.
+
+    Equal keys, equal summaries: a fold asks for the summary after every event, and most events leave it as it was.
+    """
+    run, preflight, post_launch, ledger = evidence.run, evidence.preflight, evidence.post_launch, evidence.ledger
+    of_run = _run_facts(run) if run else _NO_RUN
+    return (
+        _preflight_ready(preflight) if preflight else False,
+        process_launched(evidence.launch),
+        _post_launch_reads(post_launch) if post_launch else _NO_POST_LAUNCH,
+        schema(run) == RUN_SCHEMA,
+        of_run.verifier_scored,
+        of_run.setup_context is not None,  # (the readiness is {} exactly when there is no context)
+        of_run.probe.get("repeat_blocked_by"),  # (every probe names one: present or not, as the blocker reads it)
+        schema(evidence.comparison) == COMPARISON_SCHEMA,
+        schema(evidence.claim_review) == CLAIM_REVIEW_SCHEMA,
+        schema(ledger) == LEARNING_LEDGER_SCHEMA,
+        _ledger_reads(ledger) if ledger else _NO_LEDGER,
+    )
+
+
+# A payload is the latest of its kind for many events of a fold, and never changes once decoded (see per_run).
+_preflight_ready = per_run(preflight_ready)
+_post_launch_reads = per_run(PostLaunchReads.of)
+_ledger_reads = per_run(LedgerReads.of)
+_NO_POST_LAUNCH = PostLaunchReads.of({})
+_NO_LEDGER = LedgerReads.of({})
 
 
 # --- transitions (spec §5) -----------------------------------------------------------------
@@ -496,24 +575,22 @@ def canonical_lifecycle(facts: Facts) -> dict[str, Any]:
 
 
 # --- gates (spec §7) -------------------------------------------------------------------------
-def gates(facts: Facts, evidence: Evidence) -> dict[str, bool | None]:
-    marker = as_object(evidence.post_launch.get("compact_failure_marker"))
-    ledger = evidence.ledger
-    routing = ledger.get("routing")
+def gates(facts: Facts) -> dict[str, bool | None]:
+    marker, ledger = facts.post_launch, facts.ledger
     return {
         lc.LAUNCH_STATE_COUNTABLE: facts.materialized,
         lc.COMPACT_RESULT_INGEST_ALLOWED: facts.compact_ready,
         lc.COMPACT_FAILURE_MARKER_READY_GATE: facts.compact_failure_marker_ready,
-        lc.TERMINAL_CLOSEOUT: marker.get("terminal_closeout") is True,
-        lc.CASE_ATTEMPT_COUNTABLE: marker.get("case_attempt_countable") is True,
-        lc.BENCHMARK_BUDGET_COUNTABLE: marker.get("benchmark_budget_countable") is True or facts.budget_count_allowed,
+        lc.TERMINAL_CLOSEOUT: marker.terminal_closeout,
+        lc.CASE_ATTEMPT_COUNTABLE: marker.case_attempt_countable,
+        lc.BENCHMARK_BUDGET_COUNTABLE: marker.benchmark_budget_countable or facts.budget_count_allowed,
         lc.BUDGET_COUNT_ALLOWED: facts.budget_count_allowed,
-        lc.NEW_CANDIDATE_ALLOWED: _is_true(routing, "new_candidate_allowed"),
-        lc.REPEAT_ALLOWED: _is_true(routing, "repeat_allowed") and facts.environment_setup_repeat_cleared,
+        lc.NEW_CANDIDATE_ALLOWED: ledger.new_candidate_allowed,
+        lc.REPEAT_ALLOWED: ledger.repeat_allowed and facts.environment_setup_repeat_cleared,
         lc.ENVIRONMENT_SETUP_REPEAT_ALLOWED: False if facts.readiness else None,
         lc.ENVIRONMENT_SETUP_PROBE_COMPLETED_GATE: facts.environment_setup_probe_completed,
         lc.ENVIRONMENT_SETUP_PROBE_CASE_ATTEMPT_COUNTABLE: False if facts.probe else None,
-        lc.LEARNING_SPEND_ALLOWED: _is_true(ledger.get("learning_quota_gate"), "spend_allowed"),
+        lc.LEARNING_SPEND_ALLOWED: ledger.spend_allowed,
     }
 
 
@@ -533,30 +610,47 @@ def input_summary(evidence: Evidence) -> dict[str, Any]:
 
 
 # --- payload ----------------------------------------------------------------------------------
-def _derived(inputs: Mapping[str, Sequence[Any]]) -> tuple[dict[str, Any], Facts, dict[str, bool], Position, dict[str, bool | None]]:
-    """Everything the payload is made of (what can raise on odd inputs is here: :func:`reduce` and :func:`step_summary` raise alike)."""
-    evidence = Evidence.from_inputs(inputs)
+def _derived(evidence: Evidence) -> tuple[dict[str, Any], Facts, dict[str, bool], Position, dict[str, bool | None]]:
+    """Everything the payload is made of."""
     summary = input_summary(evidence)
     facts = derive_facts(evidence, summary)
     ready = transition_ready(facts)
-    return summary, facts, ready, position(facts, ready), gates(facts, evidence)
+    return summary, facts, ready, position(facts, ready), gates(facts)
+
+
+# summary_key -> step_summary, for the keys met last (a fold meets few: each goal walks the same phases).
+_summaries: dict[tuple[Any, ...], dict[str, Any]] = {}
+SUMMARIES_HELD = 4096
 
 
 def step_summary(inputs: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
     """``history.lifecycle_summary(reduce(inputs, options))``, whatever the options (they touch ``ok`` and ``error`` only),
     without the rest of the payload: what a goal's fold needs after each event (a ``lifecycle-step``), the
-    whole state only for the rows of an attempt (tests/perf_equivalence/test_lifecycle_step_summary.py)."""
-    _, _, _, where, gate_values = _derived(inputs)
-    return {
-        "current_phase": where.current_phase,
-        "first_blocker": where.first_blocker,
-        "next_required_transition": where.next_required_transition,
-        "gates": gate_values,
-    }
+    whole state only for the rows of an attempt (tests/perf_equivalence/test_lifecycle_step_summary.py).
+    Worked out once per :func:`summary_key`; each caller gets its own dicts."""
+    evidence = Evidence.from_inputs(inputs)
+    try:
+        key: tuple[Any, ...] | None = summary_key(evidence)
+    except Exception:  # (odd evidence: worked out in full, to raise as reduce raises)
+        key = None
+    summary = _summaries.get(key) if key is not None else None
+    if summary is None:
+        _, _, _, where, gate_values = _derived(evidence)
+        if len(_summaries) >= SUMMARIES_HELD:
+            _summaries.clear()
+        summary = {
+            "current_phase": where.current_phase,
+            "first_blocker": where.first_blocker,
+            "next_required_transition": where.next_required_transition,
+            "gates": gate_values,
+        }
+        if key is not None:
+            _summaries[key] = summary
+    return {**summary, "gates": dict(summary["gates"])}
 
 
 def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> dict[str, Any]:
-    summary, facts, ready, where, gate_values = _derived(inputs)
+    summary, facts, ready, where, gate_values = _derived(Evidence.from_inputs(inputs))
     payload: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "current_phase": where.current_phase,
