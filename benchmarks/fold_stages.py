@@ -108,6 +108,7 @@ def stages(goals: dict[str, list[StoredEvent]]) -> tuple[float, collections.Coun
 
     for name in REDUCERS:
         timed(review_module(name), "reduce", name)
+    timed(review_module("lifecycle-state"), "step_summary", "lifecycle-state step summaries")
     timed(projector, "normalize", "derived reviews normalized")
     timed(folding, "canonical_json", "rows serialized (canonical JSON)")
     timed(projector, "lifecycle_summary", "lifecycle summary and changes of a step")
