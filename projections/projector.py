@@ -253,6 +253,9 @@ class GoalProjector:
     previous event; where it differs a ``lifecycle-step`` row records it (its
     summary and what changed, or the reducer's error). The first emitted
     event of an ingest compares with the lifecycle before it, reduced once.
+    A step needs only the lifecycle's summary (``lifecycle_state.step_summary``,
+    worked out again only when an input changed); the whole state is reduced
+    for the rows of an attempt and the current row, once each.
     ``lifecycle_only`` (``history`` of a goal stored before step rows existed)
     reduces only what the steps need.
 
