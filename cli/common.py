@@ -239,8 +239,10 @@ def jobs_option(help: str):
 def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool = False) -> Iterator[Ledger]:
     """Open the ledger the root options name (its errors are reported by ``cli.main``).
 
-    Creating the embedded default is said on stderr: a mistyped
-    ``BENCHLEDGER_HOME`` would otherwise look like a ledger that lost its goals.
+    Creating a SQLite ledger is said on stderr: a mistyped
+    ``BENCHLEDGER_HOME`` or URL would otherwise look like a ledger that lost its
+    goals. A command that only reads creates only the embedded default: a file a
+    URL names that does not exist is refused (exit 2), nothing created.
     A SQLite ledger at an older schema revision is upgraded by a command that
     ``writes`` (saying so on stderr, with the copy of the file kept as it was)
     and refused by one that only reads, naming ``db upgrade``: a shared file is
@@ -257,7 +259,7 @@ def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool 
     with imports_frozen(ctx):
         from benchledger.ledger import api
 
-        ledger = api.open(url, older_schema="as-is" if any_revision else "upgrade" if writes else "refuse")
+        ledger = api.open(url, older_schema="as-is" if any_revision else "upgrade" if writes else "refuse", create=writes)
     if not ledger.persistent:
         # `sqlite:///$LEDGER` with LEDGER unset: every command would "succeed" on a ledger that ends with the process.
         ledger.close()

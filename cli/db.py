@@ -45,7 +45,7 @@ def upgrade_command(ctx: click.Context, revision: str, print_sql: bool, from_rev
         return
 
     upgraded = upgrade_schema(_url(ctx), revision)
-    if upgraded.from_revision is not None:
+    if upgraded.from_revision is not None or upgraded.created:
         click.echo(f"benchledger: note: {upgraded.notice()}", err=True)
     click.echo(f"ledger schema at revision {upgraded.revision}")
 

@@ -95,7 +95,7 @@ LIBRARY_SOURCE = "library"
 INGEST_ORDERS = ("name", "time")
 
 
-def open(url: str | None = None, *, older_schema: Literal["upgrade", "refuse", "as-is"] = "upgrade") -> Ledger:
+def open(url: str | None = None, *, older_schema: Literal["upgrade", "refuse", "as-is"] = "upgrade", create: bool = True) -> Ledger:
     """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (created on first use).
 
     ``older_schema``: what a SQLite ledger at an older schema revision gets:
@@ -104,18 +104,24 @@ def open(url: str | None = None, *, older_schema: Literal["upgrade", "refuse", "
     :class:`~benchledger.errors.LedgerUnavailable` naming ``db upgrade``;
     ``"as-is"`` leaves it (only :meth:`Ledger.info` can read such a ledger). A
     server ledger at an older revision is refused, except ``"as-is"``.
+    ``create``: a SQLite file the URL names that does not exist yet becomes a
+    new, empty ledger (:attr:`Ledger.created` names it); ``False`` refuses it
+    instead, creating nothing (a ``LedgerUnavailable`` saying there is no ledger
+    there: a mistyped path is not an empty ledger). The embedded default is
+    created either way. An empty server database is refused: ``db upgrade``
+    (:func:`upgrade_schema`) makes it a ledger.
     """
-    from benchledger.ledger.storage.config import new_default_ledger
+    from benchledger.ledger.storage.config import new_ledger_file
     from benchledger.ledger.storage.store import open_store
 
-    new_default = new_default_ledger(url)
+    new_file = new_ledger_file(url, create=create)
     ledger = Ledger(open_store(url, older=older_schema))
-    ledger.created = new_default if new_default is not None and new_default.exists() else None
+    ledger.created = new_file if new_file is not None and new_file.exists() else None
     return ledger
 
 
 def open_existing(url: str | None = None) -> Ledger | None:
-    """The ledger ``url`` (else the environment) names, as it is: neither created nor migrated; ``None`` where :func:`open` would create the embedded default."""
+    """The ledger ``url`` (else the environment) names, as it is: neither created nor migrated; ``None`` where :func:`open` would create a SQLite file."""
     from benchledger.ledger.storage.config import existing_url
     from benchledger.ledger.storage.store import Store
 
@@ -142,7 +148,7 @@ class Ledger:
     def __init__(self, store: Store, *, owned: bool = True) -> None:
         self._store = store
         self._owned = owned
-        # The embedded default's file when :func:`open` created it (a new, empty ledger), else None.
+        # The SQLite file :func:`open` created (a new, empty ledger: the embedded default or a file a URL named), else None.
         self.created: Path | None = None
 
     # -- the ledger itself -------------------------------------------------------------------
@@ -805,8 +811,10 @@ def upgrade_schema(url: str | None = None, revision: str = "head") -> SchemaUpgr
     from benchledger.ledger.storage.migrate import upgrade_ledger
 
     where = resolve_url(url)
-    now, upgraded = upgrade_ledger(where, revision)
-    return SchemaUpgrade(redact_url(where), None, now, None) if upgraded is None else _schema_upgrade(upgraded)
+    before, now, upgraded = upgrade_ledger(where, revision)
+    if upgraded is None:
+        return SchemaUpgrade(redact_url(where), None, now, None, created=before is None and now is not None)
+    return _schema_upgrade(upgraded)
 
 
 def _schema_upgrade(upgraded: Any) -> SchemaUpgrade:

@@ -565,15 +565,19 @@ class StaleProjection(_Flat):
 @dataclass(frozen=True, slots=True)
 class SchemaUpgrade(_Flat):
     """A ledger's schema after ``db upgrade`` (or opening it to write): the revision it is at, the one it was at when
-    it was migrated (``None``: nothing was), and the copy kept of a SQLite file as it was (``None`` on a server)."""
+    it was migrated (``None``: nothing was), the copy kept of a SQLite file as it was (``None`` on a server), and
+    whether ``db upgrade`` made an empty database (or a SQLite file that did not exist) a new, empty ledger."""
 
     where: str
     from_revision: str | None
     revision: str | None
     backup: str | None
+    created: bool = False
 
     def notice(self) -> str:
         """What was migrated, in a line (a command prints it on stderr)."""
+        if self.created:
+            return f"created a new, empty ledger in {self.where}"
         if self.from_revision is None:
             return f"the ledger at {self.where} is at schema revision {self.revision}"
         kept = f"; the file as it was is kept as {self.backup}" if self.backup is not None else ""

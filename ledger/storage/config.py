@@ -4,17 +4,24 @@ Resolution order: an explicit URL (``--database-url``), then the
 ``BENCHLEDGER_DATABASE_URL`` environment variable, then the embedded default:
 a SQLite file ``ledger.sqlite`` in ``$BENCHLEDGER_HOME``, else
 ``$XDG_DATA_HOME/benchledger``, else ``~/.local/share/benchledger``, created on
-first use.
+first use. A SQLite file a URL names is created by a command that writes, and
+refused by one that only reads while it does not exist (:class:`NoLedger`): a
+typo in a path must not pass for an empty ledger.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from benchledger.errors import LedgerUnavailable
 
 IN_MEMORY_URL = "sqlite://"
+
+
+class NoLedger(LedgerUnavailable):
+    """A command that only reads named a SQLite file that does not exist: nothing was created there."""
 
 
 def default_ledger_path() -> Path:
@@ -49,18 +56,47 @@ def resolve_url(explicit: str | None = None) -> str:
     return f"sqlite:///{path}"
 
 
-def new_default_ledger(explicit: str | None = None) -> Path | None:
-    """The embedded default's path when ``explicit`` and the environment name no ledger and that file does not exist yet."""
-    if _named_url(explicit):
+def sqlite_file(url: Any) -> Path | None:
+    """The file a SQLite ``url`` (text or a SQLAlchemy URL) names; ``None`` for a server, an in-memory database or
+    text that is no URL (opening it says what is wrong)."""
+    from sqlalchemy import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
         return None
-    path = default_ledger_path()
-    return None if path.exists() else path
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or database in (None, "", ":memory:"):
+        return None
+    if database.startswith("file:"):  # (a URI filename: file:PATH?...)
+        database = database[len("file:") :].split("?", 1)[0]
+    return Path(database)
+
+
+def new_ledger_file(explicit: str | None = None, *, create: bool = True) -> Path | None:
+    """The SQLite file opening the ledger would create, as it does not exist yet: the embedded default, or the file
+    ``explicit`` (else the environment's URL) names; ``None`` when the ledger exists or is on a server.
+
+    ``create=False`` (a command that only reads) refuses a file a URL names instead (:class:`NoLedger`), so that
+    nothing is created; the embedded default is created either way, as docs/configuration.md promises.
+    """
+    named = _named_url(explicit)
+    path = sqlite_file(named) if named else default_ledger_path()
+    if path is None or path.exists():
+        return None
+    if named and not create:
+        raise NoLedger(
+            f"no ledger at {path}: nothing has been ingested there; check --database-url (or BENCHLEDGER_DATABASE_URL), "
+            "or run `benchledger db upgrade` to create an empty one"
+        )
+    return path
 
 
 def existing_url(explicit: str | None = None) -> str | None:
-    """:func:`resolve_url`, but ``None`` where that would create the embedded default (for shell completion)."""
+    """:func:`resolve_url`, but ``None`` where opening it would create a SQLite file (for shell completion)."""
     url = _named_url(explicit)
-    if url:
-        return url
-    path = default_ledger_path()
-    return f"sqlite:///{path}" if path.is_file() else None
+    path = sqlite_file(url) if url else default_ledger_path()
+    if path is not None and not path.is_file():
+        return None
+    return url or f"sqlite:///{path}"

@@ -25,6 +25,7 @@ from typing import Literal
 from sqlalchemy import Connection, Engine, inspect, text
 
 from benchledger.errors import InvalidInput, LedgerUnavailable
+from benchledger.ledger.storage.config import sqlite_file
 from benchledger.ledger.storage.engine import (
     SQLITE_TABLES_QUERY,
     create_ledger_engine,
@@ -237,12 +238,7 @@ def ensure_current(engine: Engine, older: OlderRevision = UPGRADE) -> Upgraded |
 
 def _sqlite_file(engine: Engine) -> Path | None:
     """The file of a SQLite ledger (None on a server, or for an in-memory database)."""
-    if engine.dialect.name != "sqlite" or engine.url.database in (None, "", ":memory:"):
-        return None
-    database = engine.url.database
-    if database.startswith("file:"):  # (a URI filename: file:PATH?...)
-        database = database[len("file:") :].split("?", 1)[0]
-    return Path(database)
+    return sqlite_file(engine.url)
 
 
 def _upgrade_with_backup(engine: Engine, revision: str | None, target: str = "head") -> Upgraded:
@@ -272,9 +268,10 @@ def _upgrade_with_backup(engine: Engine, revision: str | None, target: str = "he
     return Upgraded(where, revision or "none", now, backup)
 
 
-def upgrade_ledger(url: str, revision: str = "head") -> tuple[str | None, Upgraded | None]:
+def upgrade_ledger(url: str, revision: str = "head") -> tuple[str | None, str | None, Upgraded | None]:
     """``benchledger db upgrade``: migrate the ledger at ``url`` to ``revision`` (a SQLite file: keeping a copy of it first);
-    returns the revision it is now at, and what was migrated (None: nothing, or a new ledger created)."""
+    returns the revision it was at (``None``: an empty database, now a new ledger), the one it is now at, and what was
+    migrated (None: nothing, or a new ledger created)."""
 
     engine = create_ledger_engine(url)
     try:
@@ -292,7 +289,7 @@ def upgrade_ledger(url: str, revision: str = "head") -> tuple[str | None, Upgrad
                 now = current_revision(connection)
             if upgraded is None and before is not None and now != before:
                 upgraded = Upgraded(engine.url.render_as_string(hide_password=True), before, now or "none", None)
-            return now, upgraded
+            return before, now, upgraded
     finally:
         engine.dispose()
 
