@@ -1,13 +1,17 @@
 """Honest output: journeys as a user types them, on both backends.
 
-Which ledger a command used (``info``, the note when the embedded default is
-created) and error lists that stay readable (capped) on every command that
+Which ledger a command used (``info``, the note when a command creates a ledger,
+a read of a mistyped SQLite path refused) and error lists that stay readable (capped) on every command that
 lists problems.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -55,9 +59,104 @@ def test_a_new_embedded_ledger_is_announced_once(tmp_path):
     again = runner.invoke(cli, ["info", "--format", "json"], env=env, catch_exceptions=False)
     assert again.exit_code == 0 and again.stderr == ""
     assert json.loads(again.stdout)["url"] == f"sqlite:///{tmp_path / 'typo' / 'ledger.sqlite'}"
-    # a ledger named explicitly is never announced
-    explicit = runner.invoke(cli, ["--database-url", f"sqlite:///{tmp_path / 'other.sqlite'}", "goals"], env=env, catch_exceptions=False)
-    assert explicit.exit_code == 0 and explicit.stderr == ""
+    # a ledger named explicitly that does not exist is not created by a read: see below
+
+
+# -- a typo'd ledger path is not an empty ledger ------------------------------------------------
+
+# Every command that only reads, as a user would type it against the ledger they meant.
+READS = [
+    ["goals"], ["history", "--goal", "g"], ["show", "--goal", "g"], ["runs"], ["runs", "--paired"], ["compare"],
+    ["audit"], ["export"], ["info"], ["status"], ["checkpoint"], ["checkpoints"], ["prove-consistency", "1"],
+    ["prove", "0" * 64], ["ingest", "--dry-run", "--goal", "g", str(DEMO)], ["report", "--output", "site"],
+]
+
+
+def _no_ledger_at(path: Path) -> str:
+    return (
+        f"benchledger: no ledger at {path}: nothing has been ingested there; check --database-url (or "
+        "BENCHLEDGER_DATABASE_URL), or run `benchledger db upgrade` to create an empty one\n"
+    )
+
+
+def test_a_read_of_a_sqlite_file_that_does_not_exist_is_refused_and_creates_nothing(tmp_path, monkeypatch):
+    """`--database-url sqlite:///…/typo.sqlite goals` printed an empty listing, exit 0, and left an empty ledger there."""
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "typo.sqlite"
+    url = f"sqlite:///{typo}"
+    for args in READS:
+        result = invoke(url, *args)
+        assert (result.exit_code, result.stdout, result.stderr) == (2, "", _no_ledger_at(typo)), args
+        # the environment's URL is the same ledger, refused the same way
+        by_env = CliRunner().invoke(cli, args, env={"BENCHLEDGER_DATABASE_URL": url}, catch_exceptions=False)
+        assert (by_env.exit_code, by_env.stderr) == (2, _no_ledger_at(typo)), args
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no ledger, no -wal/-shm, no report folder
+    # the real process: one line, no traceback; `serve` stops before it listens
+    for args in (["goals"], ["serve", "--port", "0"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "benchledger", "--database-url", url, *args],
+            capture_output=True, text=True, timeout=60, env={**os.environ, "BENCHLEDGER_DEBUG": ""},
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", _no_ledger_at(typo)), args
+    assert not typo.exists()
+
+
+def test_the_command_that_creates_a_named_sqlite_ledger_says_so_once(tmp_path):
+    """A write creates the file a URL names, saying so on stderr; `db upgrade` creates an empty one, saying so."""
+    fresh = tmp_path / "fresh.sqlite"
+    first = invoke(f"sqlite:///{fresh}", "ingest", "--goal", "g", str(DEMO), "--format", "json")
+    assert first.exit_code == 0, first.output
+    assert first.stderr == f"benchledger: note: created a new, empty ledger at {fresh} (`benchledger info` names the ledger in use)\n"
+    assert json.loads(first.stdout)["appended_count"] == 6  # the demo's six artifacts
+    for args in (["ingest", "--goal", "g", str(DEMO)], ["goals"]):
+        again = invoke(f"sqlite:///{fresh}", *args)
+        assert again.exit_code == 0 and again.stderr == "", (args, again.output)
+
+    empty = tmp_path / "empty.sqlite"
+    created = invoke(f"sqlite:///{empty}", "db", "upgrade")
+    assert created.exit_code == 0, created.output
+    assert created.stderr == f"benchledger: note: created a new, empty ledger in sqlite:///{empty}\n"
+    upgraded_again = invoke(f"sqlite:///{empty}", "db", "upgrade")
+    assert upgraded_again.exit_code == 0 and upgraded_again.stderr == ""
+    listing = invoke(f"sqlite:///{empty}", "goals", "--format", "json")
+    assert listing.exit_code == 0 and listing.stderr == "" and json.loads(listing.stdout)["goals"] == []
+
+
+def test_an_empty_postgresql_database_is_refused_until_db_upgrade_says_it_created_a_ledger():
+    """A fresh, empty database of its own on the test server: reads and writes refuse it; `db upgrade` makes it a
+    ledger and says so once, its password redacted."""
+    import pytest
+    from sqlalchemy import create_engine, make_url, text
+
+    from benchledger.ledger.storage.engine import normalize_url
+    from tests.conftest import POSTGRES_URL
+
+    if not POSTGRES_URL:
+        pytest.skip("BENCHLEDGER_TEST_POSTGRES_URL is not set")
+    name = f"bl_empty_{uuid.uuid4().hex[:12]}"
+    server = make_url(normalize_url(POSTGRES_URL))
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        url = _with_password(server.set(database=name).render_as_string(hide_password=False).replace("+psycopg2", ""))
+        shown = make_url(url).render_as_string(hide_password=True)
+        for args in (["goals"], ["ingest", "--goal", "g", str(DEMO)]):
+            refused = invoke(url, *args)
+            assert refused.exit_code == 2 and refused.stdout == "", (args, refused.output)
+            assert "is not initialized" in refused.stderr and "db upgrade" in refused.stderr, refused.stderr
+        created = invoke(url, "db", "upgrade")
+        assert created.exit_code == 0, created.output
+        assert created.stderr == f"benchledger: note: created a new, empty ledger in {shown}\n"
+        assert "s3cret-pw" not in created.output and ":***@" in shown
+        again = invoke(url, "db", "upgrade")
+        assert again.exit_code == 0 and again.stderr == ""
+        listing = invoke(url, "goals", "--format", "json")
+        assert listing.exit_code == 0 and listing.stderr == "" and json.loads(listing.stdout)["goals"] == []
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 # -- error lists stay readable: the first 20, then how many more ----------------------
