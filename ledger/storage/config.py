@@ -85,7 +85,7 @@ def new_ledger_file(explicit: str | None = None, *, create: bool = True) -> Path
     path = sqlite_file(named) if named else default_ledger_path()
     if path is None or path.exists():
         return None
-    if named and not create:
+    if named and not create and path.parent.is_dir():  # (a missing folder is named as such when it is opened: nothing created either)
         raise NoLedger(
             f"no ledger at {path}: nothing has been ingested there; check --database-url (or BENCHLEDGER_DATABASE_URL), "
             "or run `benchledger db upgrade` to create an empty one"

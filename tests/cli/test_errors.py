@@ -131,7 +131,7 @@ def test_a_read_only_ledger_refuses_writes_in_one_line(tmp_path, monkeypatch):
     monkeypatch.delenv("BENCHLEDGER_DEBUG")
     path = tmp_path / "ro.sqlite"
     runner = CliRunner()
-    assert runner.invoke(cli, ["--database-url", f"sqlite:///{path}", "goals"]).exit_code == 0
+    assert runner.invoke(cli, ["--database-url", f"sqlite:///{path}", "db", "upgrade"]).exit_code == 0
     read_only = f"sqlite:///file:{path}?mode=ro&uri=true"
     assert runner.invoke(cli, ["--database-url", read_only, "goals"]).exit_code == 0
     result = runner.invoke(cli, ["--database-url", read_only, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json")])
@@ -158,8 +158,10 @@ def test_an_unexpected_error_is_one_line_and_exit_70(monkeypatch, tmp_path):
     def broken(*args, **kwargs):
         raise KeyError("a bug")
 
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    assert CliRunner().invoke(cli, ["--database-url", url, "db", "upgrade"]).exit_code == 0
     monkeypatch.setattr(views, "goal_listing", broken)
-    result = CliRunner().invoke(cli, ["--database-url", f"sqlite:///{tmp_path / 'l.sqlite'}", "goals"])
+    result = CliRunner().invoke(cli, ["--database-url", url, "goals"])
     assert result.exit_code == 70
     assert result.stderr.startswith("benchledger: internal error (KeyError") and "Traceback" not in result.output
 

@@ -83,6 +83,7 @@ def test_the_index_shows_the_background_audit_and_its_digest(migrated_url):
 
 def test_non_loopback_host_is_warned_about(tmp_path):
     url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    assert invoke(url, "db", "upgrade").exit_code == 0  # (serve only reads: it creates no ledger)
     with running_serve(url, "--host", "0.0.0.0") as (_, process):
         process.terminate()
         assert "warning: serving on 0.0.0.0" in process.communicate(timeout=10)[1]
