@@ -90,6 +90,8 @@ def test_a_read_of_a_sqlite_file_that_does_not_exist_is_refused_and_creates_noth
         # the environment's URL is the same ledger, refused the same way
         by_env = CliRunner().invoke(cli, args, env={"BENCHLEDGER_DATABASE_URL": url}, catch_exceptions=False)
         assert (by_env.exit_code, by_env.stderr) == (2, _no_ledger_at(typo)), args
+    current = invoke(url, "db", "current")  # (it reports the revision, none here, rather than refuse)
+    assert current.exit_code == 0 and current.stdout.startswith("not initialized"), current.output
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no ledger, no -wal/-shm, no report folder
     # the real process: one line, no traceback; `serve` stops before it listens
     for args in (["goals"], ["serve", "--port", "0"]):
