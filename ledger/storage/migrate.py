@@ -300,7 +300,7 @@ def ledger_revision(url: str) -> str | None:
     engine = create_ledger_engine(url)
     try:
         sqlite_file = _sqlite_file(engine)
-        if sqlite_file is not None and not sqlite_file.exists():
+        if sqlite_file is not None and sqlite_file.parent.is_dir() and not sqlite_file.exists():
             return None  # (connecting would create the file: a look must not leave an empty database behind)
         with database_errors_as_unavailable(url), engine.connect() as connection:
             return recognized_revision(connection, refuse_newer=False)
