@@ -173,8 +173,8 @@ def upgrade_sql(url: str, revision: str = "head", from_revision: str | None = No
     engine.dispose()
     where = engine.url.render_as_string(hide_password=True)
     if from_revision is None:
-        sqlite_file = _sqlite_file(engine)
-        from_revision = None if sqlite_file is not None and not sqlite_file.exists() else ledger_revision(url)
+        ledger_file = _sqlite_file(engine)
+        from_revision = None if ledger_file is not None and not ledger_file.exists() else ledger_revision(url)
         if from_revision is not None and from_revision >= (script_head() if revision == "head" else revision):
             return f"-- the ledger at {where} is at schema revision {from_revision}: nothing to run\n"
     buffer = io.StringIO()
@@ -299,8 +299,8 @@ def ledger_revision(url: str) -> str | None:
 
     engine = create_ledger_engine(url)
     try:
-        sqlite_file = _sqlite_file(engine)
-        if sqlite_file is not None and sqlite_file.parent.is_dir() and not sqlite_file.exists():
+        ledger_file = _sqlite_file(engine)
+        if ledger_file is not None and ledger_file.parent.is_dir() and not ledger_file.exists():
             return None  # (connecting would create the file: a look must not leave an empty database behind)
         with database_errors_as_unavailable(url), engine.connect() as connection:
             return recognized_revision(connection, refuse_newer=False)
