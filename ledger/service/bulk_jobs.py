@@ -102,7 +102,7 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
 
 def _start_worker(parent: int) -> None:
     # (as replay's workers do, a worker ends with its parent)
-    from benchledger.ledger.service.fold_jobs import _exit_with_parent
+    from benchledger.ledger.service.fold_jobs import exit_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C reaches the whole process group: the parent handles it)
-    _exit_with_parent(parent)
+    exit_with_parent(parent)

@@ -187,11 +187,11 @@ _worker_ledger: Store | None = None
 
 def _open_worker(url: str, parent: int) -> None:
     global _worker_ledger
-    _exit_with_parent(parent)
+    exit_with_parent(parent)
     _worker_ledger = Store.open(url, migrate=False)
 
 
-def _exit_with_parent(parent: int) -> None:
+def exit_with_parent(parent: int) -> None:
     """Make this worker end when ``parent`` (the process whose pool started it) does, however it ends.
 
     A parent killed with SIGKILL never shuts its pool down: its workers would
