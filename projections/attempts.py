@@ -81,7 +81,6 @@ def _opens(held: frozenset[str], kind: str) -> bool:
     return kind == LAUNCH and bool(held & AFTER_LAUNCH)
 
 
-
 def named_attempt(manifest: object) -> str | None:
     """The attempt a batch manifest (``projections.batch_manifest``) names, if it names a valid one (anything else in its
     place names none: the rule places the batch)."""
