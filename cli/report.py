@@ -45,6 +45,8 @@ def _combined(audits: list[dict[str, Any]], goals: list[str]) -> dict[str, Any]:
         "events_checked": sum(a["events_checked"] for a in audits),
         "goals_checked": sum(a["goals_checked"] for a in audits),
         "projections_checked": sum(a["projections_checked"] for a in audits),
+        # (all of one kind: the report runs every one history-only, or every one full)
+        "projections": "checked" if all(a["projections"] == "checked" for a in audits) else "not checked",
         "problems": [p for a in audits for p in a["problems"]],
         "problem_count": sum(a["problem_count"] for a in audits),
         "scope": goals,
@@ -87,8 +89,10 @@ def _terminated_as_interrupted() -> Iterator[None]:
 @click.command("report")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into: a new or empty one, or an earlier report (replaced whole); anything else is refused.")
 @click.option("--include-archived", "--all", "include_archived", is_flag=True, help=INCLUDE_ARCHIVED_HELP)
+@click.option("--full-audit", is_flag=True, help="Show the full audit on the index (`benchledger audit`: every projection refolded too), "
+              "not the history-only one (`audit --history-only`) the report shows by default: it refolds every event audited again.")
 @click.pass_context
-def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, include_archived: bool) -> None:
+def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, include_archived: bool, full_audit: bool) -> None:
     """Write an offline HTML report: an index of the goals (or those named by --goal) and a page per goal.
 
     Open OUTPUT/index.html in a browser: the pages load nothing from the
@@ -99,6 +103,9 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     A comparison's own review pages are written for those a goal's first page
     shows; `benchledger serve` shows every one. The audit runs in a child
     process while the pages are written; the index is written once it is done.
+    It checks the history (`audit --history-only`: hashes, chains, the Merkle
+    log, the digest) and does not refold the projections, as the index says;
+    --full-audit shows the full audit (`benchledger audit`, as `serve` runs it).
     """
     pages, _ = _web()
     from datetime import UTC, datetime
@@ -109,13 +116,15 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     named = list(goals)
     audit: dict[str, Any] = {}
     # One snapshot for every page. The audit the index shows (of the goals named, as the index says, else the whole
-    # ledger's, as `serve` runs it) runs in a child process while the other pages are written, the index last.
+    # ledger's; of its history alone unless --full-audit, as the index says) runs in a child process while the other
+    # pages are written, the index last.
     with _terminated_as_interrupted(), open_ledger(ctx) as ledger, ledger.snapshot() as view, ExitStack() as bars:
         site = pages.Site(view, named, lambda: audit, include_archived=include_archived, written=True)  # (unknown goals fail here)
         shown = _moment(view, named)
         if terminal:
-            click.echo(f"auditing {'goal(s) ' + ', '.join(named) if named else 'the ledger'} in a child process while the pages are written", err=True)
-        audits = bars.enter_context(_stopping(AuditsBeside(ledger.url, named)))
+            what = "auditing" if full_audit else "auditing the history of"
+            click.echo(f"{what} {'goal(s) ' + ', '.join(named) if named else 'the ledger'} in a child process while the pages are written", err=True)
+        audits = bars.enter_context(_stopping(AuditsBeside(ledger.url, named, history_only=not full_audit)))
         writing: list[Any] = []
 
         def progress(done: int, total: int) -> None:

@@ -399,15 +399,18 @@ class Ledger:
         )
 
     def audit(
-        self, *, goal_id: str | None = None, expect_digest: str | None = None, jobs: int = 1, progress: Callable[[int], None] | None = None
+        self, *, goal_id: str | None = None, expect_digest: str | None = None, jobs: int = 1, progress: Callable[[int], None] | None = None,
+        projections: bool = True,
     ) -> AuditReport:
         """Prove the ledger (or ``goal_id``): hashes, chains, versions, positions, every projection against a replay; its digest.
 
         ``expect_digest``: a digest an earlier audit printed, which the history must still have.
+        ``projections=False``: the history alone (``audit --history-only``): no projection is
+        refolded (``projections_checked`` 0, ``projections_scope`` ``"not checked"``).
         """
         from benchledger.ledger.service import maintenance
 
-        report = maintenance.audit(self._store, goal_id=goal_id, expect_digest=expect_digest, jobs=jobs, progress=progress)
+        report = maintenance.audit(self._store, goal_id=goal_id, expect_digest=expect_digest, jobs=jobs, progress=progress, projections=projections)
         return AuditReport(
             report["ok"],
             report["events_checked"],
@@ -417,6 +420,7 @@ class Ledger:
             [AuditProblem(**p) for p in report["problems"]],
             report["expected_digest"],
             report["expected_digest_verified"],
+            report["projections"],
         )
 
     # -- proofs (docs/proofs.md) ------------------------------------------------------------

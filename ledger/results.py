@@ -694,6 +694,7 @@ class AuditReport:
     problems: list[AuditProblem]
     expected_digest: str | None = None  # the --expect-digest given
     expected_digest_verified: bool | None = None  # whether the history still has it (None: none given)
+    projections_scope: str = "checked"  # "not checked": a history-only audit (``audit --history-only``) refolded no projection
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -701,6 +702,7 @@ class AuditReport:
             "events_checked": self.events_checked,
             "goals_checked": self.goals_checked,
             "projections_checked": self.projections_checked,
+            "projections": self.projections_scope,
             "digest": self.digest,
             "expected_digest": self.expected_digest,
             "expected_digest_verified": self.expected_digest_verified,

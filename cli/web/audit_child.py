@@ -21,16 +21,18 @@ from benchledger.errors import WorkerDied
 
 
 class AuditChild:
-    """One ``benchledger audit [--goal G] --jobs 1 --format json`` of the ledger at ``url``, started now.
+    """One ``benchledger audit [--goal G] [--history-only] --jobs 1 --format json`` of the ledger at ``url``, started now.
 
     ``niceness`` lowers the child's priority (``os.setpriority``: 0 normal .. 19 lowest).
+    ``history_only``: the history alone, no projection refolded (``report``'s default; ``serve`` runs the full audit).
     The child reads its own snapshot, taken as it starts: what it read is in the
     result (``events_checked``, and the moment in its ``digest``).
     """
 
-    def __init__(self, url: str, goal: str | None = None, *, niceness: int = 0) -> None:
+    def __init__(self, url: str, goal: str | None = None, *, niceness: int = 0, history_only: bool = False) -> None:
         self.goal = goal
-        command = [sys.executable, "-m", "benchledger", "audit", "--jobs", "1", "--format", "json"]
+        self._options = ["--history-only"] if history_only else []
+        command = [sys.executable, "-m", "benchledger", "audit", "--jobs", "1", "--format", "json", *self._options]
         # (the URL goes in the environment, not the arguments: other users can read a process's arguments)
         self._process = subprocess.Popen(
             command + (["--goal", goal] if goal is not None else []),
@@ -52,7 +54,7 @@ class AuditChild:
                 return json.loads(output)
             except ValueError:
                 pass
-        scope = f"`benchledger audit --goal {self.goal}`" if self.goal is not None else "`benchledger audit`"
+        scope = "`" + " ".join(["benchledger audit", *(["--goal", self.goal] if self.goal is not None else []), *self._options]) + "`"
         if code < 0:
             why = f"it was ended by signal {-code}"
         else:
@@ -68,14 +70,17 @@ class AuditChild:
 class AuditsBeside:
     """The audits a report shows (each goal named, one after another; else the whole ledger's), run beside the page writing.
 
+    ``history_only`` (``report``'s default): each audit checks the history alone (``audit --history-only``).
+
     The first child is started at once, the others one after another by a
     thread that only waits on them (it holds no interpreter time the pages
     need); :meth:`results` waits for them, :meth:`stop` kills the one running
     and starts no other.
     """
 
-    def __init__(self, url: str, goals: list[str]) -> None:
+    def __init__(self, url: str, goals: list[str], *, history_only: bool = False) -> None:
         self._url = url
+        self._history_only = history_only
         self._goals: list[str | None] = list(goals) or [None]
         self._lock = threading.Lock()
         self._stopped = False
@@ -87,7 +92,7 @@ class AuditsBeside:
 
     def _start(self, goal: str | None) -> AuditChild:
         try:
-            return AuditChild(self._url, goal)
+            return AuditChild(self._url, goal, history_only=self._history_only)
         except OSError as exc:  # no process could be started (too many processes, no memory)
             raise WorkerDied(f"the audit could not be started: {exc.strerror or exc}") from exc
 

@@ -58,41 +58,52 @@ def started(monkeypatch):
     return children
 
 
-def _tamper(url: str, goal: str) -> None:
-    """A stored row changed outside benchledger: what `audit` exists to find."""
+def _tamper(url: str, goal: str, what: str) -> None:
+    """Something changed outside benchledger, what `audit` exists to find: a stored row (the projections) or the goal's head (its history)."""
+    statement = {
+        "a row": "UPDATE projection_rows SET status = 'faulted' WHERE goal_id = :goal AND projection = 'review-claim'",
+        "the head": "UPDATE stream_heads SET last_recorded_at = '2099-01-01T00:00:00.000000Z' WHERE goal_id = :goal",
+    }[what]
     store = Store.open(url)
     try:
         with store.engine.begin() as connection:
-            changed = connection.execute(
-                text("UPDATE projection_rows SET status = 'faulted' WHERE goal_id = :goal AND projection = 'review-claim'"), {"goal": goal}
-            ).rowcount
+            changed = connection.execute(text(statement), {"goal": goal}).rowcount
         assert changed >= 1
     finally:
         store.close()
 
 
-@pytest.mark.parametrize("tampered", [False, True], ids=["clean", "tampered"])
+@pytest.mark.parametrize("tampered", [None, "a row", "the head"], ids=["clean", "a row tampered", "the head tampered"])
+@pytest.mark.parametrize("full", [False, True], ids=["history only", "--full-audit"])
 @pytest.mark.parametrize("named", [True, False], ids=["--goal", "every goal"])
-def test_the_index_shows_what_audit_prints_for_the_same_scope(migrated_url, tmp_path, tampered, named, started):
+def test_the_index_shows_what_audit_prints_for_the_same_scope(migrated_url, tmp_path, tampered, full, named, started):
     ingest_demo(migrated_url, GOAL)
     ingest_demo(migrated_url, "other")
     if tampered:
-        _tamper(migrated_url, GOAL)
+        _tamper(migrated_url, GOAL, tampered)
     scope = ["--goal", GOAL] if named else []
-    expected = _audit_json(migrated_url, *scope)
-    assert expected["ok"] is not tampered
+    expected = _audit_json(migrated_url, *scope, *([] if full else ["--history-only"]))
+    # a history-only audit does not see a tampered row, and the index does not claim it checked the rows
+    assert expected["ok"] is (tampered is None or (tampered == "a row" and not full))
+    assert expected["projections"] == ("checked" if full else "not checked")
     site = tmp_path / "site"
-    result = invoke(migrated_url, "report", *scope, "--output", str(site))
+    result = invoke(migrated_url, "report", *scope, *(["--full-audit"] if full else []), "--output", str(site))
     assert result.exit_code == 0, result.output
     assert [child.goal for child in started] == ([GOAL] if named else [None])
     shown = _audit_section((site / "index.html").read_text())
-    verdict = f"{expected['problem_count']} problem(s)" if tampered else "clean"
-    assert f'<span class="{"no" if tampered else "yes"}">{verdict}</span>' in shown
+    verdict = "clean" if expected["ok"] else f"{expected['problem_count']} problem(s)"
+    assert f'<span class="{"yes" if expected["ok"] else "no"}">{verdict}</span>' in shown
+    not_refolded = (
+        f"the history of {expected['events_checked']} events ({expected['goals_checked']} goals) checked (hashes, chain, Merkle log, digest); "
+        "projections were not refolded: run <code>benchledger audit</code> (or <code>report --full-audit</code>) for that"
+    )
     checked = f"{expected['events_checked']} events, {expected['goals_checked']} goals, {expected['projections_checked']} projections checked"
-    assert checked in shown and expected["digest"] in shown
+    assert (checked in shown, not_refolded in shown) == (full, not full)
+    assert ("projections checked" in shown) is full
+    assert expected["digest"] in shown
     listed = re.findall(r"<li>(.*?)</li>", shown)
     assert listed == [f"{p['kind']} (goal {p['goal_id']}, position {p['position']}): {p['detail']}" for p in expected["problems"]]
-    assert bool(listed) is tampered
+    assert bool(listed) is not expected["ok"]
     assert "recorded in what it audits while this report was written" not in shown
 
 
@@ -156,8 +167,8 @@ def test_an_audit_child_that_fails_fails_the_report_and_leaves_the_earlier_one(m
     result = invoke(migrated_url, "report", "--output", str(site))
     assert result.exit_code == 2 and result.stdout == ""
     [line] = result.stderr.splitlines()
-    assert line.startswith("benchledger: the audit (`benchledger audit`, a child process) failed: ") and "Traceback" not in result.stderr
-    assert len(line) > len("benchledger: the audit (`benchledger audit`, a child process) failed: ") + 10  # the child's reason
+    assert line.startswith("benchledger: the audit (`benchledger audit --history-only`, a child process) failed: ") and "Traceback" not in result.stderr
+    assert len(line) > len("benchledger: the audit (`benchledger audit --history-only`, a child process) failed: ") + 10  # the child's reason
     assert _tree(site) == before and _nothing_built(tmp_path)
 
 
@@ -172,7 +183,7 @@ def test_an_audit_child_that_is_killed_fails_the_report(migrated_url, tmp_path, 
     monkeypatch.setattr(audit_child, "AuditChild", Killed)
     result = invoke(migrated_url, "report", "--goal", GOAL, "--output", str(site))
     assert result.exit_code == 2
-    assert result.stderr == f"benchledger: the audit (`benchledger audit --goal {GOAL}`, a child process) failed: it was ended by signal {signal.SIGKILL.value}\n"
+    assert result.stderr == f"benchledger: the audit (`benchledger audit --goal {GOAL} --history-only`, a child process) failed: it was ended by signal {signal.SIGKILL.value}\n"
     assert _tree(site) == before and _nothing_built(tmp_path)
 
 

@@ -79,6 +79,7 @@ def test_the_index_shows_the_background_audit_and_its_digest(migrated_url):
             assert time.monotonic() < deadline, body
             time.sleep(0.2)
         assert b"clean" in body
+        assert b"projections checked" in body and b"not refolded" not in body  # serve's audit is the full one, not report's history-only
 
 
 def test_non_loopback_host_is_warned_about(tmp_path):

@@ -560,3 +560,44 @@ def test_an_ingest_does_not_resume_from_a_checkpoint_whose_retracted_ids_were_ed
     assert _problems(filled) == set()  # the goal was folded from its first event: its rows are a replay's
     [checkpoint] = filled.projection_rows(goal_id="a", projection="projector-checkpoint")
     assert json.loads(checkpoint["payload"])["retracted"] == [run.event_id]
+
+
+# -- a history-only audit (`audit --history-only`, the one `report` shows by default) -----------
+
+
+def _history_problems(report: dict) -> set[tuple[str, int | None]]:
+    return {(p["kind"], p["position"]) for p in report["problems"] if not p["kind"].startswith("projection_") and p["kind"] != "replay_failed"}
+
+
+def test_a_history_only_audit_proves_what_a_full_one_does_of_the_history_and_says_it_left_the_projections(filled):
+    code, full = _cli_audit(filled)
+    code_h, history = _cli_audit(filled, "--history-only")
+    assert (code, code_h) == (0, 0) and history["ok"]
+    assert (history["events_checked"], history["goals_checked"], history["digest"]) == (full["events_checked"], full["goals_checked"], full["digest"])
+    assert (full["projections"], full["projections_checked"]) == ("checked", full["projections_checked"]) and full["projections_checked"] > 0
+    assert (history["projections"], history["projections_checked"]) == ("not checked", 0)
+    goal_full, goal_history = audit(filled, goal_id="a"), audit(filled, goal_id="a", projections=False)
+    assert goal_history["digest"] == goal_full["digest"] and goal_history["events_checked"] == 8 and goal_history["goals_checked"] == 1
+    assert _cli_audit(filled, "--history-only", "--expect-digest", full["digest"])[1]["expected_digest_verified"] is True
+    markdown = CliRunner().invoke(cli, ["--database-url", filled.engine.url.render_as_string(hide_password=False), "audit", "--history-only"])
+    assert "- projections checked: not checked (--history-only" in markdown.output
+
+
+def test_a_history_only_audit_catches_every_history_change_a_full_one_does_and_no_projection_edit(filled):
+    _unprotect(filled)
+    original = _rows(filled)
+    digest = audit(filled)["digest"]
+    for column, row in ((c, r) for c in COLUMNS for r in original[::5]):
+        changed = _modified(row, column)
+        _execute(filled, update(events).where(events.c.position == row["position"]).values({column: changed}))
+        history = audit(filled, projections=False, expect_digest=digest)
+        assert history["problems"] and _history_problems(history) == _history_problems(audit(filled, expect_digest=digest)), column
+        where = events.c.position == (changed if column == "position" else row["position"])
+        _execute(filled, update(events).where(where).values({column: row[column]}))
+    _execute(filled, update(stream_heads).where(stream_heads.c.goal_id == "a").values(last_version=3))
+    assert ("head_mismatch", 12) in _problems(filled, projections=False)
+    _execute(filled, update(stream_heads).where(stream_heads.c.goal_id == "a").values(last_version=8))
+    # what it does not check, it does not claim: a projection row edited is the full audit's to find
+    _execute(filled, "UPDATE projection_rows SET payload = replace(payload, 'true', 'false') WHERE projection = 'review-claim' AND goal_id = 'a'")
+    assert _problems(filled, projections=False) == set()
+    assert {kind for kind, _ in _problems(filled)} == {"projection_mismatch"}
