@@ -901,5 +901,6 @@ class ReportViews:
     def attempt_reviews(self, goal_id: str, key: str) -> list[dict[str, Any]]:
         return self._views.attempt_reviews(self._store, goal_id, key)
 
-    def comparisons(self, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
-        return self._views.comparisons(self._store, goal_ids)
+    def goal_runs(self, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
+        """``compare`` over the goals (none: the ledger) and each goal's pass rates, from one reading of their runs."""
+        return self._views.goal_runs(self._store, goal_ids)

@@ -121,11 +121,14 @@ class Site:
         self.audit = audit
         self.env = _environment()
         self._timelines: dict[str, tuple[int, dict[str, Any]]] = {}
-        self._compared: dict[tuple[str, ...], tuple[int, dict[str, Any]]] = {}
+        self._read_runs: dict[tuple[str, ...], tuple[int, dict[str, Any]]] = {}
         # Per goal, kept while the goal has no new event (its last position, as the timelines): its overview,
         # its pass rates (the index's and its first page's), and where each attempts page seen so far starts.
         self._overviews: dict[str, tuple[int, dict[str, Any]]] = {}
         self._pass_rates: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+        # Per goal, the pass rates the comparisons' runs model gave, with the position that reading covers at least.
+        self._runs_rates: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+        self._ledger_runs_at: int | None = None  # the position the last runs model of the whole ledger covers
         # per (goal, listing: "attempts" or "batches")
         self._page_starts: dict[tuple[str, str], tuple[int, dict[int, tuple[int, str] | None]]] = {}  # None: no row there
         if self.goal_ids:
@@ -145,7 +148,7 @@ class Site:
             figures.paired_differences,
         ):
             build([])
-        self._comparisons(self.goal_ids)
+        self._runs(self.goal_ids)
 
     # -- addressing ----------------------------------------------------------------------
 
@@ -248,9 +251,9 @@ class Site:
         pages = _pages(listing["total"], size)
         if number > pages:
             return None
+        compared = self._runs(self.goal_ids)["comparisons"]
         rates = self._rates(listing["goals"])
         listing = {**listing, "goals": [{**goal, "pass_rates": rates[goal["goal_id"]]} for goal in listing["goals"]]}
-        compared = self._comparisons(self.goal_ids)
         standby = self.ledger.standby()
         return self._html(
             "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name),
@@ -268,6 +271,8 @@ class Site:
         if listing is not None and number > _pages(counts[listing], self._page_size(listing)):
             return None
         first_page = listing is None
+        if first_page:  # (its runs first: the goal's pass rates come from the same reading)
+            goal_runs = self._runs([goal])
         # the pass rates head the first page only
         overview = {**overview, "pass_rates": self._rates([overview])[goal] if first_page else None}
         context: dict[str, Any] = {"goal": overview, "first_page": first_page, "attempts": None, "batches": None}
@@ -288,11 +293,11 @@ class Site:
             charts = self.views.chart_series(goal)
             context["retractions"] = self.views.retractions(goal)
             context["reviews"] = self.views.latest_reviews(goal)
-            context["comparisons"] = self._comparisons([goal])
+            context["comparisons"] = goal_runs["comparisons"]
             figures_shown.update({
                 "score-delta": figures.score_delta(charts["score_delta"]),
                 "claim-strengths": figures.claim_strengths(charts["claim_strengths"]),
-                "attribution-labels": figures.attribution_labels(charts["attribution_labels"]),
+                "attribution-labels": figures.attribution_labels(goal_runs["failure_labels"][goal]),
                 "learning-status": figures.learning_status(charts["learning_status"]),
                 "paired-differences": figures.paired_differences(context["comparisons"]["comparisons"]),
             })
@@ -309,7 +314,17 @@ class Site:
         return cached[1]
 
     def _rates(self, goals: list[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-        """The pass rates of these goals (index entries), each read once while its goal has no new event: they read every run of it."""
+        """The pass rates of these goals (index entries), each read once while its goal has no new event: they read every run of it.
+
+        Those of the runs read last (:meth:`_runs`, the comparisons' runs model) are used when
+        they cover the goal's last event; the others are counted from the goal's runs.
+        """
+        for g in goals:
+            known = self._runs_rates.get(g["goal_id"])
+            if self._ledger_runs_at is not None and (known is None or known[0] < self._ledger_runs_at):
+                known = (self._ledger_runs_at, [])  # not in the ledger's runs model read last: the goal has no run
+            if known is not None and known[0] >= g["last_position"] and self._pass_rates.get(g["goal_id"], (None,))[0] != g["last_position"]:
+                self._pass_rates[g["goal_id"]] = (g["last_position"], known[1])
         stale = [g["goal_id"] for g in goals if self._pass_rates.get(g["goal_id"], (None,))[0] != g["last_position"]]
         if stale:
             read = self.views.pass_rates(stale)
@@ -347,18 +362,24 @@ class Site:
             self._timelines[goal] = cached
         return cached[1]
 
-    def _comparisons(self, goal_ids: list[str] | None) -> dict[str, Any]:
-        """``compare`` over the goals (None: the ledger); kept while nothing new is recorded in them (it reads every run of its scope).
+    def _runs(self, goal_ids: list[str] | None) -> dict[str, Any]:
+        """``compare`` over the goals (None: the ledger), their pass rates and failure labels (``goal_runs``: one runs model); kept
+        while nothing new is recorded in them (it reads every run of its scope).
 
         Kept by scope and the last position of what it reads (the goals' last events, or the ledger's), so the index of
         ``report --goal G`` and G's own page share one reading.
         """
         scope = tuple(goal_ids or ())
         last_position = self.ledger.last_position() if not scope else max(self.views.goal_last_position(g) or 0 for g in scope)
-        cached = self._compared.get(scope)
+        cached = self._read_runs.get(scope)
         if cached is None or cached[0] != last_position:
-            cached = (last_position, self.views.comparisons(list(scope)))
-            self._compared[scope] = cached
+            read = self.views.goal_runs(list(scope))
+            cached = (last_position, read)
+            self._read_runs[scope] = cached
+            # (read after ``last_position``: they cover every event of their goals up to it, at least)
+            self._runs_rates.update((goal, (last_position, rates)) for goal, rates in read["pass_rates"].items())
+            if not scope:
+                self._ledger_runs_at = last_position
         return cached[1]
 
     def _review(self, goal: str, projection: str, extension: str) -> Page | None:

@@ -38,6 +38,25 @@ def compare(
     """The comparisons of a scope (goals, default the whole ledger; ``as_of`` a position or time), one per benchmark and arm pair."""
     position = resolve_ledger_as_of(ledger, as_of)
     model = runs_model(ledger, goal_ids=goal_ids, up_to_position=position)
+    return compare_model(
+        model, goal_ids=goal_ids, position=position, benchmark=benchmark, baseline=baseline, treatment=treatment,
+        include_archived=include_archived, seed=seed, resamples=resamples,
+    )
+
+
+def compare_model(
+    model: runs.RunsModel,
+    *,
+    goal_ids: Sequence[str] = (),
+    position: int | None = None,
+    benchmark: str | None = None,
+    baseline: str | None = None,
+    treatment: str | None = None,
+    include_archived: bool = False,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> dict[str, Any]:
+    """:func:`compare` over a runs model already read (of ``goal_ids`` up to ``position``), for a reader that needs the model for more."""
     views = list(filter(runs.is_shown, model.runs))
     arms = {v["arm"] for v in views if v["arm"]}
     benchmarks = {v["benchmark_id"] for v in views}
@@ -55,7 +74,10 @@ def compare(
     else:
         chosen = runs.arm_pairs(model.pairs)
     chosen = [c for c in chosen if benchmark is None or c[0] == benchmark]
-    found = [_compared(views, bench, b, t, include_archived, seed, resamples) for bench, b, t in chosen]
+    by_benchmark: dict[str | None, list[dict[str, Any]]] = {}
+    for view in views:  # (each comparison reads its benchmark's runs only: every run once per arm pair was most of compare)
+        by_benchmark.setdefault(view["benchmark_id"], []).append(view)
+    found = [_compared(by_benchmark.get(bench, []), bench, b, t, include_archived, seed, resamples) for bench, b, t in chosen]
     tested = [c for c in found if c["p_value"] is not None]
     for entry, adjusted in zip(tested, statistics.holm_adjust([c["p_value"] for c in tested]), strict=True):
         entry["adjusted_p_value"] = adjusted

@@ -21,7 +21,7 @@ from benchledger.ledger.read.json_sql import (
 from benchledger.ledger.read.report_views import require_goals, rows_of
 from benchledger.ledger.storage.schema import events
 from benchledger.ledger.storage.store import Store, one_snapshot
-from benchledger.projections import catalog, retraction, runs
+from benchledger.projections import catalog
 
 # Most points a chart series holds; longer series are bucketed (equal counts of attempts, in order).
 CHART_POINTS = 300
@@ -42,7 +42,6 @@ def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
     * ``score_delta``: the official task score delta of each attempt over time
       (bucketed: the mean, min and max of each bucket's finite deltas, at its last attempt's time);
     * ``claim_strengths``: attempts per claim strength;
-    * ``attribution_labels``: the goal's runs per failure label and arm (archived runs left out);
     * ``learning_status``: learning ledgers per status in each bucket of time.
     """
     require_goals(ledger, [goal_id])
@@ -60,7 +59,6 @@ def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
             select(events.c.recorded_at, json_values(learning.c.payload, status_path, dialect))
             .select_from(learning).join(events, events.c.event_id == learning.c.key).where(learning_on).order_by(learning.c.position)
         ).all()
-    labels = _failure_labels(ledger, goal_id)
     delta_points = []
     for bucket in buckets([(at, decode_values(values, delta_path)[0]) for at, values in deltas]):
         finite = [v for _, v in bucket if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
@@ -82,7 +80,6 @@ def chart_series(ledger: Store, goal_id: str) -> dict[str, Any]:
     return {
         "score_delta": delta_points,
         "claim_strengths": [{"claim_strength": value, "attempts": n} for (value,), n in sorted(strengths.items(), key=_label_order)],
-        "attribution_labels": labels,
         "learning_status": status_points,
     }
 
@@ -102,14 +99,3 @@ def _counts(connection: Any, table: Any, where: ColumnElement, paths: Sequence[P
         found = tuple(values_in(text_value, paths))
         counts[found] = counts.get(found, 0) + 1
     return counts
-
-
-def _failure_labels(ledger: Store, goal_id: str) -> list[dict[str, Any]]:
-    """Runs per failure label and arm over the goal's runs as the runs model shows them (``projections.runs.FailureLabelCounts``),
-    counted while its run events stream past, newest first (a compact run's attribution labels, a LoopX row's own)."""
-    marker, counts = runs.NewestFirst(), runs.FailureLabelCounts()
-    for event in ledger.read_all(goal_id=goal_id, kinds=(*runs.RUN_KINDS, retraction.KIND), newest_first=True):
-        view = marker.view(event)
-        if view is not None:
-            counts.add(view, event.payload)
-    return counts.entries()

@@ -15,9 +15,10 @@ batches that held a comparison: each one's ``review-claim`` row, with the
 to. The goal's attempts themselves (``attempt-lifecycle-state`` rows), each with its
 timeline and the reviews of its comparisons, are ``ledger.read.report_attempts``'.
 
-The comparison tables (:func:`comparisons`) are ``compare``'s own answer
-(``ledger.read.compare``): the runs model of the goals shown, so they cost
-what ``compare`` costs (docs/performance.md), not a page's worth.
+The comparison tables are ``compare``'s own answer (``ledger.read.compare``) over the
+runs model of the goals shown (:func:`goal_runs`), so they cost what ``compare``
+costs (docs/performance.md), not a page's worth; the goals' pass rates and failure
+labels are counted from the same model, so a page reads a goal's runs once.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from sqlalchemy import and_, bindparam, func, literal, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.errors import UnknownGoal
-from benchledger.ledger.read.compare import compare
+from benchledger.ledger.read.compare import compare_model
 from benchledger.ledger.read.json_sql import (
     Path,
     decode_values,
@@ -41,7 +42,7 @@ from benchledger.ledger.read.json_sql import (
     json_values,
     readable,
 )
-from benchledger.ledger.read.runs import goal_pass_rates
+from benchledger.ledger.read.runs import goal_pass_rates, runs_model_and_events
 from benchledger.ledger.read.views import (
     LifecycleStep,
     archived_column,
@@ -56,7 +57,7 @@ from benchledger.ledger.read.views import (
 from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store
-from benchledger.projections import catalog, retraction
+from benchledger.projections import catalog, retraction, runs
 
 INDEX_PAGE_SIZE = 100
 BATCHES_PAGE_SIZE = 50  # rows of the comparisons table a page shows
@@ -344,9 +345,29 @@ def attempt_reviews(ledger: Store, goal_id: str, key: str) -> list[dict[str, Any
     )
 
 
-def comparisons(ledger: Store, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
-    """``compare`` over ``goal_ids`` (default: the whole ledger): every arm pair that pairs name, per benchmark."""
-    return compare(ledger, goal_ids=goal_ids or ())
+def goal_runs(ledger: Store, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """What the pages show of the runs of ``goal_ids`` (default: the whole ledger), from one runs model: the goals' runs read once.
+
+    ``comparisons``: ``compare`` over them (every arm pair that pairs name, per benchmark); per goal of the scope,
+    ``pass_rates``: its pass rates per benchmark and arm (``runs --summary --goal G`` counts the same runs, streamed), and
+    per goal named, ``failure_labels``: its runs per failure label and arm (``projections.runs.FailureLabelCounts``: a chart of its page).
+    """
+    model, read = runs_model_and_events(ledger, goal_ids=goal_ids or ())
+    payloads = {event.event_id: event.payload for event in read if event.kind in runs.RUN_KINDS}
+    by_goal: dict[str, list[dict[str, Any]]] = {goal: [] for goal in goal_ids or ()}
+    for view in model.runs:
+        by_goal.setdefault(view["goal_id"], []).append(view)
+    labels: dict[str, list[dict[str, Any]]] = {}
+    for goal in goal_ids or ():  # (a goal's page shows them; the index, over the ledger, does not)
+        counts = runs.FailureLabelCounts()
+        for view in by_goal[goal]:
+            counts.add(view, payloads[view["event_id"]])
+        labels[goal] = counts.entries()
+    return {
+        "comparisons": compare_model(model, goal_ids=goal_ids or ()),
+        "pass_rates": {goal: runs.pass_rates(views) for goal, views in by_goal.items()},
+        "failure_labels": labels,
+    }
 
 
 def _arm(review: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -80,6 +80,13 @@ def runs_model(ledger: Store, *, goal_ids: Sequence[str] = (), up_to_position: i
 
 
 @_collector_paused
+def runs_model_and_events(ledger: Store, *, goal_ids: Sequence[str] = ()) -> tuple[runs.RunsModel, list[StoredEvent]]:
+    """:func:`runs_model` and the events it was built from, for a reader that needs more of their payloads (the report's failure labels)."""
+    events = _model_events(ledger, goal_ids)
+    return runs.runs_model(events), events
+
+
+@_collector_paused
 def list_runs(ledger: Store, *, goal_id: str | None = None) -> list[dict[str, Any]]:
     """Every run (imported LoopX rows and ingested compact runs), latest version of each, in listing order."""
     return runs.run_views(_model_events(ledger, [goal_id] if goal_id else []))

@@ -389,7 +389,7 @@ def test_a_row_unarchived_in_a_newer_ledger_file_is_current_again(ledger, ledger
 def test_the_reports_failure_label_chart_counts_the_public_ledgers_current_rows_by_hand(ledger, ledger_url):
     """The goal page's failure labels of an imported LoopX ledger are its rows' own ``failure_labels``, per arm (D-MODE
     spelling of arm_id, else mode), archived rows left out: a count by hand of the JSON (it drew none before)."""
-    from benchledger.ledger.read import report_charts
+    from benchledger.ledger.read import report_views
 
     assert invoke(ledger_url, "import-loopx", "--goal", GOAL, str(PUBLIC)).exit_code == 0
     want: dict[tuple[str, str], int] = {}
@@ -400,5 +400,5 @@ def test_the_reports_failure_label_chart_counts_the_public_ledgers_current_rows_
         for label in found.get("failure_labels") or []:
             want[(label, arm)] = want.get((label, arm), 0) + 1
     assert sum(want.values()) > 50  # (the public ledger labels most of its failed runs)
-    got = {(c["label"], c["arm"]): c["runs"] for c in report_charts.chart_series(ledger, GOAL)["attribution_labels"]}
+    got = {(c["label"], c["arm"]): c["runs"] for c in report_views.goal_runs(ledger, [GOAL])["failure_labels"][GOAL]}
     assert got == want

@@ -81,7 +81,7 @@ def test_attempts_and_pass_rates_come_from_the_stored_reviews(ledger):
     assert attempt["treatment"]["mode"] == "codex-loopx" and attempt["score_delta"] == 1.0
     assert attempt["blockers"] == ["baseline_failure_attribution_caveat"] and attempt["budget_count_allowed"] is True
     charts = report_charts.chart_series(ledger, GOAL)
-    assert charts["attribution_labels"] == [{"label": "verifier_platform_probe_failure", "arm": "hardened-codex", "runs": 1}]
+    assert report_views.goal_runs(ledger, [GOAL])["failure_labels"][GOAL] == [{"label": "verifier_platform_probe_failure", "arm": "hardened-codex", "runs": 1}]
     assert charts["claim_strengths"] == [{"claim_strength": "candidate_score_recovery_needs_attribution_review", "attempts": 1}]
 
 
@@ -214,8 +214,10 @@ def test_report_rewrites_its_own_earlier_output(migrated_url, tmp_path):
     assert first.exit_code == again.exit_code == 0 and first.stdout.split(";")[0] == again.stdout.split(";")[0]
 
 
-def test_only_the_first_page_of_a_goal_reads_its_pass_rates(migrated_url, tmp_path, monkeypatch):
-    # Pass rates read every run of a goal: the 200 attempts pages of a 10^4-attempt goal must not each read them again.
+@pytest.mark.parametrize("named", [True, False], ids=["--goal", "every goal"])
+def test_only_the_first_page_of_a_goal_reads_its_runs_and_once(migrated_url, tmp_path, monkeypatch, named):
+    # A goal's runs are read for its comparisons and its pass rates at once (one runs model), on its first page only:
+    # the 200 later pages of a 10^4-attempt goal must not read them again, nor the index (with --goal, its scope is the goal's).
     from benchledger.ledger.read import runs as run_reads
 
     comparison = json.loads((DEMO / "06-comparison.json").read_text())
@@ -225,15 +227,47 @@ def test_only_the_first_page_of_a_goal_reads_its_pass_rates(migrated_url, tmp_pa
         files = [str(DEMO / f) for f in ("04-run-baseline.json", "05-run-treatment.json")] + [str(again)]
         assert invoke(migrated_url, "ingest", "--goal", "paged", *files).exit_code == 0
     monkeypatch.setattr(report_views, "BATCHES_PAGE_SIZE", 1)  # a comparison a page
-    read_for: list[list[str]] = []
-    counted = run_reads.goal_pass_rates
-    counting = lambda ledger, ids: read_for.append(list(ids)) or counted(ledger, ids)  # noqa: E731
-    for module in (report_views, run_reads):  # (the index reads them through report_views, a goal's page through the runs reads)
-        monkeypatch.setattr(module, "goal_pass_rates", counting)
+    models: list[list[str]] = []
+    streamed: list[list[str]] = []
+    model, counted = run_reads.runs_model_and_events, run_reads.goal_pass_rates
+
+    def counting_model(ledger, goal_ids=()):
+        models.append(list(goal_ids))
+        return model(ledger, goal_ids=goal_ids)
+
+    def counting_rates(ledger, ids):
+        streamed.append(list(ids))
+        return counted(ledger, ids)
+
+    monkeypatch.setattr(report_views, "runs_model_and_events", counting_model)
+    for module in (report_views, run_reads):
+        monkeypatch.setattr(module, "goal_pass_rates", counting_rates)
     site = tmp_path / "site"
-    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
+    assert invoke(migrated_url, "report", *(["--goal", "paged"] if named else []), "--output", str(site)).exit_code == 0
     pages = sorted(p.name for p in (site / "goals" / "paged").glob("*.html"))
     assert pages == ["batches-2.html", "batches-3.html", "index.html"]
     assert "pass rate per benchmark" in (site / "goals" / "paged" / "index.html").read_text()
     assert "pass rate per benchmark" not in (site / "goals" / "paged" / "batches-2.html").read_text()
-    assert read_for == [["paged"]]  # once, for the index page and the goal's first page; never a later page nor the site's plan
+    # the goal's first page, then (without --goal) the index's comparisons over the ledger, whose model gives the index's pass rates
+    assert models == ([["paged"]] if named else [["paged"], []])
+    assert streamed == []  # never a second reading of a goal's runs for its pass rates
+
+
+def test_the_pass_rates_a_report_shows_are_those_runs_summary_gives(migrated_url):
+    """The pages' pass rates come from ``compare``'s runs model; ``runs --summary --goal G`` counts them streamed: the two agree."""
+    from benchledger.cli.web.pages import Site
+    from benchledger.ledger.api import open
+
+    ingest_demo(migrated_url, GOAL)
+    ingest_demo(migrated_url, "other")
+    with open(migrated_url) as ledger:
+        run = next(iter(ledger.runs(goal_id=GOAL)))
+        ledger.retract([run.event_id], "a flaky run", goal_id=GOAL)
+        want = {goal: [rate.as_dict() for rate in ledger.pass_rates(goal_id=goal)] for goal in (GOAL, "other")}
+        assert want[GOAL] != want["other"]  # (the retraction counts: the two goals' rates differ)
+        for named in ([GOAL], None):
+            site = Site(ledger, named, lambda: None)
+            site.render(f"goals/{GOAL}/index.html")
+            site.render("index.html")
+            shown = {goal: [{k: r[k] for k in want[goal][0]} for r in rates] for goal, (_, rates) in site._pass_rates.items()}
+            assert shown == {goal: want[goal] for goal in ([GOAL] if named else [GOAL, "other"])}

@@ -173,7 +173,7 @@ def test_a_retraction_that_cannot_be_made_exits_2_and_writes_nothing(migrated_ur
 
 
 def test_the_report_counts_no_retracted_run(migrated_url):
-    from benchledger.ledger.read import report_charts, report_views
+    from benchledger.ledger.read import report_views
     from benchledger.ledger.storage.store import Store
 
     _ingest(migrated_url, "demo", DEMO)
@@ -184,7 +184,7 @@ def test_the_report_counts_no_retracted_run(migrated_url):
         ledger = Store.open(migrated_url)
         try:
             (goal,) = report_views.goal_index(ledger)["goals"]
-            return {rate["arm"] for rate in goal["pass_rates"] if rate["runs"]}, report_charts.chart_series(ledger, "demo")["attribution_labels"]
+            return {rate["arm"] for rate in goal["pass_rates"] if rate["runs"]}, report_views.goal_runs(ledger, ["demo"])["failure_labels"]["demo"]
         finally:
             ledger.close()
 
