@@ -257,7 +257,7 @@ def print_results(rows: list[dict], sizes: tuple[int, ...]) -> None:
         "| with `--full-audit` / the median page | with `--full-audit` / the first fetch | its pages alone (no audit) / the median page "
         "| its audit alone: history only, full | whole report / (pages alone + history-only audit alone) |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         per_file = row["goals"][big]["per_file_ms"] / row["goals"][small]["per_file_ms"]
         serve_ratio = max(max(p.values()) / p["first page"] for p in row["serve"].values())
