@@ -382,7 +382,8 @@ def _where(problem: AuditProblem) -> str:
 @click.option("--expect-digest", metavar="DIGEST", help="A digest printed by an earlier audit: prove that history is unchanged.")
 @click.option("--history-only", is_flag=True, help="Check the history alone (hashes, chains, versions, positions, heads, the Merkle log, the digest) "
               "and do not refold the projections: one reading of the events, without the fold that is most of an audit's cost. "
-              "It does not prove the projections (its JSON says \"projections\": \"not checked\"): run `benchledger audit` for that.")
+              "It does not prove the projections (its JSON says \"projections\": \"not checked\"): run `benchledger audit` for that. "
+              "--jobs is unused: nothing is folded.")
 @jobs_option("Worker processes that fold goals, each reading its own goals from the database (1: fold here)")
 @format_option("markdown", "json")
 @click.pass_context

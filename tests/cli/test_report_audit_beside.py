@@ -217,3 +217,22 @@ def test_a_report_that_stops_midway_ends_its_audit_and_builds_nothing(migrated_u
     assert started[0]._process.wait(timeout=10) == -signal.SIGKILL  # killed, not left running
     assert _tree(site) == before and _nothing_built(tmp_path)
     assert signal.getsignal(signal.SIGTERM) is handler  # the report's own handler is gone with it
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["history only", "--full-audit"])
+def test_the_index_of_several_goals_says_what_their_audits_checked_together(migrated_url, tmp_path, full):
+    ingest_demo(migrated_url, GOAL)
+    ingest_demo(migrated_url, "other")
+    option = [] if full else ["--history-only"]
+    audits = [_audit_json(migrated_url, "--goal", goal, *option) for goal in (GOAL, "other")]
+    site = tmp_path / "site"
+    result = invoke(migrated_url, "report", "--goal", GOAL, "--goal", "other", *(["--full-audit"] if full else []), "--output", str(site))
+    assert result.exit_code == 0, result.output
+    shown = _audit_section((site / "index.html").read_text())
+    events = sum(a["events_checked"] for a in audits)
+    if full:
+        assert f"{events} events, 2 goals, {sum(a['projections_checked'] for a in audits)} projections checked" in shown
+    else:
+        assert f"the history of {events} events (2 goals) checked" in shown and "projections were not refolded" in shown
+        assert "projections checked" not in shown
+    assert all(a["digest"] in shown for a in audits)
