@@ -10,7 +10,6 @@ hash exactly as an append does (docs/hash-chain.md), and cannot drift from it.
 from __future__ import annotations
 
 import functools
-import json
 import operator
 import re
 from collections.abc import Mapping, Sequence
@@ -114,7 +113,7 @@ class StoredEvent:
     def payload(self) -> Any:
         """The decoded payload (decoded once: folds read it many times)."""
         try:
-            return json.loads(self.payload_text)
+            return canonical.parse_json(self.payload_text)
         except ValueError as exc:
             raise CorruptEvent(
                 f"event {self.position} of goal {self.goal_id!r} does not hold JSON ({exc}): the ledger was changed "

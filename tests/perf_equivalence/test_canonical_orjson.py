@@ -72,3 +72,57 @@ def test_stored_payloads_take_the_fast_way():
 
 def test_nan_and_infinities_keep_the_json_modules_words():
     assert canonical.canonical_json({"delta": math.nan, "x": [math.inf, -math.inf, None]}) == '{"delta":NaN,"x":[Infinity,-Infinity,null]}'
+
+
+def same_json_values(a, b):
+    """Equal, and of the same types all the way down (1 and 1.0 are equal, a big integer read as a float is not it); NaN is NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same_json_values(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same_json_values, a, b))
+    return a == b
+
+
+number_texts = st.one_of(
+    st.integers(-(2**80), 2**80).map(str),
+    st.sampled_from(["1e400", "-1e400", "1E-400", "-0", "-0.0", "1.7976931348623157e308", "4.9e-324", "18446744073709551616", "-9223372036854775809"]),
+    st.builds(lambda m, f, e: f"{m}.{f}e{e}", st.integers(-(10**20), 10**20), st.integers(0, 10**20), st.integers(-350, 350)),
+)
+
+
+@settings(max_examples=3000)
+@given(values, st.lists(number_texts, max_size=3), st.booleans())
+def test_parse_json_reads_what_the_json_module_reads(value, numbers, duplicate_key):
+    """Generated JSON (floats of every bit pattern, NaN, big integers, lone surrogate escapes, numbers beyond the float range,
+    duplicate keys) reads as the json module reads it, types included; what the json module refuses, it refuses alike."""
+    text = json.dumps(value, sort_keys=not duplicate_key, separators=(",", ":"), ensure_ascii=False)
+    text = f"[{text},{','.join(numbers)}]" if numbers else text
+    if duplicate_key:
+        text = '{"k":1,"j":' + text + ',"k":' + (numbers[0] if numbers else "2") + "}"
+    try:
+        expected = json.loads(text)
+    except ValueError as refused:
+        try:
+            canonical.parse_json(text)
+        except ValueError as exc:
+            assert str(exc) == str(refused)
+            return
+        raise AssertionError("read what the json module refuses") from None
+    assert same_json_values(canonical.parse_json(text), expected)
+
+
+def test_parse_json_refuses_as_the_json_module_does():
+    for text in ("", "[1,]", "01", '{"a":1', "\ufeff1", '"\\x"'):
+        try:
+            json.loads(text)
+        except ValueError as refused:
+            try:
+                canonical.parse_json(text)
+            except ValueError as exc:
+                assert str(exc) == str(refused)
+                continue
+        raise AssertionError(text)
