@@ -10,7 +10,6 @@ builds on :func:`review_claim`.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -202,33 +201,8 @@ def claim_boundary(comparison: Mapping[str, Any]) -> dict[str, bool]:
     return echoed
 
 
-def reviewed_claim(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """:func:`review_claim` of ``comparison`` and ``runs``: the review last worked out when it was of these very objects.
-
-    A fold reduces a batch's claim review, then its learning ledger, which
-    reads that same review (:func:`benchledger.projections.learning_ledger.learning_row`):
-    once is enough. The review given back is the one the claim review's row
-    holds, so it is read, never changed.
-    """
-    last = _last_review
-    if last is not None and last[0] is comparison and len(last[1]) == len(runs) and all(map(operator.is_, last[1], runs)):
-        return last[2]
-    return review_claim(comparison, runs)
-
-
-# (comparison, runs, review) of the last review_claim: the objects themselves, held, compared by identity.
-_last_review: tuple[Mapping[str, Any], tuple[Mapping[str, Any], ...], dict[str, Any]] | None = None
-
-
 def review_claim(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The full ``benchmark_claim_review_v0`` payload of one comparison and its runs."""
-    global _last_review
-    review = _review_claim(comparison, runs)
-    _last_review = (comparison, tuple(runs), review)
-    return review
-
-
-def _review_claim(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     baseline, treatment = pick_runs(runs)
     delta = official_delta(comparison, baseline, treatment)
     evidence = treatment_worker_evidence(treatment) if treatment is not None else {"present": False}

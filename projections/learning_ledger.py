@@ -19,7 +19,7 @@ from benchledger.projections.claim_review import (
     BOUNDARY_MISMATCH,
     MISSING_WORKER_EVIDENCE,
     paired_inputs,
-    reviewed_claim,
+    review_claim,
 )
 from benchledger.projections.claim_review import SCHEMA_VERSION as CLAIM_REVIEW_SCHEMA_VERSION
 from benchledger.projections.markdown import code, document, get, text
@@ -237,9 +237,14 @@ def overhead(comparison: Mapping[str, Any], delta: float | None) -> dict[str, An
     }
 
 
-def learning_row(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``benchmark_learning_ledger_v0`` row (without the ``--require-actionable-learning`` gate)."""
-    claim = reviewed_claim(comparison, runs)  # (the claim review's own row may hold it: lists taken from it are copied)
+def learning_row(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], claim: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``benchmark_learning_ledger_v0`` row (without the ``--require-actionable-learning`` gate).
+
+    ``claim`` is the claim review of these very ``comparison`` and ``runs`` when the caller holds it (a fold has just
+    reduced it for the batch's ``review-claim`` row: worked out again, it would be the same); it is read, never changed:
+    lists taken from it are copied.
+    """
+    claim = review_claim(comparison, runs) if claim is None else claim
     verdict = claim["decision"]
     delta = claim["official_task_score_delta"]
     clean = verdict["clean_validation_enhancement"]
@@ -274,8 +279,9 @@ def learning_row(comparison: Mapping[str, Any], runs: Sequence[Mapping[str, Any]
     }
 
 
-def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any]) -> dict[str, Any]:
-    row = learning_row(*paired_inputs(inputs))
+def reduce(inputs: Mapping[str, Sequence[Any]], options: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The learning ledger of ``inputs``; ``claim``: their claim review, when the caller holds it (:func:`learning_row`)."""
+    row = learning_row(*paired_inputs(inputs), claim)
     options = {**DEFAULT_OPTIONS, **options}
     if options["require_actionable_learning"] and row["learning_quota_gate"]["spend_allowed"] is not True:
         row["ok"] = False

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from benchledger.errors import CHECK_FAILED, BenchledgerError
-from benchledger.projections import attempts, lifecycle_state, retraction, review_module
+from benchledger.projections import attempts, learning_ledger, lifecycle_state, retraction, review_module
 from benchledger.projections.artifacts import KINDS as ARTIFACT_KINDS
 from benchledger.projections.artifacts.kinds import normalize
 from benchledger.projections.batch_manifest import BATCH_KIND, batch_inputs, holds_comparison
@@ -617,7 +617,9 @@ class GoalProjector:
         ledger = None
         if has_comparison:
             claim = self._reduce(CLAIM, batch.event_id, batch.position, inputs, default_options(CLAIM))
-            learning = self._reduce(LEARNING, batch.event_id, batch.position, inputs, default_options(LEARNING))
+            # (the learning ledger starts from the claim review of the same comparison and runs: this one, handed over)
+            reduce_learning = functools.partial(learning_ledger.reduce, claim=claim)
+            learning = self._reduce(LEARNING, batch.event_id, batch.position, inputs, default_options(LEARNING), reduce_learning)
             for kind, derived in (("claim-review", claim), ("learning-ledger", learning)):
                 if derived is not None:
                     normalized = self._remember_reduced(kind, batch, derived)
@@ -821,12 +823,21 @@ class GoalProjector:
             "learning_status": ledger.get("learning_status") if isinstance(ledger, dict) else None,
         }
 
-    def _reduce(self, name: str, key: str, position: int, inputs: Mapping[str, list[Any]], options: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _reduce(
+        self,
+        name: str,
+        key: str,
+        position: int,
+        inputs: Mapping[str, list[Any]],
+        options: Mapping[str, Any],
+        reduce: Callable[[Mapping[str, list[Any]], Mapping[str, Any]], dict[str, Any]] | None = None,
+    ) -> dict[str, Any] | None:
+        """The row of review ``name`` of ``inputs``, by its reducer or ``reduce`` (the same reducer given what the fold holds already)."""
         if self.lifecycle_only and name not in LIFECYCLE_READS:
             return None
         module = review_module(name)
         try:
-            payload = module.reduce(inputs, options)
+            payload = (module.reduce if reduce is None else reduce)(inputs, options)
         except Exception as exc:  # a reducer bug must not leave a silently empty view
             if self.strict:
                 raise ProjectionFault(name, key, position, exc) from exc
