@@ -15,7 +15,7 @@ the same state whether it came from files or from a goal's stored events.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, NamedTuple
@@ -432,22 +432,58 @@ def summary_key(evidence: Evidence) -> tuple[Any, ...]:
     setup readiness and the probe (dicts the summary reads only through) whether there is one and what the probe blocks.
 
     Equal keys, equal summaries: a fold asks for the summary after every event, and most events leave it as it was.
+    The key is each kind's :func:`summary_read` of its latest payload, in :data:`SUMMARY_KINDS` order (a fold holds
+    the read of each payload it remembers: :func:`held_summary`).
     """
-    run, preflight, post_launch, ledger = evidence.run, evidence.preflight, evidence.post_launch, evidence.ledger
+    return (
+        _preflight_read(evidence.preflight),
+        process_launched(evidence.launch),
+        _post_launch_read(evidence.post_launch),
+        _run_read(evidence.run),
+        schema(evidence.comparison) == COMPARISON_SCHEMA,
+        schema(evidence.claim_review) == CLAIM_REVIEW_SCHEMA,
+        _ledger_read(evidence.ledger),
+    )
+
+
+def _preflight_read(preflight: dict[str, Any]) -> bool:
+    return _preflight_ready(preflight) if preflight else False
+
+
+def _post_launch_read(post_launch: dict[str, Any]) -> PostLaunchReads:
+    return _post_launch_reads(post_launch) if post_launch else _NO_POST_LAUNCH
+
+
+def _run_read(run: dict[str, Any]) -> tuple[Any, ...]:
     of_run = _run_facts(run) if run else _NO_RUN
     return (
-        _preflight_ready(preflight) if preflight else False,
-        process_launched(evidence.launch),
-        _post_launch_reads(post_launch) if post_launch else _NO_POST_LAUNCH,
         schema(run) == RUN_SCHEMA,
         of_run.verifier_scored,
         of_run.setup_context is not None,  # (the readiness is {} exactly when there is no context)
         of_run.probe.get("repeat_blocked_by"),  # (every probe names one: present or not, as the blocker reads it)
-        schema(evidence.comparison) == COMPARISON_SCHEMA,
-        schema(evidence.claim_review) == CLAIM_REVIEW_SCHEMA,
-        schema(ledger) == LEARNING_LEDGER_SCHEMA,
-        _ledger_reads(ledger) if ledger else _NO_LEDGER,
     )
+
+
+def _ledger_read(ledger: dict[str, Any]) -> tuple[bool, LedgerReads]:
+    return schema(ledger) == LEARNING_LEDGER_SCHEMA, (_ledger_reads(ledger) if ledger else _NO_LEDGER)
+
+
+# The kinds of evidence in summary_key's order, and what it reads of each one's latest payload ({} for none or not an object).
+_SUMMARY_READS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    PREFLIGHT: _preflight_read,
+    LAUNCH: process_launched,
+    POST_LAUNCH: _post_launch_read,
+    RUN: _run_read,
+    COMPARISON: lambda comparison: schema(comparison) == COMPARISON_SCHEMA,
+    CLAIM_REVIEW: lambda claim_review: schema(claim_review) == CLAIM_REVIEW_SCHEMA,
+    LEARNING_LEDGER: _ledger_read,
+}
+SUMMARY_KINDS = tuple(_SUMMARY_READS)
+
+
+def summary_read(kind: str, payload: Any) -> Any:
+    """What :func:`summary_key` reads of ``payload`` as the latest evidence of ``kind`` (one of :data:`SUMMARY_KINDS`)."""
+    return _SUMMARY_READS[kind](payload if isinstance(payload, dict) else {})
 
 
 # A payload is the latest of its kind for many events of a fold, and never changes once decoded (see per_run).
@@ -621,6 +657,13 @@ def _derived(evidence: Evidence) -> tuple[dict[str, Any], Facts, dict[str, bool]
 # summary_key -> step_summary, for the keys met last (a fold meets few: each goal walks the same phases).
 _summaries: dict[tuple[Any, ...], dict[str, Any]] = {}
 SUMMARIES_HELD = 4096
+
+
+def held_summary(key: tuple[Any, ...]) -> dict[str, Any] | None:
+    """:func:`step_summary` of inputs whose :func:`summary_key` is ``key``, if it is held (a fold that holds each kind's
+    :func:`summary_read` makes the key without the inputs); ``None`` when it is not. The caller gets its own dicts."""
+    summary = _summaries.get(key)
+    return None if summary is None else {**summary, "gates": dict(summary["gates"])}
 
 
 def step_summary(inputs: Mapping[str, Sequence[Any]]) -> dict[str, Any]:

@@ -224,11 +224,13 @@ LOOKAHEAD = 5000
 
 @dataclass(frozen=True)
 class Evidence:
-    """The newest evidence of one lifecycle kind: where it is (an event, or the batch it is derived from) and its payload."""
+    """The newest evidence of one lifecycle kind: where it is (an event, or the batch it is derived from), its payload,
+    and what a lifecycle step's summary reads of it (``lifecycle_state.summary_read``; both worked out on first use)."""
 
     stream_version: int
     ref: tuple[str, str]  # ("event_id" | "batch_id", id)
     payload: Callable[[], Any]
+    summary_read: Callable[[], Any]
 
 
 class GoalProjector:
@@ -710,7 +712,8 @@ class GoalProjector:
 
     def _remember(self, kind: str, event: EventLike, ref: tuple[str, str], payload: Callable[[], Any]) -> None:
         # Events arrive in stream order, so the newest is simply the last remembered.
-        self._latest[kind] = Evidence(event.stream_version, ref, _once(payload))
+        held = _once(payload)
+        self._latest[kind] = Evidence(event.stream_version, ref, held, _once(lambda: lifecycle_state.summary_read(kind, held())))
         self._lifecycle_inputs_version += 1
 
     def _latest_payload(self, kind: str) -> Any:
@@ -757,9 +760,21 @@ class GoalProjector:
             if full is not None and full[0] == version:
                 summary, error = (None if full[2] is not None else lifecycle_summary(full[1])), full[2]
             else:
-                summary, error = self._lifecycle_reduced(lifecycle_state.step_summary, position)
+                key = self._summary_key()
+                summary, error = (lifecycle_state.held_summary(key) if key is not None else None), None
+                if summary is None:  # (not met yet, or odd evidence: from the inputs, raising as the reducer raises)
+                    summary, error = self._lifecycle_reduced(lifecycle_state.step_summary, position)
             self._summary_cache = cached = (version, summary, error)
         return cached[1], cached[2], self._context
+
+    def _summary_key(self) -> tuple[Any, ...] | None:
+        """``lifecycle_state.summary_key`` of the lifecycle inputs, made of what each piece of evidence held gives (read once
+        per payload: an event changes one kind), without building the inputs; ``None`` when a read raises (odd evidence)."""
+        latest = self._latest
+        try:
+            return tuple([latest[kind].summary_read() if kind in latest else _NO_SUMMARY_READ[kind] for kind in lifecycle_state.SUMMARY_KINDS])
+        except Exception:
+            return None
 
     def _record_step(self, position: int) -> None:
         """A ``lifecycle-step`` row for the event at ``position`` when the lifecycle after it differs from before it."""
@@ -845,6 +860,10 @@ class GoalProjector:
             return None
         self.rows[(name, key)] = ProjectionRow(name, key, module.VERSION, position, payload=payload)
         return payload
+
+
+# What a step's summary reads of a kind of evidence the context attempt does not hold.
+_NO_SUMMARY_READ = {kind: lifecycle_state.summary_read(kind, None) for kind in lifecycle_state.SUMMARY_KINDS}
 
 
 def _comparison_id(event: EventLike) -> str | None:

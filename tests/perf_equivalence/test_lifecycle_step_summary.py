@@ -138,3 +138,29 @@ def test_equal_keys_are_met_again_in_a_fold():
     assert len(keys) == 1
     scored = ls.summary_key(ls.Evidence.from_inputs({"run": [{"schema_version": ls.RUN_SCHEMA}]}))
     assert scored not in keys
+
+
+@settings(max_examples=300, deadline=None)
+@given(INPUTS)
+def test_the_key_is_each_kinds_read_of_its_latest_payload(inputs):
+    """A fold makes the key from each kind's read of the payload it holds (``summary_read``), without the inputs."""
+    reads = tuple(ls.summary_read(kind, inputs[kind][-1] if kind in inputs else None) for kind in ls.SUMMARY_KINDS)
+    assert reads == ls.summary_key(ls.Evidence.from_inputs(inputs))
+
+
+def test_a_folds_key_is_the_key_of_its_lifecycle_inputs_after_every_event():
+    """The projector's key (the reads held with each piece of evidence) is ``summary_key`` of the inputs it would build,
+    after every event of ordinary goals, as the fold leaves and enters attempts and replaces evidence."""
+    from benchledger.projections.projector import GoalProjector
+    from benchmarks import workload as wl
+    from benchmarks.synthetic_ledger import build_templates
+
+    compared = 0
+    for template in build_templates(wl.load_templates(), 8, seed=31):
+        projector = GoalProjector(strict=False)
+        for event in template.events:
+            projector.apply(event)
+            assert projector._summary_key() == ls.summary_key(ls.Evidence.from_inputs(projector.lifecycle_inputs()))
+            compared += 1
+        projector.finish()
+    assert compared > 100
