@@ -42,8 +42,10 @@ Params = ParamSpec("Params")
 Built = TypeVar("Built")
 
 
-def _collector_paused(build: Callable[Params, Built]) -> Callable[Params, Built]:
+def collector_paused(build: Callable[Params, Built]) -> Callable[Params, Built]:
     """``build`` with Python's cyclic garbage collector paused while it runs (restored after, as it was).
+
+    (A fold step pauses it too: :func:`benchledger.ledger.service.folding.fold_step`.)
 
     Building the runs model keeps about ten containers per event (events,
     decoded payloads, views, pairs) and frees none, so the collector's passes
@@ -73,20 +75,20 @@ def _model_events(ledger: Store, goal_ids: Sequence[str], up_to_position: int | 
     return [e for goal_id in scope for e in ledger.read_all(goal_id=goal_id, kinds=MODEL_KINDS, up_to_position=up_to_position)]
 
 
-@_collector_paused
+@collector_paused
 def runs_model(ledger: Store, *, goal_ids: Sequence[str] = (), up_to_position: int | None = None) -> runs.RunsModel:
     """The runs model (``projections.runs.runs_model``) of the goals named (none: the whole ledger), up to a position."""
     return runs.runs_model(_model_events(ledger, goal_ids, up_to_position))
 
 
-@_collector_paused
+@collector_paused
 def runs_model_and_events(ledger: Store, *, goal_ids: Sequence[str] = ()) -> tuple[runs.RunsModel, list[StoredEvent]]:
     """:func:`runs_model` and the events it was built from, for a reader that needs more of their payloads (the report's failure labels)."""
     events = _model_events(ledger, goal_ids)
     return runs.runs_model(events), events
 
 
-@_collector_paused
+@collector_paused
 def list_runs(ledger: Store, *, goal_id: str | None = None) -> list[dict[str, Any]]:
     """Every run (imported LoopX rows and ingested compact runs), latest version of each, in listing order."""
     return runs.run_views(_model_events(ledger, [goal_id] if goal_id else []))
