@@ -14,8 +14,10 @@ manifest's is its members. docs/performance.md ("Memory") states the bound.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ from benchledger.ledger.service.intake.files import (
     parse_document,
     read_lines,
 )
-from benchledger.ledger.service.materialize import KeptProjectors
+from benchledger.ledger.service.materialize import GoalFolds, KeptProjectors
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import NewEvent, validate_goal_id
 from benchledger.ledger.storage.store import Store
@@ -313,30 +315,45 @@ def ingest_batch_file(
         if started is not None:
             started(report.artifacts)
         spool.seek(0)
-        pending: list[_SpooledBatch] = []
-        held = 0
-        projectors = KeptProjectors()  # (a goal's batches span transactions: each goal is folded once, not resumed in each)
-
-        def commit() -> None:
-            unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors)
-            for batch in pending:
-                unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt)
-            outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)
-            report.transactions += 1
-            report.appended += outcome.appended_count
-            report.duplicates += outcome.duplicate_count
-            report.batches_appended += sum(b.batch.status == "appended" for b in outcome.batches)
-            if progress is not None:
-                progress(held)
-            pending.clear()
-
-        for line in spool:
-            batch = _unspooled(line)
-            if pending and held + len(batch.artifacts) > TRANSACTION_ARTIFACTS:  # (by size only: each batch keeps its own source)
-                commit()
-                held = 0
-            pending.append(batch)
-            held += len(batch.artifacts)
-        if pending:
-            commit()
+        with _goal_folds(jobs if report.batches > 1 else 1) as projectors:
+            _append(ledger, spool, projectors, report, progress)
     return report
+
+
+def _goal_folds(jobs: int) -> contextlib.AbstractContextManager[GoalFolds]:
+    """Where the append's goals are folded: by ``jobs`` worker processes (``service.fold_workers``), or here. Either way a
+    goal's fold is kept across transactions: a goal whose batches span many is folded once, not resumed in each."""
+    if jobs > 1 and hasattr(os, "fork"):
+        from benchledger.ledger.service.fold_workers import FoldWorkers
+
+        return FoldWorkers(jobs)
+    return contextlib.nullcontext(KeptProjectors())
+
+
+def _append(ledger: Store, spool: BinaryIO, projectors: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
+    """Pass 2: the spool appended in file order, transactions of at most :data:`TRANSACTION_ARTIFACTS` artifacts (whole lines)."""
+    pending: list[_SpooledBatch] = []
+    held = 0
+
+    def commit() -> None:
+        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors)
+        for batch in pending:
+            unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt)
+        outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)
+        report.transactions += 1
+        report.appended += outcome.appended_count
+        report.duplicates += outcome.duplicate_count
+        report.batches_appended += sum(b.batch.status == "appended" for b in outcome.batches)
+        if progress is not None:
+            progress(held)
+        pending.clear()
+
+    for line in spool:
+        batch = _unspooled(line)
+        if pending and held + len(batch.artifacts) > TRANSACTION_ARTIFACTS:  # (by size only: each batch keeps its own source)
+            commit()
+            held = 0
+        pending.append(batch)
+        held += len(batch.artifacts)
+    if pending:
+        commit()

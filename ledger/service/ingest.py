@@ -37,7 +37,7 @@ from benchledger.ledger.service.ingest_outcome import (
 )
 from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
 from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
-from benchledger.ledger.service.materialize import KeptProjectors, materialize_goals
+from benchledger.ledger.service.materialize import GoalFolds, materialize_goals
 from benchledger.ledger.storage.append import guard_receipt, unstorable_problems
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StoredEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
@@ -179,8 +179,8 @@ class Ingest:
     (:meth:`IngestOutcome.raise_if_refused` raises them). ``dry_run`` computes
     the outcome and rolls back.
     ``receipts``: the guard's, for batches it judged already
-    (:func:`check_batch`); ``projectors``: the folds of this writer's earlier
-    units (:class:`KeptProjectors`); ``inputs``: what the refusal of files
+    (:func:`check_batch`); ``projectors``: where the goals are folded, continuing
+    this writer's earlier units (:class:`GoalFolds`); ``inputs``: what the refusal of files
     holding no artifact calls them (default: the files); ``skip_unknown``: files'
     documents of unknown kind are left out and listed (``IngestOutcome.skipped``), not refused.
 
@@ -196,7 +196,7 @@ class Ingest:
         dry_run: bool = False,
         materialize: bool = True,
         receipts: Collection[bytes] = (),
-        projectors: KeptProjectors | None = None,
+        projectors: GoalFolds | None = None,
         inputs: str | None = None,
         skip_unknown: bool = False,
     ) -> None:

@@ -7,7 +7,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from benchledger.errors import CorruptEvent
 from benchledger.ledger.service import folding
@@ -29,6 +29,21 @@ from benchledger.projections.projector import (
 )
 
 
+class GoalFolds(Protocol):
+    """Where a writer's transactions have their goals folded: in this process (:class:`KeptProjectors`), or by worker
+    processes (``service.fold_workers``), through :func:`fold_goals` either way."""
+
+    def begin(self) -> None:
+        """A transaction (or another attempt at one) begins: what an attempt that did not commit folded is forgotten."""
+
+    def fold(self, tx: Transaction, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None) -> list[GoalRows]:
+        """The rows of the goals of ``first_new`` (see :func:`materialize_goals`), in its order."""
+        ...
+
+    def committed(self) -> None:
+        """The transaction committed: its folds are the ones to continue."""
+
+
 class KeptProjectors:
     """The goal projectors one writer's committed transactions folded, to continue in its next ones (``ingest-batches``).
 
@@ -41,6 +56,7 @@ class KeptProjectors:
     commits (a rolled-back fold would be ahead of the ledger). The least
     recently used beyond :attr:`limit` goals are dropped: one kept holds its
     fold state (the newest evidence of each lifecycle kind), not its events or rows.
+    As :class:`GoalFolds`, it folds in this process; a fold worker keeps one for its goals.
     """
 
     def __init__(self, limit: int = 256) -> None:
@@ -49,8 +65,10 @@ class KeptProjectors:
         self._folded: dict[str, GoalProjector] = {}
 
     def begin(self) -> None:
-        """A transaction begins: what an earlier one that did not commit folded is forgotten."""
         self._folded = {}
+
+    def fold(self, tx: Transaction, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None) -> list[GoalRows]:
+        return fold_goals(TransactionReads(tx), first_new, new_events, self)
 
     def take(self, goal_id: str) -> GoalProjector | None:
         return self._kept.pop(goal_id, None)
@@ -66,11 +84,62 @@ class KeptProjectors:
             self._kept.popitem(last=False)
 
 
+class FoldReads(Protocol):
+    """What a fold reads of the ledger (:class:`_TransactionEvents`): in the writer's transaction (:class:`TransactionReads`),
+    or asked of the writer by a fold worker (``service.fold_workers``), which never reads the database itself: its
+    snapshot would lack the transaction's uncommitted events. :data:`READS` names them."""
+
+    def events_by_id(self, event_ids: list[str]) -> dict[str, StoredEvent]: ...
+
+    def read_goal(self, goal_id: str, after_version: int) -> list[StoredEvent]: ...
+
+    def events_before(self, goal_id: str, position: int) -> Iterable[StoredEvent]: ...
+
+    def goal_row(self, goal_ids: list[str], projection: str, key: str) -> dict[str, dict[str, Any]]: ...
+
+    def goal_events_of_kind(self, goal_ids: list[str], kind: str) -> dict[str, list[StoredEvent]]: ...
+
+
+class TransactionReads:
+    """:class:`FoldReads` in the writer's transaction."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
+
+    def events_by_id(self, event_ids: list[str]) -> dict[str, StoredEvent]:
+        return self.tx.events_by_id(event_ids)
+
+    def read_goal(self, goal_id: str, after_version: int) -> list[StoredEvent]:
+        return self.tx.read_goal(goal_id, after_version=after_version)
+
+    def events_before(self, goal_id: str, position: int) -> Iterable[StoredEvent]:
+        return folding.events_of(self.tx, [goal_id], position - 1)
+
+    def goal_row(self, goal_ids: list[str], projection: str, key: str) -> dict[str, dict[str, Any]]:
+        return self.tx.projection_row_of_goals(goal_ids, projection, key)
+
+    def goal_events_of_kind(self, goal_ids: list[str], kind: str) -> dict[str, list[StoredEvent]]:
+        return self.tx.goal_events_of_kind(goal_ids, kind)
+
+
+READS = ("events_by_id", "read_goal", "events_before", "goal_row", "goal_events_of_kind")
+
+
+@dataclass(frozen=True)
+class GoalRows:
+    """A goal's fold in one transaction: its rows as stored (:func:`row_record`); ``whole``: they are all its rows (a goal
+    folded from its first event), so stored rows the fold no longer makes go."""
+
+    goal_id: str
+    rows: list[dict[str, Any]]
+    whole: bool
+
+
 def materialize_goals(
     tx: Transaction,
     first_new: Mapping[str, int],
     new_events: Sequence[StoredEvent] | None = None,
-    projectors: KeptProjectors | None = None,
+    folds: GoalFolds | None = None,
 ) -> None:
     """Bring the projections of goals that just gained events up to date, inside the append's transaction.
 
@@ -87,23 +156,49 @@ def materialize_goals(
     rebuilt, the rows of retracted evidence (which no longer exist) removed,
     lifecycle steps written where missing and never removed (they are
     history), so an ingest leaves what a replay would. A reducer that raises
-    aborts the transaction (nothing is written). ``projectors`` continues the
-    folds of the writer's earlier transactions where the goals have not moved
-    since (:class:`KeptProjectors`), without reading their checkpoints.
+    aborts the transaction (nothing is written). ``folds`` folds the goals
+    (:class:`GoalFolds`: continuing the writer's earlier folds, perhaps in
+    worker processes); by default :func:`fold_goals` here, each goal resumed.
     """
-    known = _TransactionEvents(tx, new_events or ())
+    folded = folds.fold(tx, first_new, new_events) if folds is not None else fold_goals(TransactionReads(tx), first_new, new_events, None)
+    write_goal_rows(tx, folded)
+
+
+def write_goal_rows(tx: Transaction, folded: Iterable[GoalRows]) -> None:
+    """Write the rows of goals folded in ``tx`` (:func:`fold_goals`) over the stored ones."""
+    replaced = catalog.projection_versions().keys() - {catalog.STEP}  # (a stored row's key starts with its projection)
+    rows = []
+    for goal in folded:
+        if not goal.whole:
+            rows += goal.rows
+            continue
+        # One comparison with all the goal's stored rows; of those the fold no longer makes, lifecycle
+        # steps stay (they are history) and rows of projections this code does not know are not its to remove.
+        changed, unwanted = tx.projection_rows_diff([goal.goal_id], goal.rows)
+        tx.write_projection_rows_diff([goal.goal_id], changed, [key for key in unwanted if key[0] in replaced])
+    tx.upsert_projection_rows(rows)
+
+
+def fold_goals(
+    reads: FoldReads,
+    first_new: Mapping[str, int],
+    new_events: Sequence[StoredEvent] | None,
+    projectors: KeptProjectors | None,
+) -> list[GoalRows]:
+    """The folds :func:`materialize_goals` writes, reading the ledger through ``reads`` only (so a worker process can run
+    it: ``service.fold_workers``); ``projectors`` continues earlier folds of the same writer, and keeps these."""
+    known = _TransactionEvents(reads, new_events or ())
     continued: dict[str, GoalProjector | None] = {}
     for goal, emit_from in first_new.items():
         kept = projectors.take(goal) if projectors is not None else None
         if kept is not None:
             continued[goal] = _continued(known, goal, kept, emit_from)
     resumed = [goal for goal in first_new if continued.get(goal) is None]
-    checkpoints = tx.projection_row_of_goals(resumed, catalog.CHECKPOINT, catalog.CURRENT_KEY) if resumed else {}
+    checkpoints = reads.goal_row(resumed, catalog.CHECKPOINT, catalog.CURRENT_KEY) if resumed else {}
     known.read_named(checkpoints.values())
     # (a checkpoint's retracted ids are checked against the goal's retractions: few events, one index range each)
-    retractions = tx.goal_events_of_kind(list(checkpoints), retraction.KIND) if checkpoints else {}
-    replaced = catalog.projection_versions().keys() - {catalog.STEP}  # (a stored row's key starts with its projection)
-    rows = []
+    retractions = reads.goal_events_of_kind(list(checkpoints), retraction.KIND) if checkpoints else {}
+    folded = []
     for goal, emit_from in first_new.items():
         projector = continued.get(goal) or _resumed(known, goal, checkpoints.get(goal), emit_from, retractions.get(goal, ()))
         if projector is None:
@@ -116,15 +211,8 @@ def materialize_goals(
             projector = project_goal(events, strict=True, emit_from=emit_from if fresh else 0)
         if projectors is not None:
             projectors.folded(goal, projector)
-        goal_rows = [row_record(goal, row) for row in projector.rows.values()]
-        if not projector.emits_all:
-            rows += goal_rows
-            continue
-        # One comparison with all the goal's stored rows; of those the fold no longer makes, lifecycle
-        # steps stay (they are history) and rows of projections this code does not know are not its to remove.
-        changed, unwanted = tx.projection_rows_diff([goal], goal_rows)
-        tx.write_projection_rows_diff([goal], changed, [key for key in unwanted if key[0] in replaced])
-    tx.upsert_projection_rows(rows)
+        folded.append(GoalRows(goal, [row_record(goal, row) for row in projector.rows.values()], projector.emits_all))
+    return folded
 
 
 class _TransactionEvents:
@@ -136,8 +224,8 @@ class _TransactionEvents:
     batches (read for every goal at once), then whatever else a fold asks for.
     """
 
-    def __init__(self, tx: Transaction, new_events: Sequence[StoredEvent]) -> None:
-        self.tx = tx
+    def __init__(self, reads: FoldReads, new_events: Sequence[StoredEvent]) -> None:
+        self.reads = reads
         self.by_id: dict[str, StoredEvent] = {event.event_id: event for event in new_events}
         self._new: dict[str, list[StoredEvent]] = {}
         for event in new_events:  # (in position order: each goal's in stream order)
@@ -158,7 +246,7 @@ class _TransactionEvents:
         wanted = list(dict.fromkeys(event_ids))
         unread = [i for i in wanted if i not in self.by_id]
         if unread:
-            self.by_id.update(self.tx.events_by_id(unread))
+            self.by_id.update(self.reads.events_by_id(unread))
         return {i: self.by_id[i] for i in wanted if i in self.by_id}
 
     def after(self, goal_id: str, version: int) -> list[StoredEvent]:
@@ -166,7 +254,7 @@ class _TransactionEvents:
         new = self._new.get(goal_id)
         if new and new[0].stream_version == version + 1:
             return new
-        return self.tx.read_goal(goal_id, after_version=version)
+        return self.reads.read_goal(goal_id, version)
 
 
 @dataclass(frozen=True)
@@ -184,7 +272,7 @@ class StoredGoalEvents:
 
     def latest_comparison_batch(self, comparison_id: str, before: int) -> StoredEvent | None:
         key = catalog.comparison_key(comparison_id)
-        row = self.events.tx.projection_row_of_goals([self.goal_id], catalog.COMPARISON_INDEX, key).get(self.goal_id)
+        row = self.events.reads.goal_row([self.goal_id], catalog.COMPARISON_INDEX, key).get(self.goal_id)
         if row is None or row["status"] != "ok":
             return None
         batch_id = _json_field(row["payload"], "batch_id")
@@ -194,12 +282,12 @@ class StoredGoalEvents:
         return batch
 
     def before(self, position: int) -> Iterator[StoredEvent]:
-        return folding.events_of(self.events.tx, [self.goal_id], position - 1)
+        return iter(self.events.reads.events_before(self.goal_id, position))
 
     def attempt_evidence(self, attempt: str) -> dict[str, EvidenceRef] | None:
         """The goal's ``attempt-evidence`` row of ``attempt`` (one row read by key), if it holds one; one that does not read is
         :class:`CheckpointUnusable` (the ingest folds the goal whole)."""
-        row = self.events.tx.projection_row_of_goals([self.goal_id], catalog.ATTEMPT_EVIDENCE, attempt).get(self.goal_id)
+        row = self.events.reads.goal_row([self.goal_id], catalog.ATTEMPT_EVIDENCE, attempt).get(self.goal_id)
         if row is None:
             return None
         if row["status"] != "ok" or row["projection_version"] != catalog.ATTEMPT_EVIDENCE_VERSION:

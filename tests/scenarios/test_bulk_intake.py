@@ -10,7 +10,10 @@ one batch per directory of a job tree, all or nothing. The memory-bound logic
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import invoke, row_counts
 
@@ -396,48 +399,50 @@ def _stored_rows(url) -> list[dict]:
         ledger.close()
 
 
-def _resumes_counted(monkeypatch) -> list[str]:
-    """The goal of every fold resumed from a stored checkpoint, in order."""
+def _resumes_counted(monkeypatch, noted: Path) -> Callable[[], list[str]]:
+    """The goal of every fold resumed from a stored checkpoint, in order, in this process or a fold worker (noted in a file)."""
     from benchledger.projections.projector import GoalProjector
 
-    resumed: list[str] = []
     real_resume = GoalProjector.resume.__func__
 
     def counted(cls, checkpoint, *, strict, earlier):
-        resumed.append(earlier.goal_id)
+        with noted.open("a") as out:
+            out.write(f"{earlier.goal_id}\n")
         return real_resume(cls, checkpoint, strict=strict, earlier=earlier)
 
     monkeypatch.setattr(GoalProjector, "resume", classmethod(counted))
-    return resumed
+    return lambda: noted.read_text().split() if noted.exists() else []
 
 
-def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_replay_makes(migrated_url, tmp_path, monkeypatch):
+@pytest.mark.parametrize("jobs", ["1", "2"])  # (2: the goals are folded, and kept, by fold workers)
+def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_replay_makes(migrated_url, tmp_path, monkeypatch, jobs):
     from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # each goal's batches span several transactions
-    resumed = _resumes_counted(monkeypatch)
+    resumed = _resumes_counted(monkeypatch, tmp_path / "resumed.txt")
     path = _batch_file(tmp_path / "batches.ndjson", _interleaved(18))
 
-    report = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
+    report = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
 
     assert report["transactions"] >= 8 and report["duplicates"] > 0
-    assert resumed == []  # every goal was new in the run: folded from its first event, then continued
+    assert resumed() == []  # every goal was new in the run: folded from its first event, then continued
     ingested = _stored_rows(migrated_url)
     assert {row["projection"] for row in ingested} >= {"projector-checkpoint", "lifecycle-step", "learning-ledger"}
     assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
     assert _stored_rows(migrated_url) == ingested  # every row, the checkpoints and lifecycle steps included
     # the next run keeps no projector of this one: it resumes the goals from their stored checkpoints
     more = [{"goal_id": f"goal-{i}", "kind": None, "artifacts": _attempt(f"later-{i}")} for i in range(3)]
-    _json(invoke(migrated_url, "ingest-batches", str(_batch_file(tmp_path / "more.ndjson", more)), "--format", "json"))
-    assert sorted(resumed) == ["goal-0", "goal-1", "goal-2"]
+    _json(invoke(migrated_url, "ingest-batches", str(_batch_file(tmp_path / "more.ndjson", more)), "--jobs", jobs, "--format", "json"))
+    assert sorted(resumed()) == ["goal-0", "goal-1", "goal-2"]
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
 
 
-def test_a_goal_another_writer_appended_to_meanwhile_is_resumed_from_its_checkpoint(migrated_url, tmp_path, monkeypatch):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_goal_another_writer_appended_to_meanwhile_is_resumed_from_its_checkpoint(migrated_url, tmp_path, monkeypatch, jobs):
     from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)
-    resumed = _resumes_counted(monkeypatch)
+    resumed = _resumes_counted(monkeypatch, tmp_path / "resumed.txt")
     other = _batch_file(tmp_path / "other.ndjson", [{"goal_id": "goal-1", "kind": None, "artifacts": [_demo("02-launch.json")]}])
     real_commit = bulk.Ingest.commit
     transactions = []
@@ -453,10 +458,10 @@ def test_a_goal_another_writer_appended_to_meanwhile_is_resumed_from_its_checkpo
     monkeypatch.setattr(bulk.Ingest, "commit", another_writer_between)
     path = _batch_file(tmp_path / "batches.ndjson", _interleaved(9))
 
-    _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
+    _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
 
     # goal-1 (in the first transaction) moved under the run: its next fold resumes from the other writer's checkpoint
-    assert resumed == ["goal-1", "goal-1"]  # the other writer's, then the run's
+    assert resumed() == ["goal-1", "goal-1"]  # the other writer's, then the run's
     ingested = _stored_rows(migrated_url)
     assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
     assert _stored_rows(migrated_url) == ingested

@@ -1,8 +1,10 @@
-"""``ingest-batches --jobs N`` on both backends: worker processes validate the lines, and what is written and reported is
-exactly what ``--jobs 1`` writes and reports (events, positions, the digest, every projection row, every refusal and its line).
+"""``ingest-batches --jobs N`` on both backends: worker processes validate the lines and fold the goals, and what is
+written and reported is exactly what ``--jobs 1`` writes and reports (events, positions, the digest, every projection row,
+every refusal and its line).
 
 The chunks are made one line each here, so that a file of a few dozen lines is validated by the workers (a file of
-one chunk is validated in the calling process, whatever ``--jobs``); each test checks that workers did validate.
+one chunk is validated in the calling process, whatever ``--jobs``); each test checks that workers did validate, and
+those about the fold that workers folded (``service.fold_workers``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from benchledger.ledger.service import bulk
+from benchledger.ledger.service import bulk, fold_workers
 from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.store import Store
 from tests.helpers import invoke, row_counts
@@ -43,6 +45,39 @@ def _checked_lines_of_a_killed_worker(name, lines):
 
 
 _PARENT = os.getpid()
+# The processes that folded goals, each noting its id here (set by the fixture below).
+_FOLDERS: Path | None = None
+_fold_goals = fold_workers.fold_goals
+
+
+def _fold_goals_noting_the_process(reads, first_new, new_events, projectors):
+    """``materialize.fold_goals`` as the fold workers call it, noting which process ran it."""
+    assert _FOLDERS is not None
+    with _FOLDERS.open("a") as out:
+        out.write(f"{os.getpid()}\n")
+    return _fold_goals(reads, first_new, new_events, projectors)
+
+
+def _fold_goals_of_a_killed_worker(reads, first_new, new_events, projectors):
+    if os.getpid() != _PARENT:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _fold_goals(reads, first_new, new_events, projectors)
+
+
+@pytest.fixture
+def folders(tmp_path, monkeypatch):
+    """The ids of the processes that fold the goals of ``ingest-batches --jobs N`` (N > 1)."""
+    global _FOLDERS
+    _FOLDERS = tmp_path / "folders.txt"
+    monkeypatch.setattr(fold_workers, "fold_goals", _fold_goals_noting_the_process)
+
+    def seen() -> set[int]:
+        found = {int(pid) for pid in _FOLDERS.read_text().split()} if _FOLDERS.exists() else set()
+        _FOLDERS.unlink(missing_ok=True)
+        return found
+
+    yield seen
+    _FOLDERS = None
 
 
 @pytest.fixture
@@ -102,26 +137,55 @@ def _written(url) -> dict:
     return {"events": events, "rows": rows, "digest": audit["digest"]}
 
 
-def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_path, monkeypatch, validators):
+def _goal_before_the_file(url, tmp_path) -> None:
+    """``goal-0`` with two attempts' evidence, one run retracted: a goal the file continues from its stored checkpoint."""
+    path = _batch_file(tmp_path / "before.ndjson", [{"goal_id": "goal-0", "kind": None, "artifacts": _attempt(f"early-{i}")} for i in range(2)])
+    _json(invoke(url, "ingest-batches", str(path), "--jobs", "1", "--format", "json"))
+    ledger = Store.open(url)
+    try:
+        run = next(event for event in ledger.read_all() if event.kind != "ingest_batch")
+    finally:
+        ledger.close()
+    assert invoke(url, "retract", run.event_id, "--reason", "ran on a stale image").exit_code == 0
+
+
+def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_path, monkeypatch, validators, folders):
     from benchledger.ledger.storage import append
 
     moment = append.utc_timestamp(dt.datetime(2026, 12, 5, 4, 0, tzinfo=dt.UTC))
     monkeypatch.setattr(append, "utc_timestamp", lambda: moment)  # (both runs at one moment: the digests may then agree)
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # each goal's batches span transactions
-    lines = [*_interleaved(18), {"goal_id": "goal-3", "kind": "run", "artifacts": _attempt("solo")[:2]}]
+    for url in (twin_url, migrated_url):
+        _goal_before_the_file(url, tmp_path)
+    lifecycle = [_demo(name) for name in ("01-preflight.json", "02-launch.json")]
+    lines = [
+        *_interleaved(18),
+        {"goal_id": "goal-3", "kind": "run", "artifacts": _attempt("solo")[:2]},
+        {"goal_id": "goal-4", "kind": None, "artifacts": lifecycle, "attempt": 1},  # named attempts: the same lifecycle again in 2
+        {"goal_id": "goal-4", "kind": None, "artifacts": _attempt("first")},
+        {"goal_id": "goal-4", "kind": None, "artifacts": lifecycle, "attempt": "2"},
+        {"goal_id": "goal-4", "kind": None, "artifacts": _attempt("second"), "attempt": "2"},
+        {"goal_id": "goal-0", "kind": None, "artifacts": _attempt("early-1")},  # (stored before the file: duplicates)
+    ]
     path = _batch_file(tmp_path / "batches.ndjson", lines)
+    validators()  # (the ingests before the file)
+    (tmp_path / "validators.txt").unlink(missing_ok=True)
 
     one = _json(invoke(twin_url, "ingest-batches", str(path), "--jobs", "1", "--format", "json"))
-    assert validators() == {os.getpid()}
+    assert validators() == {os.getpid()} and folders() == set()  # (one job: no fold worker)
     (tmp_path / "validators.txt").unlink()
     two = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json"))
 
     workers = validators()
-    assert workers and os.getpid() not in workers  # (19 one-line chunks: validated by the workers alone)
+    assert workers and os.getpid() not in workers  # (24 one-line chunks: validated by the workers alone)
+    fold = folders()
+    assert len(fold) == 2 and os.getpid() not in fold  # (each goal folded by its worker)
     assert two == one and one["duplicates"] > 0 and one["transactions"] >= 8
     written = _written(migrated_url)
     assert written == _written(twin_url)
-    assert len(written["events"]) == one["appended"] + one["batches_appended"] and written["rows"]
+    assert len(written["events"]) == one["appended"] + one["batches_appended"] + 2 * 4 + 1  # (+ the goal before the file: 2 batches, 1 retraction)
+    assert {row["goal_id"] for row in written["rows"]} == {f"goal-{i}" for i in range(5)}
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0  # (the workers' rows are a replay's)
 
 
 def _refused_lines(tmp_path: Path) -> Path:
@@ -221,3 +285,46 @@ def test_the_workers_receipts_spare_the_append_judging_again(migrated_url, tmp_p
 
     assert report["appended"] == 18 and validators() and os.getpid() not in validators()
     assert judged_in_the_append == []
+
+
+def test_a_fold_worker_killed_is_named_and_its_transaction_is_not_written(migrated_url, tmp_path, monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(fold_workers, "fold_goals", _fold_goals_of_a_killed_worker)
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(4)])
+
+    result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+
+    assert result.exit_code == 2 and "worker process ended abruptly" in result.stderr and "was rolled back" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert multiprocessing.active_children() == []
+    assert row_counts(migrated_url)["events"] == 0  # (one transaction: the file's 12 artifacts)
+
+
+def test_a_reducer_raising_in_a_fold_worker_raises_what_one_job_raises(migrated_url, tmp_path, monkeypatch, folders):
+    from benchledger.projections import runner_invariants
+
+    monkeypatch.setattr(runner_invariants, "reduce", lambda inputs, options: 1 / 0)
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(4)])
+    before = row_counts(migrated_url)
+
+    one = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "1")
+    two = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+
+    fold = folders()
+    assert fold - {os.getpid()} and os.getpid() in fold  # (a worker folded and raised; this process folded its goals again)
+    assert two.exit_code == one.exit_code != 0 and two.stderr == one.stderr and "review-runner-invariants" in one.stderr
+    assert row_counts(migrated_url) == before
+
+
+def test_one_artifact_and_one_line_start_no_fold_worker(migrated_url, tmp_path, monkeypatch):
+    def refused(jobs):
+        raise AssertionError("a fold worker was started")
+
+    monkeypatch.setattr(fold_workers.FoldWorkers, "__init__", refused)
+    document = tmp_path / "run.json"
+    document.write_text(json.dumps(_attempt("single")[0]))
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": "g-one", "kind": None, "artifacts": _attempt("t")}])
+
+    assert invoke(migrated_url, "ingest", "--goal", "g-one", str(document)).exit_code == 0
+    assert _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json"))["appended"] == 3
