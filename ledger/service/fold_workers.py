@@ -156,8 +156,8 @@ class _WriterReads:
     def events_by_id(self, event_ids: list[str]) -> dict[str, StoredEvent]:
         return self._ask("events_by_id", event_ids)  # type: ignore[no-any-return]
 
-    def read_goal(self, goal_id: str, after_version: int) -> list[StoredEvent]:
-        return self._ask("read_goal", goal_id, after_version)  # type: ignore[no-any-return]
+    def read_goal(self, goal_id: str, after_version: int, upto_position: int | None) -> list[StoredEvent]:
+        return self._ask("read_goal", goal_id, after_version, upto_position)  # type: ignore[no-any-return]
 
     def events_before(self, goal_id: str, position: int) -> list[StoredEvent]:
         return self._ask("events_before", goal_id, position)  # type: ignore[no-any-return]

@@ -7,6 +7,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Protocol
 
 from benchledger.errors import CorruptEvent
@@ -23,10 +24,7 @@ from benchledger.projections.checkpoint import (
     checkpoint_references,
     evidence_refs,
 )
-from benchledger.projections.projector import (
-    GoalProjector,
-    project_goal,
-)
+from benchledger.projections.projector import GoalProjector
 
 
 class GoalFolds(Protocol):
@@ -91,7 +89,7 @@ class FoldReads(Protocol):
 
     def events_by_id(self, event_ids: list[str]) -> dict[str, StoredEvent]: ...
 
-    def read_goal(self, goal_id: str, after_version: int) -> list[StoredEvent]: ...
+    def read_goal(self, goal_id: str, after_version: int, upto_position: int | None) -> list[StoredEvent]: ...
 
     def events_before(self, goal_id: str, position: int) -> Iterable[StoredEvent]: ...
 
@@ -109,8 +107,8 @@ class TransactionReads:
     def events_by_id(self, event_ids: list[str]) -> dict[str, StoredEvent]:
         return self.tx.events_by_id(event_ids)
 
-    def read_goal(self, goal_id: str, after_version: int) -> list[StoredEvent]:
-        return self.tx.read_goal(goal_id, after_version=after_version)
+    def read_goal(self, goal_id: str, after_version: int, upto_position: int | None) -> list[StoredEvent]:
+        return self.tx.read_goal(goal_id, after_version=after_version, upto_position=upto_position)
 
     def events_before(self, goal_id: str, position: int) -> Iterable[StoredEvent]:
         return folding.events_of(self.tx, [goal_id], position - 1)
@@ -185,34 +183,149 @@ def fold_goals(
     new_events: Sequence[StoredEvent] | None,
     projectors: KeptProjectors | None,
 ) -> list[GoalRows]:
-    """The folds :func:`materialize_goals` writes, reading the ledger through ``reads`` only (so a worker process can run
-    it: ``service.fold_workers``); ``projectors`` continues earlier folds of the same writer, and keeps these."""
-    known = _TransactionEvents(reads, new_events or ())
-    continued: dict[str, GoalProjector | None] = {}
-    for goal, emit_from in first_new.items():
-        kept = projectors.take(goal) if projectors is not None else None
-        if kept is not None:
-            continued[goal] = _continued(known, goal, kept, emit_from)
-    resumed = [goal for goal in first_new if continued.get(goal) is None]
-    checkpoints = reads.goal_row(resumed, catalog.CHECKPOINT, catalog.CURRENT_KEY) if resumed else {}
-    known.read_named(checkpoints.values())
-    # (a checkpoint's retracted ids are checked against the goal's retractions: few events, one index range each)
-    retractions = reads.goal_events_of_kind(list(checkpoints), retraction.KIND) if checkpoints else {}
-    folded = []
-    for goal, emit_from in first_new.items():
-        projector = continued.get(goal) or _resumed(known, goal, checkpoints.get(goal), emit_from, retractions.get(goal, ()))
-        if projector is None:
-            # A goal without a usable checkpoint that held events before this append was last written by
-            # an older benchledger (or tampered with): its stored rows may lack lifecycle steps or be of
-            # older versions, so every row is recomputed and replaced (the upgrade costs that goal's past
-            # once). A goal whose events are all new has no stored row to replace: its new rows are all.
-            events = known.after(goal, 0)
-            fresh = bool(events) and events[0].position >= emit_from
-            projector = project_goal(events, strict=True, emit_from=emit_from if fresh else 0)
-        if projectors is not None:
-            projectors.folded(goal, projector)
-        folded.append(GoalRows(goal, [row_record(goal, row) for row in projector.rows.values()], projector.emits_all))
-    return folded
+    """The folds :func:`materialize_goals` writes, all of the transaction's events at once (:class:`TransactionFolds`)."""
+    folds = TransactionFolds(reads, projectors)
+    folds.add(first_new, new_events)
+    return folds.finish()
+
+
+class TransactionFolds:
+    """The folds of one transaction's goals, fed its appended events a chunk at a time, finished once it has appended all.
+
+    Reads the ledger through ``reads`` only, so a worker process can run it
+    (``service.fold_workers``); ``projectors`` continues the folds of the
+    writer's earlier transactions, and keeps these (:class:`KeptProjectors`).
+    A goal's fold is set up when its first events come (continued, resumed
+    from its checkpoint, or from its first event: :func:`materialize_goals`)
+    and fed each later chunk's: the same calls, in the same order, as folding
+    them all at once, so the rows are the same however the events were cut.
+    A continued or resumed fold that a later chunk cannot continue (a
+    retraction, a stored row that is not what the events say) is folded again
+    at the end, from the goal's checkpoint, as one chunk would have been.
+    """
+
+    def __init__(self, reads: FoldReads, projectors: KeptProjectors | None) -> None:
+        self.reads, self.projectors = reads, projectors
+        self.known = _TransactionEvents(reads, ())
+        self._folds: dict[str, _GoalFold] = {}
+
+    def add(self, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None) -> None:
+        """A chunk's appended events (``None``: read them back, the transaction's last chunk), ``first_new`` each goal's first."""
+        self.known.add(new_events)
+        for goal in first_new:
+            fold = self._folds.get(goal)
+            if fold is not None:
+                fold.add(self.known.chunk(goal))
+        self._start({goal: position for goal, position in first_new.items() if goal not in self._folds})
+
+    def _start(self, first_new: Mapping[str, int]) -> None:
+        known, projectors = self.known, self.projectors
+        continued: dict[str, GoalProjector | None] = {}
+        for goal, emit_from in first_new.items():
+            kept = projectors.take(goal) if projectors is not None else None
+            if kept is not None:
+                continued[goal] = _continued(known, goal, kept, emit_from)
+        resumed = [goal for goal in first_new if continued.get(goal) is None]
+        checkpoints = self.reads.goal_row(resumed, catalog.CHECKPOINT, catalog.CURRENT_KEY) if resumed else {}
+        known.read_named(checkpoints.values())
+        # (a checkpoint's retracted ids are checked against the goal's retractions: few events, one index range each)
+        retractions = self.reads.goal_events_of_kind(list(checkpoints), retraction.KIND) if checkpoints else {}
+        for goal, emit_from in first_new.items():
+            projector = continued.get(goal)
+            stage = _Stage.CONTINUED
+            if projector is None:
+                projector, stage = _resumed(known, goal, checkpoints.get(goal), emit_from, retractions.get(goal, ())), _Stage.RESUMED
+            if projector is None:
+                projector, stage = _whole(known, goal, emit_from), _Stage.WHOLE
+            self._folds[goal] = _GoalFold(goal, emit_from, projector, stage, list(known.chunk(goal)))
+
+    def finish(self) -> list[GoalRows]:
+        """Every goal's rows, in the order their first events came."""
+        folded = []
+        for goal, fold in self._folds.items():
+            projector = fold.finished()
+            if projector is None and fold.stage is _Stage.CONTINUED:  # (then resumed, or folded whole, as in _start)
+                folded += fold_goals(self.reads, {goal: fold.first_new}, fold.events, None)
+                continue
+            if projector is None:
+                projector = _whole(_TransactionEvents(self.reads, fold.events), goal, fold.first_new)
+                projector.finish()
+            if self.projectors is not None:
+                self.projectors.folded(goal, projector)
+            folded.append(GoalRows(goal, [row_record(goal, row) for row in projector.rows.values()], projector.emits_all))
+        return folded
+
+
+class _Stage(Enum):
+    """How a goal's fold began in a transaction: what it falls back to when a later chunk cannot continue it."""
+
+    CONTINUED = "continued"  # (a kept projector: resumed from the checkpoint instead)
+    RESUMED = "resumed"  # (from the checkpoint: folded whole instead)
+    WHOLE = "whole"  # (from the goal's first event: takes any event, a retraction too)
+
+
+@dataclass
+class _GoalFold:
+    """A goal's fold in progress in a transaction: the events it was given, and whether it can go on (``projector``)."""
+
+    goal_id: str
+    first_new: int
+    projector: GoalProjector | None
+    stage: _Stage
+    events: list[StoredEvent]
+
+    def add(self, events: Sequence[StoredEvent]) -> None:
+        self.events += events
+        if self.projector is None:
+            return
+        if self.stage is _Stage.WHOLE:
+            for event in events:
+                self.projector.apply(event)
+            return
+        if any(retraction.retracted_by(event) for event in events):
+            self.projector = None  # (a retraction changes rows of earlier events: see _resumed)
+            return
+        try:
+            for event in events:
+                self.projector.apply(event)
+        except CheckpointUnusable:
+            self.projector = None
+
+    def finished(self) -> GoalProjector | None:
+        if self.projector is None or self.stage is _Stage.WHOLE:
+            if self.projector is not None:
+                self.projector.finish()
+            return self.projector
+        try:
+            self.projector.finish()
+        except CheckpointUnusable:
+            return None
+        return self.projector
+
+
+def _whole(known: _TransactionEvents, goal: str, first_new: int) -> GoalProjector:
+    """``goal`` folded from its first event (its new events those from ``first_new``), but for :meth:`~GoalProjector.finish`.
+
+    A goal without a usable checkpoint that held events before this append was last written by an older benchledger (or
+    tampered with): its stored rows may lack lifecycle steps or be of older versions, so every row is recomputed and
+    replaced (the upgrade costs that goal's past once). A goal whose events are all new has no stored row to replace: its
+    new rows are all.
+    """
+    events = known.after(goal, 0)
+    fresh = bool(events) and events[0].position >= first_new
+    projector = GoalProjector(strict=True, emit_from=first_new if fresh else 0)
+    for event in events:
+        projector.apply(event)
+    return projector
+
+
+def _fold_new(projector: GoalProjector, events: Sequence[StoredEvent]) -> GoalProjector:
+    """:meth:`GoalProjector.fold_new` but for its :meth:`~GoalProjector.finish`, which comes once the transaction's last chunk is folded."""
+    if events:
+        projector.emit_from = events[0].position  # (so never :attr:`emits_all`: the earlier rows stay)
+    for event in events:
+        projector.apply(event)
+    return projector
 
 
 class _TransactionEvents:
@@ -226,10 +339,28 @@ class _TransactionEvents:
 
     def __init__(self, reads: FoldReads, new_events: Sequence[StoredEvent]) -> None:
         self.reads = reads
-        self.by_id: dict[str, StoredEvent] = {event.event_id: event for event in new_events}
+        self.by_id: dict[str, StoredEvent] = {}
         self._new: dict[str, list[StoredEvent]] = {}
-        for event in new_events:  # (in position order: each goal's in stream order)
+        self._chunk: dict[str, list[StoredEvent]] = {}
+        self._upto: int | None = None  # (the last position handed over: later ones are appended, not yet folded)
+        self.add(new_events)
+
+    def add(self, new_events: Sequence[StoredEvent] | None) -> None:
+        """Events the transaction appended (in position order), or ``None``: the rest are read back when asked for."""
+        self._chunk = {}
+        if new_events is None:
+            self._upto = None
+            return
+        for event in new_events:  # (each goal's in stream order)
+            self.by_id[event.event_id] = event
             self._new.setdefault(event.goal_id, []).append(event)
+            self._chunk.setdefault(event.goal_id, []).append(event)
+        if new_events:
+            self._upto = new_events[-1].position
+
+    def chunk(self, goal_id: str) -> list[StoredEvent]:
+        """``goal_id``'s events of the last :meth:`add`."""
+        return self._chunk.get(goal_id, [])
 
     def read_named(self, checkpoints: Iterable[Mapping[str, Any]]) -> None:
         """Read the events ``checkpoints`` (stored rows) name, and the members of those that are batches, in two reads."""
@@ -253,8 +384,8 @@ class _TransactionEvents:
         """``goal_id``'s events after stream version ``version``: the appended ones when they are exactly those."""
         new = self._new.get(goal_id)
         if new and new[0].stream_version == version + 1:
-            return new
-        return self.reads.read_goal(goal_id, version)
+            return list(new)
+        return self.reads.read_goal(goal_id, version, self._upto)
 
 
 @dataclass(frozen=True)
@@ -330,7 +461,7 @@ def _resumed(
     if any(retraction.retracted_by(event) for event in new):
         return None  # a retraction changes rows of earlier events: the goal is folded whole
     try:
-        return projector.fold_new(new)
+        return _fold_new(projector, new)
     except CheckpointUnusable:
         return None  # a stored row the fold resumed from is not what the events say: fold the goal whole
 
@@ -341,7 +472,7 @@ def _continued(events: _TransactionEvents, goal: str, projector: GoalProjector, 
     if not new or new[0].position != first_new or any(retraction.retracted_by(event) for event in new):
         return None  # another writer appended to the goal since (or a retraction: the goal is folded whole)
     try:
-        return projector.continued(StoredGoalEvents(events, goal)).fold_new(new)
+        return _fold_new(projector.continued(StoredGoalEvents(events, goal)), new)
     except CheckpointUnusable:
         return None  # a stored comparison-batch row is not what the events say: resumed, or folded whole
 
