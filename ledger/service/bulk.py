@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, InvalidInput
 from benchledger.ledger.service.bulk_jobs import in_order
+from benchledger.ledger.service.goal_folds import FoldsHere, GoalFolds
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
@@ -38,7 +39,6 @@ from benchledger.ledger.service.intake.files import (
     parse_document,
     read_lines,
 )
-from benchledger.ledger.service.materialize import GoalFolds, KeptProjectors
 from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import NewEvent, validate_goal_id
 from benchledger.ledger.storage.store import Store
@@ -54,6 +54,10 @@ BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal", "attemp
 # What a line says to create a goal whose name is close to an existing goal's (``service.goal_names``).
 NEW_GOAL_HOW = 'add "new_goal": true to the line'
 BATCHES_SOURCE = "cli ingest-batches"
+# Events an append's statement holds: a transaction is appended a few chunks at a time, each handed to the folds while the
+# next is appended (by the workers, with ``jobs``: the fold of one overlaps the append of the next). Few enough per
+# transaction that little is left to fold once the last is appended, many enough that a statement carries many rows.
+APPEND_CHUNK_ARTIFACTS = 100
 # Lines validated together (by one worker, with ``jobs``): about this many bytes, the chunk ending after the line that
 # reaches it. Large enough that handing a chunk over costs little beside validating it, small enough that a file of a
 # few MiB makes chunks for every worker.
@@ -327,7 +331,7 @@ def _goal_folds(jobs: int) -> contextlib.AbstractContextManager[GoalFolds]:
         from benchledger.ledger.service.fold_workers import FoldWorkers
 
         return FoldWorkers(jobs)
-    return contextlib.nullcontext(KeptProjectors())
+    return contextlib.nullcontext(FoldsHere())
 
 
 def _append(ledger: Store, spool: BinaryIO, projectors: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
@@ -336,7 +340,7 @@ def _append(ledger: Store, spool: BinaryIO, projectors: GoalFolds, report: Batch
     held = 0
 
     def commit() -> None:
-        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors)
+        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
         for batch in pending:
             unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt)
         outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)

@@ -26,11 +26,19 @@ from __future__ import annotations
 import os
 import signal
 import zlib
+from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchledger.errors import WorkerDied
-from benchledger.ledger.service.materialize import READS, GoalRows, KeptProjectors, TransactionReads, fold_goals
+from benchledger.ledger.service.goal_folds import (
+    READS,
+    GoalRows,
+    KeptProjectors,
+    TransactionFolds,
+    TransactionReads,
+    fold_goals,
+)
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
 
@@ -51,19 +59,13 @@ def owner(goal_id: str, jobs: int) -> int:
 
 
 class FoldWorkers:
-    """:class:`materialize.GoalFolds` by ``jobs`` forked worker processes (a context manager: leaving it ends them)."""
+    """:class:`GoalFolds` by ``jobs`` forked worker processes (a context manager: leaving it ends them)."""
 
     def __init__(self, jobs: int) -> None:
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork")
+        self.jobs = jobs
         self._workers: list[tuple[BaseProcess, Connection]] = []
-        for _ in range(jobs):
-            here, there = context.Pipe()
-            process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
-            process.start()
-            there.close()
-            self._workers.append((process, here))
+        self._adding: set[int] = set()  # (the workers given chunks of this transaction, not yet asked to finish)
+        self._start()
 
     def __enter__(self) -> FoldWorkers:
         return self
@@ -71,58 +73,95 @@ class FoldWorkers:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _start(self) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        for _ in range(self.jobs):
+            here, there = context.Pipe()
+            process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
+            process.start()
+            there.close()
+            self._workers.append((process, here))
+
     def close(self) -> None:
         for process, pipe in self._workers:
-            process.kill()  # (a worker holds nothing to save: the folds it keeps are the writer's to ask for)
+            process.kill()  # (a worker holds nothing to save: what it keeps is the writer's to ask for again)
             process.join()
             pipe.close()
-        self._workers = []
+        self._workers, self._adding = [], set()
 
     def begin(self) -> None:
+        if self._adding:  # (an attempt that did not finish: a worker may still fold it, or wait for a read's answer)
+            self.close()
+        if not self._workers:
+            self._start()
         self._tell(("begin",))
 
     def committed(self) -> None:
         self._tell(("committed",))
 
-    def fold(self, tx: Transaction, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None) -> list[GoalRows]:
-        from multiprocessing.connection import wait
-
-        jobs = len(self._workers)
-        parts: list[dict[str, int]] = [{} for _ in range(jobs)]
+    def appended(self, tx: Transaction, first_new: Mapping[str, int], events: Sequence[StoredEvent]) -> None:
+        parts: list[dict[str, int]] = [{} for _ in self._workers]
         for goal, emit_from in first_new.items():
-            parts[owner(goal, jobs)][goal] = emit_from
-        events: list[list[StoredEvent] | None] = [None if new_events is None else [] for _ in range(jobs)]
-        for event in new_events or ():
-            part = events[owner(event.goal_id, jobs)]
-            assert part is not None
-            part.append(event)
-        reads = TransactionReads(tx)
-        busy: dict[Any, int] = {}
-        folded: dict[str, GoalRows] = {}
+            parts[owner(goal, self.jobs)][goal] = emit_from
+        shares: list[list[StoredEvent]] = [[] for _ in self._workers]
+        for event in events:
+            shares[owner(event.goal_id, self.jobs)].append(event)
         try:
             for index, (_, pipe) in enumerate(self._workers):
-                if parts[index]:
-                    _send(pipe, ("fold", parts[index], events[index]))
-                    busy[pipe] = index
-            while busy:
-                for pipe in wait(list(busy)):
-                    message = _received(pipe)  # type: ignore[arg-type]
-                    if message[0] == "read":
-                        _, name, args = message
-                        assert name in READS  # (a worker asks only for what a fold reads)
-                        answer = getattr(reads, name)(*args)
-                        _send(pipe, answer if isinstance(answer, (dict, list)) else list(answer))  # type: ignore[arg-type]
-                        continue
-                    index = busy.pop(pipe)
-                    # A fold that raised there is folded again here (from the goals' checkpoints): the same error as one job's.
-                    rows = message[1] if message[0] == "folded" else fold_goals(reads, parts[index], events[index], None)
-                    folded.update((goal.goal_id, goal) for goal in rows)
+                if shares[index]:
+                    _send(pipe, ("add", parts[index], shares[index]))
+                    self._adding.add(index)
+            self._answer(TransactionReads(tx), {}, block=False)
         except BaseException:
-            # (a worker may be waiting for an answer, or still folding: its state is unknown, so every worker is ended, and
-            # with it what it kept; the transaction rolls back)
+            self.close()  # (the transaction rolls back: every worker is ended, with what it kept)
+            raise
+
+    def fold(self, tx: Transaction, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None) -> list[GoalRows]:
+        reads = TransactionReads(tx)
+        finishing: dict[Any, int | None] = {}
+        try:
+            for index in sorted(self._adding):
+                pipe = self._workers[index][1]
+                _send(pipe, ("finish",))
+                finishing[pipe] = index
+            self._adding = set()
+            folded: dict[str, GoalRows] = {}
+            failed = False
+            while finishing:
+                for rows in self._answer(reads, finishing, block=True):
+                    failed = failed or rows is None
+                    folded.update((goal.goal_id, goal) for goal in rows or ())
+        except BaseException:
             self.close()
             raise
+        if failed:  # (a fold raised in a worker: the whole transaction folded here raises what one job raises)
+            return fold_goals(reads, first_new, new_events, None)
         return [folded[goal] for goal in first_new]
+
+    def _answer(self, reads: TransactionReads, finishing: dict[Any, int | None], *, block: bool) -> list[list[GoalRows] | None]:
+        """The workers' reads answered (all that are asked for now, or, ``block``, until one of ``finishing`` answers);
+        returns the rows each that answered folded (``None``: its fold raised) and takes it out of ``finishing``."""
+        from multiprocessing.connection import wait
+
+        answered: list[list[GoalRows] | None] = []
+        pipes = [pipe for _, pipe in self._workers]
+        while True:
+            ready = wait(pipes, timeout=None if block else 0)
+            for pipe in ready:
+                message = _received(pipe)  # type: ignore[arg-type]
+                if message[0] == "read":
+                    _, name, args = message
+                    assert name in READS  # (a worker asks only for what a fold reads)
+                    answer = getattr(reads, name)(*args)
+                    _send(pipe, ("answer", answer if isinstance(answer, (dict, list)) else list(answer)))  # type: ignore[arg-type]
+                    continue
+                assert pipe in finishing, message  # (a worker speaks unasked only to read)
+                del finishing[pipe]
+                answered.append(message[1] if message[0] == "folded" else None)
+            if not ready or answered or not block:
+                return answered
 
     def _tell(self, message: tuple[str]) -> None:
         for _, pipe in self._workers:
@@ -144,14 +183,23 @@ def _received(pipe: Connection) -> Any:
 
 
 class _WriterReads:
-    """:class:`materialize.FoldReads` asked of the writer, which reads in its transaction (a worker reads no database)."""
+    """:class:`FoldReads` asked of the writer, which reads in its transaction (a worker reads no database); the writer's
+    messages that come before the answer (the next chunk) wait in :attr:`backlog`."""
 
     def __init__(self, pipe: Connection) -> None:
         self.pipe = pipe
+        self.backlog: deque[Any] = deque()
+
+    def next_message(self) -> Any:
+        return self.backlog.popleft() if self.backlog else self.pipe.recv()
 
     def _ask(self, name: str, *args: Any) -> Any:
         self.pipe.send(("read", name, args))
-        return self.pipe.recv()
+        while True:
+            message = self.pipe.recv()
+            if message[0] == "answer":
+                return message[1]
+            self.backlog.append(message)
 
     def events_by_id(self, event_ids: list[str]) -> dict[str, StoredEvent]:
         return self._ask("events_by_id", event_ids)  # type: ignore[no-any-return]
@@ -177,20 +225,28 @@ def _serve(pipe: Connection, parent: int) -> None:
     exit_with_parent(parent)
     kept = KeptProjectors()
     reads = _WriterReads(pipe)
+    folds: TransactionFolds | None = None
+    failed = False
     while True:
         try:
-            message = pipe.recv()
+            message = reads.next_message()
         except EOFError:
             return
         if message[0] == "begin":
             kept.begin()
+            folds, failed = None, False
         elif message[0] == "committed":
             kept.committed()
-        else:
-            _, first_new, new_events = message
+        elif message[0] == "add" and not failed:
+            folds = folds or TransactionFolds(reads, kept)
             try:
-                rows = fold_goals(reads, first_new, new_events, kept)
-            except Exception:  # (the writer folds these goals again itself, to raise what one job raises)  # noqa: BLE001
-                pipe.send(("failed",))
-            else:
-                pipe.send(("folded", rows))
+                folds.add(message[1], message[2])
+            except Exception:  # (the writer folds the transaction again itself, to raise what one job raises)  # noqa: BLE001
+                failed = True
+        elif message[0] == "finish":
+            try:
+                rows = None if failed or folds is None else folds.finish()
+            except Exception:  # noqa: BLE001
+                rows = None
+            pipe.send(("folded", rows) if rows is not None else ("failed",))
+            folds, failed = None, False

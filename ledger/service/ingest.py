@@ -27,6 +27,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from benchledger.errors import InvalidInput, LedgerError
 from benchledger.ledger.service.attempt_identity import REOBSERVED, AttemptPlacement, InvalidAttempt
+from benchledger.ledger.service.goal_folds import GoalFolds
 from benchledger.ledger.service.goal_names import refuse_close_names
 from benchledger.ledger.service.ingest_outcome import (
     NO_RUN_NOTE,
@@ -37,7 +38,7 @@ from benchledger.ledger.service.ingest_outcome import (
 )
 from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
 from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
-from benchledger.ledger.service.materialize import GoalFolds, materialize_goals
+from benchledger.ledger.service.materialize import materialize_goals
 from benchledger.ledger.storage.append import guard_receipt, unstorable_problems
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StoredEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
@@ -179,8 +180,9 @@ class Ingest:
     (:meth:`IngestOutcome.raise_if_refused` raises them). ``dry_run`` computes
     the outcome and rolls back.
     ``receipts``: the guard's, for batches it judged already
-    (:func:`check_batch`); ``projectors``: where the goals are folded, continuing
-    this writer's earlier units (:class:`GoalFolds`); ``inputs``: what the refusal of files
+    (:func:`check_batch`); ``projectors``: where the goals are folded, each chunk
+    as it is appended, continuing this writer's earlier units (:class:`GoalFolds`);
+    ``chunk_artifacts``: the events a chunk reaches (default :data:`CHUNK_ARTIFACTS`); ``inputs``: what the refusal of files
     holding no artifact calls them (default: the files); ``skip_unknown``: files'
     documents of unknown kind are left out and listed (``IngestOutcome.skipped``), not refused.
 
@@ -197,11 +199,13 @@ class Ingest:
         materialize: bool = True,
         receipts: Collection[bytes] = (),
         projectors: GoalFolds | None = None,
+        chunk_artifacts: int | None = None,
         inputs: str | None = None,
         skip_unknown: bool = False,
     ) -> None:
         self.ledger, self.source, self.dry_run, self.materialize = ledger, source, dry_run, materialize
         self.receipts, self.projectors, self.inputs, self.skip_unknown = receipts, projectors, inputs, skip_unknown
+        self.chunk_artifacts = chunk_artifacts or CHUNK_ARTIFACTS
         self.outcome: IngestOutcome | None = None
         self._items: list[_HeldBatch | _FilesBatch | _GivenEvents] = []
         self._meant: set[str] = set()  # goals said to be meant new (``new_goal``)
@@ -434,7 +438,7 @@ class _Writer:
     def _add(self, entry: _Pending, *, may_end_chunk: bool) -> None:
         self._pending.append(entry)
         self._pending_events += entry[1] is not None
-        if may_end_chunk and self._pending_events >= CHUNK_ARTIFACTS:
+        if may_end_chunk and self._pending_events >= self.unit.chunk_artifacts:
             self.flush()
 
     def flush(self) -> None:
@@ -469,6 +473,8 @@ class _Writer:
             self.new_events = None
         appended = (a for outcome in outcomes for a in outcome)
         stored_now: dict[str, StoredEvent] = {}
+        chunk_first_new: dict[str, int] = {}
+        chunk_events: list[StoredEvent] = []
         for index, (owner, new, artifact) in enumerate(pending):
             if isinstance(owner, _Batch) and owner.covered:
                 if artifact is not None:  # (stored already, or by an event ahead of it here: not appended again)
@@ -481,6 +487,8 @@ class _Writer:
             stored_now[outcome.event.event_id] = outcome.event
             if outcome.status == "appended":
                 self.first_new.setdefault(outcome.event.goal_id, outcome.event.position)
+                chunk_first_new.setdefault(outcome.event.goal_id, outcome.event.position)
+                chunk_events.append(outcome.event)
                 if self.new_events is not None:
                     self.new_events.append(outcome.event)
             if isinstance(owner, _Given):
@@ -489,6 +497,8 @@ class _Writer:
                 owner.batch = MemberOutcome.of(outcome, None)
             else:
                 owner.members.append(MemberOutcome.of(outcome, artifact.origin, artifact.role))
+        if chunk_events and self.unit.materialize and self.unit.projectors is not None:  # (folded while the next chunk is appended)
+            self.unit.projectors.appended(self.session.tx, chunk_first_new, chunk_events)
 
     def _in_attempts(self, pending: list[_Pending]) -> list[_Pending]:
         """``pending`` with each event as its attempt observes it (``service.attempt_identity``: the same bytes in a new attempt)."""

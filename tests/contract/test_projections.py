@@ -521,7 +521,7 @@ def test_a_deleted_checkpoint_is_reported_and_the_next_ingest_folds_the_whole_go
     ]
     reads = reads_of_goal(monkeypatch)
     ingest.ingest(ledger, "demo", [late_ledger("fixture-pair", "late_action")], source="test")
-    assert reads == [{"after_version": 0}]  # the fallback: every event of the goal
+    assert [read["after_version"] for read in reads] == [0]  # the fallback: every event of the goal (up to the appended ones)
     assert_equals_replay(ledger, "demo")
 
 

@@ -415,10 +415,12 @@ def _resumes_counted(monkeypatch, noted: Path) -> Callable[[], list[str]]:
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])  # (2: the goals are folded, and kept, by fold workers)
-def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_replay_makes(migrated_url, tmp_path, monkeypatch, jobs):
+@pytest.mark.parametrize("chunk", [100, 2], ids=["a-chunk-a-transaction", "chunks-of-2"])
+def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_replay_makes(migrated_url, tmp_path, monkeypatch, jobs, chunk):
     from benchledger.ledger.service import bulk
 
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # each goal's batches span several transactions
+    monkeypatch.setattr(bulk, "APPEND_CHUNK_ARTIFACTS", chunk)  # (2: and the chunks of a transaction)
     resumed = _resumes_counted(monkeypatch, tmp_path / "resumed.txt")
     path = _batch_file(tmp_path / "batches.ndjson", _interleaved(18))
 

@@ -47,21 +47,21 @@ def _checked_lines_of_a_killed_worker(name, lines):
 _PARENT = os.getpid()
 # The processes that folded goals, each noting its id here (set by the fixture below).
 _FOLDERS: Path | None = None
-_fold_goals = fold_workers.fold_goals
 
 
-def _fold_goals_noting_the_process(reads, first_new, new_events, projectors):
-    """``materialize.fold_goals`` as the fold workers call it, noting which process ran it."""
-    assert _FOLDERS is not None
-    with _FOLDERS.open("a") as out:
-        out.write(f"{os.getpid()}\n")
-    return _fold_goals(reads, first_new, new_events, projectors)
+class _TransactionFoldsNotingTheProcess(fold_workers.TransactionFolds):
+    """``goal_folds.TransactionFolds`` as the fold workers use it, noting which process fed it events."""
+
+    def add(self, first_new, new_events):
+        assert _FOLDERS is not None
+        with _FOLDERS.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        super().add(first_new, new_events)
 
 
-def _fold_goals_of_a_killed_worker(reads, first_new, new_events, projectors):
-    if os.getpid() != _PARENT:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return _fold_goals(reads, first_new, new_events, projectors)
+class _TransactionFoldsOfAKilledWorker(fold_workers.TransactionFolds):
+    def add(self, first_new, new_events):
+        os.kill(os.getpid(), signal.SIGKILL)  # (only workers use fold_workers.TransactionFolds)
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def folders(tmp_path, monkeypatch):
     """The ids of the processes that fold the goals of ``ingest-batches --jobs N`` (N > 1)."""
     global _FOLDERS
     _FOLDERS = tmp_path / "folders.txt"
-    monkeypatch.setattr(fold_workers, "fold_goals", _fold_goals_noting_the_process)
+    monkeypatch.setattr(fold_workers, "TransactionFolds", _TransactionFoldsNotingTheProcess)
 
     def seen() -> set[int]:
         found = {int(pid) for pid in _FOLDERS.read_text().split()} if _FOLDERS.exists() else set()
@@ -149,12 +149,14 @@ def _goal_before_the_file(url, tmp_path) -> None:
     assert invoke(url, "retract", run.event_id, "--reason", "ran on a stale image").exit_code == 0
 
 
-def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_path, monkeypatch, validators, folders):
+@pytest.mark.parametrize(("transaction", "chunk"), [(6, 100), (12, 2)], ids=["a-chunk-a-transaction", "chunks-of-2"])
+def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_path, monkeypatch, validators, folders, transaction, chunk):
     from benchledger.ledger.storage import append
 
     moment = append.utc_timestamp(dt.datetime(2026, 12, 5, 4, 0, tzinfo=dt.UTC))
     monkeypatch.setattr(append, "utc_timestamp", lambda: moment)  # (both runs at one moment: the digests may then agree)
-    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # each goal's batches span transactions
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", transaction)  # each goal's batches span transactions
+    monkeypatch.setattr(bulk, "APPEND_CHUNK_ARTIFACTS", chunk)  # (2: a goal's batches span the chunks of a transaction too)
     for url in (twin_url, migrated_url):
         _goal_before_the_file(url, tmp_path)
     lifecycle = [_demo(name) for name in ("01-preflight.json", "02-launch.json")]
@@ -180,7 +182,7 @@ def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_pa
     assert workers and os.getpid() not in workers  # (24 one-line chunks: validated by the workers alone)
     fold = folders()
     assert len(fold) == 2 and os.getpid() not in fold  # (each goal folded by its worker)
-    assert two == one and one["duplicates"] > 0 and one["transactions"] >= 8
+    assert two == one and one["duplicates"] > 0 and one["transactions"] >= 48 // transaction
     written = _written(migrated_url)
     assert written == _written(twin_url)
     assert len(written["events"]) == one["appended"] + one["batches_appended"] + 2 * 4 + 1  # (+ the goal before the file: 2 batches, 1 retraction)
@@ -290,7 +292,7 @@ def test_the_workers_receipts_spare_the_append_judging_again(migrated_url, tmp_p
 def test_a_fold_worker_killed_is_named_and_its_transaction_is_not_written(migrated_url, tmp_path, monkeypatch):
     import multiprocessing
 
-    monkeypatch.setattr(fold_workers, "fold_goals", _fold_goals_of_a_killed_worker)
+    monkeypatch.setattr(fold_workers, "TransactionFolds", _TransactionFoldsOfAKilledWorker)
     path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(4)])
 
     result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
@@ -311,8 +313,7 @@ def test_a_reducer_raising_in_a_fold_worker_raises_what_one_job_raises(migrated_
     one = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "1")
     two = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
 
-    fold = folders()
-    assert fold - {os.getpid()} and os.getpid() in fold  # (a worker folded and raised; this process folded its goals again)
+    assert folders() - {os.getpid()}  # (the workers folded, and raised: this process folded the transaction again)
     assert two.exit_code == one.exit_code != 0 and two.stderr == one.stderr and "review-runner-invariants" in one.stderr
     assert row_counts(migrated_url) == before
 
