@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchledger.ledger.service import bulk, ingest
+from benchledger.ledger.service import bulk, goal_folds, ingest
 from benchledger.ledger.service.intake.artifacts import to_artifact
 from benchledger.ledger.service.intake.files import parse_document
 from benchledger.ledger.storage import append
@@ -61,6 +61,7 @@ STAGES = (
     (bulk, "_spooled", "validate: the spool line"),
     (bulk, "_unspooled", "append: read the spool"),
     (bulk.Ingest, "commit", "append: events, ids, manifests, insert, chain, commit"),
+    (goal_folds.FoldsHere, "appended", "append: the projections' fold"),  # (each chunk, as it is appended)
     (ingest, "materialize_goals", "append: the projections' fold"),
     (Transaction, "upsert_projection_rows", "append: write the projection rows"),
     (Transaction, "write_projection_rows_diff", "append: write the projection rows"),

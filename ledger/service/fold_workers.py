@@ -23,8 +23,12 @@ error is the one a single job gives. A worker that dies raises
 
 from __future__ import annotations
 
+import gc
 import os
+import pickle
+import queue
 import signal
+import threading
 import zlib
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -64,6 +68,9 @@ class FoldWorkers:
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self._workers: list[tuple[BaseProcess, Connection]] = []
+        # Each worker's messages are sent by a thread of their own, so that the writer does not wait while a worker still
+        # folds the last chunk before reading the next (a chunk is larger than a pipe holds): it appends the next meanwhile.
+        self._senders: list[tuple[queue.SimpleQueue[bytes | None], threading.Thread]] = []
         self._adding: set[int] = set()  # (the workers given chunks of this transaction, not yet asked to finish)
         self._start()
 
@@ -77,19 +84,35 @@ class FoldWorkers:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
-        for _ in range(self.jobs):
-            here, there = context.Pipe()
-            process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
-            process.start()
-            there.close()
-            self._workers.append((process, here))
+        # (what this process holds is frozen for the workers' collector: a collection there would otherwise visit, and so
+        # copy, every page of this process's heap they share)
+        gc.freeze()
+        try:
+            for _ in range(self.jobs):  # (every worker forked before a sender thread starts: a fork copies no thread)
+                here, there = context.Pipe()
+                process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
+                process.start()
+                there.close()
+                self._workers.append((process, here))
+        finally:
+            gc.unfreeze()
+        for _, pipe in self._workers:
+            outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+            sender = threading.Thread(target=_send_all, args=(pipe, outbox), daemon=True, name="benchledger-fold-sender")
+            sender.start()
+            self._senders.append((outbox, sender))
 
     def close(self) -> None:
-        for process, pipe in self._workers:
+        for outbox, _ in self._senders:
+            outbox.put(None)
+        for process, _ in self._workers:
             process.kill()  # (a worker holds nothing to save: what it keeps is the writer's to ask for again)
             process.join()
+        for _, sender in self._senders:
+            sender.join()  # (its worker is gone: a send it was blocked in fails)
+        for _, pipe in self._workers:
             pipe.close()
-        self._workers, self._adding = [], set()
+        self._workers, self._senders, self._adding = [], [], set()
 
     def begin(self) -> None:
         if self._adding:  # (an attempt that did not finish: a worker may still fold it, or wait for a read's answer)
@@ -109,9 +132,9 @@ class FoldWorkers:
         for event in events:
             shares[owner(event.goal_id, self.jobs)].append(event)
         try:
-            for index, (_, pipe) in enumerate(self._workers):
-                if shares[index]:
-                    _send(pipe, ("add", parts[index], shares[index]))
+            for index, share in enumerate(shares):
+                if share:
+                    self._send(index, ("add", parts[index], share))
                     self._adding.add(index)
             self._answer(TransactionReads(tx), {}, block=False)
         except BaseException:
@@ -123,9 +146,8 @@ class FoldWorkers:
         finishing: dict[Any, int | None] = {}
         try:
             for index in sorted(self._adding):
-                pipe = self._workers[index][1]
-                _send(pipe, ("finish",))
-                finishing[pipe] = index
+                self._send(index, ("finish",))
+                finishing[self._workers[index][1]] = index
             self._adding = set()
             folded: dict[str, GoalRows] = {}
             failed = False
@@ -150,12 +172,13 @@ class FoldWorkers:
         while True:
             ready = wait(pipes, timeout=None if block else 0)
             for pipe in ready:
+                index = pipes.index(pipe)  # type: ignore[arg-type]
                 message = _received(pipe)  # type: ignore[arg-type]
                 if message[0] == "read":
                     _, name, args = message
                     assert name in READS  # (a worker asks only for what a fold reads)
                     answer = getattr(reads, name)(*args)
-                    _send(pipe, ("answer", answer if isinstance(answer, (dict, list)) else list(answer)))  # type: ignore[arg-type]
+                    self._send(index, ("answer", answer if isinstance(answer, (dict, list)) else list(answer)))
                     continue
                 assert pipe in finishing, message  # (a worker speaks unasked only to read)
                 del finishing[pipe]
@@ -164,15 +187,23 @@ class FoldWorkers:
                 return answered
 
     def _tell(self, message: tuple[str]) -> None:
-        for _, pipe in self._workers:
-            _send(pipe, message)
+        for index in range(len(self._workers)):
+            self._send(index, message)
+
+    def _send(self, index: int, message: Any) -> None:
+        """``message`` to worker ``index``, pickled here, sent by its thread (in order)."""
+        if not self._senders[index][1].is_alive():  # (its send failed: the worker is gone)
+            raise WorkerDied(DIED)
+        self._senders[index][0].put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _send(pipe: Connection, message: Any) -> None:
-    try:
-        pipe.send(message)
-    except OSError as exc:  # (a broken pipe: the worker is gone)
-        raise WorkerDied(DIED) from exc
+def _send_all(pipe: Connection, outbox: queue.SimpleQueue[bytes | None]) -> None:
+    """A worker's sender thread: what the writer put in ``outbox``, in order, until ``None`` (or the worker is gone)."""
+    while (message := outbox.get()) is not None:
+        try:
+            pipe.send_bytes(message)
+        except OSError:  # (the worker died: the writer finds its pipe ended when it reads it)
+            return
 
 
 def _received(pipe: Connection) -> Any:

@@ -329,3 +329,43 @@ def test_one_artifact_and_one_line_start_no_fold_worker(migrated_url, tmp_path, 
 
     assert invoke(migrated_url, "ingest", "--goal", "g-one", str(document)).exit_code == 0
     assert _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json"))["appended"] == 3
+
+
+class _Again(Exception):
+    """A transaction's attempt given up after its first chunk was appended (as SQLite's lock retry gives one up)."""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_transaction_attempted_again_after_a_chunk_was_folded_writes_what_one_attempt_writes(migrated_url, twin_url, tmp_path, monkeypatch, jobs):
+    from benchledger.ledger.storage import append
+    from benchledger.ledger.storage.store import ChunkedAppend
+
+    moment = append.utc_timestamp(dt.datetime(2026, 12, 5, 4, 0, tzinfo=dt.UTC))
+    monkeypatch.setattr(append, "utc_timestamp", lambda: moment)
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 12)
+    monkeypatch.setattr(bulk, "APPEND_CHUNK_ARTIFACTS", 2)
+    path = _batch_file(tmp_path / "batches.ndjson", _interleaved(18))
+    once = _json(invoke(twin_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
+    appends, real_append = [], ChunkedAppend.append
+
+    def appended_then_given_up(self, appends_, **kw):
+        appends.append(appends_)
+        if len(appends) == 2:  # (the first transaction's second chunk: the first is being folded)
+            raise _Again
+        return real_append(self, appends_, **kw)
+
+    real_writing = Store.writing
+
+    def writing_again(self, work):
+        try:
+            return real_writing(self, work)
+        except _Again:
+            return real_writing(self, work)
+
+    monkeypatch.setattr(ChunkedAppend, "append", appended_then_given_up)
+    monkeypatch.setattr(Store, "writing", writing_again)
+
+    again = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
+
+    assert len(appends) > 2 and again == once
+    assert _written(migrated_url) == _written(twin_url)
