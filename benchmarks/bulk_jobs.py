@@ -258,28 +258,30 @@ def render(name: str, res: dict[str, Any], jobs: int) -> str:
     lines = [
         f"### {name}: {res['goals']} goals, {res['artifacts']} artifacts, {res['lines']} lines; {len(one)} runs each, medians",
         "",
-        "| `ingest-batches` | artifacts/s | wall s | validate s | append s | CPU parent s | CPU workers s | CPU / wall | parent + workers / N, s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| `ingest-batches` | artifacts/s | wall s | validate s | append s | CPU parent s | CPU workers s | CPU / wall | parent + workers / N, s | max(parent, all / N), s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    critical = {}
+    critical, overlapped = {}, {}
     for n, runs in ((1, one), (jobs, many)):
         wall = _median(runs, "seconds")
         cpu = _median(runs, "cpu_parent") + _median(runs, "cpu_children")
         critical[n] = _median(runs, "cpu_parent") + _median(runs, "cpu_children") / n
+        overlapped[n] = max(_median(runs, "cpu_parent"), cpu / n)
         lines.append(
             f"| `--jobs {n}` | {_median(runs, 'events_per_s'):,.0f} | {wall:.2f} | {_median(runs, 'validate_seconds'):.2f} | "
             f"{_median(runs, 'append_seconds'):.2f} | {_median(runs, 'cpu_parent'):.2f} | {_median(runs, 'cpu_children'):.2f} | {cpu / wall:.2f} | "
-            f"{critical[n]:.2f} |"
+            f"{critical[n]:.2f} | {overlapped[n]:.2f} |"
         )
     ratio_jobs = rate_n / rate1
     ratio_ceiling = rate1 / res["ceiling"]
     lines += [
         "",
-        "(CPU / wall: the cores the run was given on average; parent + workers / N: its wall time on N idle cores, the "
-        "parent waiting while the workers validate, each doing a 1/N share.)",
+        "(CPU / wall: the cores the run was given on average; parent + workers / N: its wall time on N idle cores if the "
+        "parent waited whenever the workers work, each doing a 1/N share; max(parent, all / N): if nobody ever waited "
+        "(the bound the pipelining of the fold tends to: the truth on idle cores is between the two).)",
         "",
         f"`--jobs {jobs}` / `--jobs 1`: **{ratio_jobs:.2f}×** {'✅' if ratio_jobs >= 1.6 else '❌'} (target ≥ 1.6; "
-        f"on idle cores, by CPU time: {critical[1] / critical[jobs]:.2f}×); "
+        f"on idle cores, by CPU time: {critical[1] / critical[jobs]:.2f}× to {overlapped[1] / overlapped[jobs]:.2f}×); "
         f"`--jobs 1` / serial ceiling {res['ceiling']:,.0f} artifacts/s (normalize {res['normalize_per_s']:,.0f}/s, "
         f"fold {res['fold_per_s']:,.0f} events/s, plain insert {res['plain_per_s']:,.0f}/s): "
         f"**{ratio_ceiling:.2f}×** {'✅' if ratio_ceiling >= 0.6 else '❌'} (target ≥ 0.6)",

@@ -6,7 +6,8 @@ time: ``service.bulk_jobs``), each valid batch spooled as normalized (with the
 guard's receipt for it) to a temporary file, not memory, in file order; then the
 spool is appended by this process alone in
 transactions of about :data:`TRANSACTION_ARTIFACTS` artifacts, each one
-:class:`Ingest` committed as it goes: an interrupted run leaves whole batches,
+:class:`Ingest` committed as it goes (its goals folded, with ``jobs``, by
+worker processes: ``service.fold_workers``): an interrupted run leaves whole batches,
 and running it again appends only what is missing, because an artifact's
 identity is its source hash within its goal (:func:`embedded_document`) and a
 manifest's is its members. docs/performance.md ("Memory") states the bound.
@@ -296,8 +297,9 @@ def ingest_batch_file(
     validated, whatever happens to the file meanwhile. ``started`` is called
     with the number of artifacts once they are validated, ``progress`` with
     the number each committed transaction held. ``jobs`` worker processes
-    validate the lines (the same report, spool and appends as one job: the
-    append is this process's alone, in file order).
+    validate the lines, and ``jobs`` others fold the goals of what is appended
+    (the same report, spool, appends and rows as one job: the append is this
+    process's alone, in file order).
     """
     if jobs < 1:
         raise InvalidInput(f"jobs must be at least 1 (1: the lines are validated in this process), not {jobs}")

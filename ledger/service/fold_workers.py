@@ -1,24 +1,30 @@
 """``ingest-batches --jobs N``: each transaction's goals folded by N worker processes, a goal always by the same one.
 
-The writer appends a transaction's events, then (:meth:`FoldWorkers.fold`)
-hands each worker the goals it owns (by a hash of the goal id) with the events
-appended to them; the worker folds them by :func:`materialize.fold_goals`, the
-code the writer runs itself with one job, and answers their rows, which the
-writer writes before it commits. A worker keeps its goals' projectors across
-transactions (:class:`KeptProjectors`), so a goal spread over a file is folded
-once, as it is with one job; the writer tells it when a transaction begins (an
-attempt that did not commit is forgotten) and when it committed.
+As the writer appends a transaction, a chunk of events at a time (``Ingest``
+given these :class:`FoldWorkers` as its folds), it hands each worker the
+chunk's events of the goals it owns (by a hash of the goal id) and goes on
+appending; the worker feeds them to its :class:`goal_folds.TransactionFolds`,
+the code the writer runs itself with one job (``FoldsHere``). Once the last
+chunk is appended the writer asks every worker for its goals' rows, writes them
+and commits: only the last chunk's fold is left to wait for. A worker keeps its
+goals' projectors across transactions (:class:`KeptProjectors`), so a goal
+spread over a file is folded once, as it is with one job; the writer tells it
+when a transaction begins (an attempt that did not commit is forgotten; one
+given up mid-way ends the workers, which start again) and when it committed.
 
-A worker never reads the database: its snapshot would lack the events of the
-transaction being folded. What a fold reads (a checkpoint, the events it names,
-a comparison-batch row) it asks of the writer, which reads it in its
-transaction (:class:`materialize.TransactionReads`) and answers; so a worker's
-fold reads what the writer's own would, and makes the same rows.
+A worker never reads the database: its snapshot would lack the transaction's
+events. What a fold reads (a checkpoint, the events it names, a comparison-batch
+row) it asks of the writer, which reads it in its transaction
+(:class:`goal_folds.TransactionReads`) between its chunks, up to the events
+handed over; so a worker's fold reads what the writer's own would, and makes
+the same rows. The writer's messages are pickled by it and written by a thread
+per worker, so that it never waits for a worker still folding the chunk before.
 
-A fold that raises in a worker (a reducer's fault) is folded again here, so the
-error is the one a single job gives. A worker that dies raises
-:class:`WorkerDied`, and the transaction rolls back. Workers are forked, as
-``service.bulk_jobs``' are, ignore Ctrl-C and end with their parent.
+A fold that raises in a worker is folded again by the writer, the whole
+transaction at once (as with one job), so the error is the one a single job
+gives. A worker that dies raises :class:`WorkerDied` and the transaction rolls
+back. Workers are forked, as ``service.bulk_jobs``' are, ignore Ctrl-C and end
+with their parent.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ def owner(goal_id: str, jobs: int) -> int:
 
 
 class FoldWorkers:
-    """:class:`GoalFolds` by ``jobs`` forked worker processes (a context manager: leaving it ends them)."""
+    """:class:`goal_folds.GoalFolds` by ``jobs`` forked worker processes (a context manager: leaving it ends them)."""
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
@@ -214,7 +220,7 @@ def _received(pipe: Connection) -> Any:
 
 
 class _WriterReads:
-    """:class:`FoldReads` asked of the writer, which reads in its transaction (a worker reads no database); the writer's
+    """:class:`goal_folds.FoldReads` asked of the writer, which reads in its transaction (a worker reads no database); the writer's
     messages that come before the answer (the next chunk) wait in :attr:`backlog`."""
 
     def __init__(self, pipe: Connection) -> None:

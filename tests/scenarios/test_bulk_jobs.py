@@ -369,3 +369,26 @@ def test_a_transaction_attempted_again_after_a_chunk_was_folded_writes_what_one_
 
     assert len(appends) > 2 and again == once
     assert _written(migrated_url) == _written(twin_url)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_any_cut_into_transactions_and_chunks_folds_what_a_replay_folds(migrated_url, tmp_path, monkeypatch, seed):
+    """Goals interleaved at random, cut at random into transactions and chunks: the workers' rows are a replay's."""
+    import random
+
+    rng = random.Random(seed)
+    lifecycle = [_demo(name) for name in ("01-preflight.json", "02-launch.json", "03-post-launch.json")]
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", rng.randint(3, 20))
+    monkeypatch.setattr(bulk, "APPEND_CHUNK_ARTIFACTS", rng.randint(1, 8))
+    lines = []
+    for i in range(rng.randint(10, 30)):
+        goal = f"goal-{rng.randint(0, 4)}"
+        artifacts = [rng.choice(lifecycle)] if rng.random() < 0.3 else _attempt(f"task-{rng.randint(0, 9)}")
+        lines.append({"goal_id": goal, "kind": None, "artifacts": artifacts})
+    path = _batch_file(tmp_path / "batches.ndjson", lines)
+
+    report = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json"))
+
+    assert report["batches"] == len(lines)
+    assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
+    assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
