@@ -381,7 +381,7 @@ def test_any_cut_into_transactions_and_chunks_folds_what_a_replay_folds(migrated
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", rng.randint(3, 20))
     monkeypatch.setattr(bulk, "APPEND_CHUNK_ARTIFACTS", rng.randint(1, 8))
     lines = []
-    for i in range(rng.randint(10, 30)):
+    for _ in range(rng.randint(10, 30)):
         goal = f"goal-{rng.randint(0, 4)}"
         artifacts = [rng.choice(lifecycle)] if rng.random() < 0.3 else _attempt(f"task-{rng.randint(0, 9)}")
         lines.append({"goal_id": goal, "kind": None, "artifacts": artifacts})
@@ -392,3 +392,28 @@ def test_any_cut_into_transactions_and_chunks_folds_what_a_replay_folds(migrated
     assert report["batches"] == len(lines)
     assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
+
+
+def test_ctrl_c_while_workers_fold_leaves_no_worker_and_no_thread(migrated_url, tmp_path, monkeypatch, folders):
+    import multiprocessing
+    import threading
+
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)
+    real_commit, commits = bulk.Ingest.commit, []
+
+    def interrupted(unit):
+        commits.append(unit)
+        if len(commits) == 2:
+            raise KeyboardInterrupt  # (the user's Ctrl-C, as the second transaction begins)
+        return real_commit(unit)
+
+    monkeypatch.setattr(bulk.Ingest, "commit", interrupted)
+    threads = threading.active_count()
+    path = _batch_file(tmp_path / "batches.ndjson", _interleaved(9))
+
+    result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+
+    assert result.exit_code == 130 and folders() - {os.getpid()}  # (the workers had folded the first transaction)
+    assert "the 1 transaction(s) it committed are kept" in result.stderr
+    assert multiprocessing.active_children() == [] and threading.active_count() == threads
+    assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True  # (the first transaction, whole)
