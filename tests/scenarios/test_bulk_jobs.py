@@ -291,7 +291,9 @@ def test_the_workers_receipts_spare_the_append_judging_again(migrated_url, tmp_p
 
 def test_a_fold_worker_killed_is_named_and_its_transaction_is_not_written(migrated_url, tmp_path, monkeypatch):
     import multiprocessing
+    import threading
 
+    threads = threading.active_count()
     monkeypatch.setattr(fold_workers, "TransactionFolds", _TransactionFoldsOfAKilledWorker)
     path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(4)])
 
@@ -299,7 +301,7 @@ def test_a_fold_worker_killed_is_named_and_its_transaction_is_not_written(migrat
 
     assert result.exit_code == 2 and "worker process ended abruptly" in result.stderr and "was rolled back" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
-    assert multiprocessing.active_children() == []
+    assert multiprocessing.active_children() == [] and threading.active_count() == threads
     assert row_counts(migrated_url)["events"] == 0  # (one transaction: the file's 12 artifacts)
 
 
