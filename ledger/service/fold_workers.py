@@ -29,7 +29,6 @@ with their parent.
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import queue
@@ -90,18 +89,12 @@ class FoldWorkers:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
-        # (what this process holds is frozen for the workers' collector: a collection there would otherwise visit, and so
-        # copy, every page of this process's heap they share)
-        gc.freeze()
-        try:
-            for _ in range(self.jobs):  # (every worker forked before a sender thread starts: a fork copies no thread)
-                here, there = context.Pipe()
-                process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
-                process.start()
-                there.close()
-                self._workers.append((process, here))
-        finally:
-            gc.unfreeze()
+        for _ in range(self.jobs):  # (every worker forked before a sender thread starts: a fork copies no thread)
+            here, there = context.Pipe()
+            process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
+            process.start()
+            there.close()
+            self._workers.append((process, here))
         for _, pipe in self._workers:
             outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
             sender = threading.Thread(target=_send_all, args=(pipe, outbox), daemon=True, name="benchledger-fold-sender")

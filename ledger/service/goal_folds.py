@@ -205,7 +205,8 @@ class TransactionFolds:
         self._folds: dict[str, _GoalFold] = {}
 
     def add(self, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None) -> None:
-        """A chunk's appended events (``None``: read them back, the transaction's last chunk), ``first_new`` each goal's first."""
+        """A chunk's appended events, in position order, and ``first_new`` each goal's first; ``None``: the caller does not hold
+        the events (a write of many chunks folded at its end, :func:`fold_goals`), read back when a fold needs them."""
         self.known.add(new_events)
         for goal in first_new:
             fold = self._folds.get(goal)
@@ -232,7 +233,7 @@ class TransactionFolds:
                 projector, stage = _resumed(known, goal, checkpoints.get(goal), emit_from, retractions.get(goal, ())), _Stage.RESUMED
             if projector is None:
                 projector, stage = _whole(known, goal, emit_from), _Stage.WHOLE
-            self._folds[goal] = _GoalFold(goal, emit_from, projector, stage, list(known.chunk(goal)))
+            self._folds[goal] = _GoalFold(emit_from, projector, stage, list(known.chunk(goal)))
 
     def finish(self) -> list[GoalRows]:
         """Every goal's rows, in the order their first events came."""
@@ -263,7 +264,6 @@ class _Stage(Enum):
 class _GoalFold:
     """A goal's fold in progress in a transaction: the events it was given, and whether it can go on (``projector``)."""
 
-    goal_id: str
     first_new: int
     projector: GoalProjector | None
     stage: _Stage
