@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import URL, Engine, create_engine, event, make_url, text
@@ -27,6 +26,7 @@ from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError,
 from sqlalchemy.pool import StaticPool
 
 from benchledger.errors import LedgerUnavailable, redact_url
+from benchledger.ledger.storage.config import sqlite_file
 
 SQLITE_BUSY_TIMEOUT_S = 5.0
 LOCKED_RETRY_BUDGET_S = 60.0
@@ -253,9 +253,9 @@ def _reason(exc: DBAPIError, url: str) -> str:
         schema = wanted.group(1) if wanted else "…"
         named = f" ({schema})" if wanted else ""
         return f"no schema of the search_path{named} exists: create it first (CREATE SCHEMA {schema}), then run `benchledger db upgrade` again"
-    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+    path = sqlite_file(parsed)
+    if path is None:
         return message
-    path = Path(parsed.database.removeprefix("file:"))  # (a file: URI opened with uri=true)
     lowered = message.lower()
     if "unable to open database file" in lowered and not path.parent.is_dir():
         return f"the directory {path.parent} does not exist"
