@@ -44,8 +44,8 @@ def _postgres_schema_url(schema: str) -> str:
 def ledger_url(request, tmp_path):
     """A URL of an empty ledger database on each backend."""
     if request.param == "sqlite":
-        # An empty database, as the PostgreSQL one below: a command that only reads refuses a SQLite file that does
-        # not exist, and one that writes says it created it (docs/configuration.md).
+        # An empty file, as the PostgreSQL database below is empty: a command that only reads refuses it (as it refuses
+        # a file that does not exist), and one that writes makes it a ledger, saying it created it (docs/configuration.md).
         (tmp_path / "ledger.sqlite").touch()
         yield f"sqlite:///{tmp_path / 'ledger.sqlite'}"
         return

@@ -83,20 +83,30 @@ def new_ledger_file(explicit: str | None = None, *, create: bool = True) -> Path
     """
     named = _named_url(explicit)
     path = sqlite_file(named) if named else default_ledger_path()
-    if path is None or path.exists():
+    if path is None or not no_database_yet(path):
         return None
     if named and not create and path.parent.is_dir():  # (a missing folder is named as such when it is opened: nothing created either)
         raise NoLedger(
-            f"no ledger at {path}: nothing has been ingested there; check --database-url (or BENCHLEDGER_DATABASE_URL), "
-            "or run `benchledger db upgrade` to create an empty one"
+            f"no ledger at {path}: {'it is an empty file, ' if path.exists() else ''}nothing has been ingested there; "
+            "check --database-url (or BENCHLEDGER_DATABASE_URL), or run `benchledger db upgrade` to create an empty one"
         )
     return path
+
+
+def no_database_yet(path: Path) -> bool:
+    """Whether opening the SQLite file ``path`` would create its database: there is no file, or one of no bytes
+    (``touch``, ``mktemp``, a copy that failed), which SQLite opens as a new database just as well (a write-ahead log
+    beside it, were there one, would hold pages)."""
+    if not path.exists():
+        return True
+    wal = path.with_name(path.name + "-wal")
+    return path.is_file() and path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0)
 
 
 def existing_url(explicit: str | None = None) -> str | None:
     """:func:`resolve_url`, but ``None`` where opening it would create a SQLite file (for shell completion)."""
     url = _named_url(explicit)
     path = sqlite_file(url) if url else default_ledger_path()
-    if path is not None and not path.is_file():
+    if path is not None and (not path.is_file() or no_database_yet(path)):
         return None
     return url or f"sqlite:///{path}"

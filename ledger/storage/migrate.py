@@ -25,7 +25,7 @@ from typing import Literal
 from sqlalchemy import Connection, Engine, inspect, text
 
 from benchledger.errors import InvalidInput, LedgerUnavailable
-from benchledger.ledger.storage.config import sqlite_file
+from benchledger.ledger.storage.config import no_database_yet, sqlite_file
 from benchledger.ledger.storage.engine import (
     SQLITE_TABLES_QUERY,
     create_ledger_engine,
@@ -300,7 +300,7 @@ def ledger_revision(url: str) -> str | None:
     engine = create_ledger_engine(url)
     try:
         ledger_file = _sqlite_file(engine)
-        if ledger_file is not None and ledger_file.parent.is_dir() and not ledger_file.exists():
+        if ledger_file is not None and ledger_file.parent.is_dir() and no_database_yet(ledger_file):
             return None  # (connecting would create the file: a look must not leave an empty database behind)
         with database_errors_as_unavailable(url), engine.connect() as connection:
             return recognized_revision(connection, refuse_newer=False)
