@@ -224,11 +224,18 @@ CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.
 JOBS_PER_CPU = 4
 
 
+class _WorkerCount(click.IntRange):
+    # click names an IntRange "integer range", and says "'abc' is not a valid integer range" of a typo, as if a
+    # range such as 1-4 were wanted: the value is one count.
+    name = "integer"
+
+
 def jobs_option(help: str):
     """``--jobs N`` worker processes (default: one per CPU, at most :data:`JOBS_PER_CPU` per CPU); ``help`` says what they do."""
     return click.option(
         "--jobs",
-        type=click.IntRange(min=1, max=JOBS_PER_CPU * CPUS),
+        type=_WorkerCount(min=1, max=JOBS_PER_CPU * CPUS),
+        metavar="N",
         default=CPUS,
         show_default="the CPU count",
         help=f"{help}; at most {JOBS_PER_CPU}x the CPU count.",
