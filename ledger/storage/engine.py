@@ -81,6 +81,10 @@ def _name_lost_reads(engine: Engine) -> None:
     @event.listens_for(engine, "handle_error")
     def _on_error(context: Any) -> None:
         original = context.original_exception
+        if not isinstance(original, Exception):
+            # Ctrl-C (report's SIGTERM too) raised while a statement ran: SQLAlchemy counts it a disconnect, to drop the
+            # connection, but nothing closed it; the interruption goes on, said as one (exit 130), not a lost server.
+            return
         if getattr(original, "pgcode", None) == RECOVERY_CONFLICT and "conflict with recovery" in str(original):
             raise StandbyCancelledRead(f"the ledger at {where} cancelled this read: {_STANDBY_ADVICE}") from original
         if context.is_disconnect and context.connection is not None:  # (not a failed connect: that has its own line)

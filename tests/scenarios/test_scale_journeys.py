@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -151,3 +152,23 @@ def _children(pid: int) -> list[str]:
 def _group(pgid: int) -> list[str]:
     rows = subprocess.run(["ps", "-eo", "pid=,pgid="], capture_output=True, text=True).stdout.splitlines()
     return [row for row in rows if row.split()[1] == str(pgid)]
+
+
+def test_ctrl_c_while_a_statement_runs_is_an_interruption_not_a_lost_server(migrated_url):
+    """SQLAlchemy counts a Ctrl-C raised inside a statement as a disconnect: `report` interrupted on a primary said the
+    server closed the connection (a standby's advice, exit 2) instead of `interrupted` (exit 130)."""
+    from sqlalchemy import text
+
+    from benchledger.ledger.storage.engine import create_ledger_engine
+
+    engine = create_ledger_engine(migrated_url)
+    # a statement of about a second; Ctrl-C a tenth of a second into it
+    slow = "SELECT pg_sleep(1)" if engine.dialect.name == "postgresql" else "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000000) SELECT count(*) FROM n"
+    timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        with pytest.raises(KeyboardInterrupt), engine.connect() as connection:
+            timer.start()
+            connection.execute(text(slow))
+    finally:
+        timer.cancel()
+        engine.dispose()
