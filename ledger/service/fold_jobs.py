@@ -149,8 +149,9 @@ def _folded_by_workers(
         return {"mode": folding.FoldMode.AUDIT if trusted() else folding.FoldMode.AUDIT_ROWS, "projection": projection}
 
     initargs = (url, os.getpid())
-    with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=initargs) as pool:
-        checking = pool.submit(_check_in_worker, beside.check, token) if beside is not None and trusted() else None
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context, initializer=_open_worker, initargs=initargs)
+    try:
+        checking = _submit(pool, _check_in_worker, beside.check, token) if beside is not None and trusted() else None
         unchecked = beside is not None and checking is None  # (then checked here, once the first steps went to the workers)
         pending: deque[tuple[Step, Any, folding.FoldMode | None]] = deque()
 
@@ -173,13 +174,28 @@ def _folded_by_workers(
                 pending.append((step, None, None))
             else:
                 options = there()
-                pending.append((step, pool.submit(_fold_in_worker, step.goals, upto_position, options, token), options["mode"]))
+                pending.append((step, _submit(pool, _fold_in_worker, step.goals, upto_position, options, token), options["mode"]))
             if len(pending) >= 2 * jobs:  # (bounded: the caller holds a few steps, not the ledger)
                 yield collected()
         while pending:
             yield collected()
         if checking is not None:
             beside.result = checking.result() if trusted() else beside.check(ledger)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # (after a Ctrl-C, only the steps under way are finished: the workers ignore it)
+
+
+def _submit(pool: Any, work: Callable[..., Any], *args: Any) -> Any:
+    """``pool.submit(work, *args)`` with SIGINT blocked while it may spawn a worker, which starts with it blocked (a signal
+    mask survives exec): a Ctrl-C reaches the whole process group, and a worker still importing printed a traceback of its
+    own; :func:`_open_worker` then ignores it, as ingest-batches' workers do (the parent handles it, and they end with it)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return pool.submit(work, *args)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return pool.submit(work, *args)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 _worker_ledger: Store | None = None
@@ -187,6 +203,9 @@ _worker_ledger: Store | None = None
 
 def _open_worker(url: str, parent: int) -> None:
     global _worker_ledger
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (blocked by _submit: one pending is dropped now)
     exit_with_parent(parent)
     _worker_ledger = Store.open(url, migrate=False)
 

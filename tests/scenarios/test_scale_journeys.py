@@ -150,8 +150,9 @@ def _children(pid: int) -> list[str]:
 
 
 def _group(pgid: int) -> list[str]:
-    rows = subprocess.run(["ps", "-eo", "pid=,pgid="], capture_output=True, text=True).stdout.splitlines()
-    return [row for row in rows if row.split()[1] == str(pgid)]
+    """The live processes of the group ``pgid`` (a zombie has ended: reaping it is its new parent's, PID 1's, business)."""
+    rows = subprocess.run(["ps", "-eo", "pid=,pgid=,stat="], capture_output=True, text=True).stdout.splitlines()
+    return [row for row in rows if row.split()[1] == str(pgid) and not row.split()[2].startswith("Z")]
 
 
 def test_ctrl_c_while_a_statement_runs_is_an_interruption_not_a_lost_server(migrated_url):
@@ -172,3 +173,25 @@ def test_ctrl_c_while_a_statement_runs_is_an_interruption_not_a_lost_server(migr
     finally:
         timer.cancel()
         engine.dispose()
+
+
+@pytest.mark.parametrize("command", ["audit", "replay"])
+def test_ctrl_c_while_audit_or_replay_workers_start_is_one_line(migrated_url, tmp_path, command):
+    """A Ctrl-C reaches the whole process group; a spawned worker still importing printed a traceback of its own."""
+    preflight = _doc("01-preflight.json")
+    # three steps of goals (200 a step): workers are started
+    path = _lines(tmp_path / "goals.ndjson", *({"goal_id": f"fold-{n:03d}", "new_goal": True, "kind": "preflight", "artifacts": [preflight]} for n in range(450)))
+    assert invoke(migrated_url, "ingest-batches", "--jobs", "1", path).exit_code == 0
+    env = {**os.environ, "BENCHLEDGER_DATABASE_URL": migrated_url}
+    process = subprocess.Popen([sys.executable, "-m", "benchledger", command, "--jobs", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_children(process.pid)) < 2:  # (the resource tracker and a worker)
+        time.sleep(0.02)
+    assert len(_children(process.pid)) >= 2, "no worker was started"
+    time.sleep(0.1)  # (a worker importing)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err.decode()) == (130, "benchledger: interrupted; nothing was written\n")
+    time.sleep(0.5)
+    assert not _group(process.pid)
+    assert invoke(migrated_url, command, "--jobs", "2").exit_code == 0
