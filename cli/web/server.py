@@ -206,7 +206,8 @@ class BoundedHTTPServer(HTTPServer):
 
     def __init__(self, host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> None:
         self.address_family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
-        super().__init__((host, port), handler)
+        # (bound once its members exist: a port that is taken makes the base class close the server, which needs them)
+        super().__init__((host, port), handler, bind_and_activate=False)
         self.bound_host = host
         self._workers = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="benchledger-serve")
         self._selector = selectors.DefaultSelector()
@@ -215,6 +216,12 @@ class BoundedHTTPServer(HTTPServer):
         self._wake_reader, self._wake_writer = socket.socketpair()
         self._selector.register(self._wake_reader, selectors.EVENT_READ)
         self._closed = False
+        try:
+            self.server_bind()
+            self.server_activate()
+        except BaseException:
+            self.server_close()
+            raise
         threading.Thread(target=self._watch, daemon=True, name="benchledger-serve-waiting").start()
 
     def server_bind(self) -> None:

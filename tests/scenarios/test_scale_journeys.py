@@ -198,3 +198,18 @@ def test_ctrl_c_while_audit_or_replay_workers_start_is_one_line(migrated_url, tm
     time.sleep(0.5)
     assert not _group(process.pid)
     assert invoke(migrated_url, command, "--jobs", "2").exit_code == 0
+
+
+def test_serve_on_a_port_already_taken_is_one_line(migrated_url):
+    """A second `serve` on the port the first holds (or an address this machine lacks) says so, never an internal error."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        env = {**os.environ, "BENCHLEDGER_DATABASE_URL": migrated_url}
+        done = subprocess.run([sys.executable, "-m", "benchledger", "serve", "--port", port], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"benchledger: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
