@@ -21,7 +21,6 @@ the lines are validated here.
 from __future__ import annotations
 
 import os
-import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
@@ -79,9 +78,15 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from benchledger.ledger.service.fold_jobs import sigint_held
+
+    def submit(item: _Item) -> Future[_Answer]:
+        with sigint_held():  # (submit may fork a worker)
+            return pool.submit(work, item)
+
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),))
     try:
-        pending: deque[Future[_Answer]] = deque(pool.submit(work, item) for item in held)
+        pending: deque[Future[_Answer]] = deque(submit(item) for item in held)
         while True:
             try:
                 item = next(source, _END)
@@ -91,7 +96,7 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
                 raise
             if item is _END:
                 break
-            pending.append(pool.submit(work, item))  # type: ignore[arg-type]
+            pending.append(submit(item))  # type: ignore[arg-type]
             if len(pending) > AHEAD_PER_JOB * jobs:
                 yield pending.popleft().result()
         while pending:
@@ -101,8 +106,7 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
 
 
 def _start_worker(parent: int) -> None:
-    # (as replay's workers do, a worker ends with its parent)
-    from benchledger.ledger.service.fold_jobs import exit_with_parent
+    # (as replay's workers do: Ctrl-C ignored, the parent handles it; ended with the parent)
+    from benchledger.ledger.service.fold_jobs import become_worker
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C reaches the whole process group: the parent handles it)
-    exit_with_parent(parent)
+    become_worker(parent)

@@ -30,6 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,17 +186,34 @@ def _folded_by_workers(
         pool.shutdown(wait=True, cancel_futures=True)  # (after a Ctrl-C, only the steps under way are finished: the workers ignore it)
 
 
-def _submit(pool: Any, work: Callable[..., Any], *args: Any) -> Any:
-    """``pool.submit(work, *args)`` with SIGINT blocked while it may spawn a worker, which starts with it blocked (a signal
-    mask survives exec): a Ctrl-C reaches the whole process group, and a worker still importing printed a traceback of its
-    own; :func:`_open_worker` then ignores it, as ingest-batches' workers do (the parent handles it, and they end with it)."""
+@contextmanager
+def sigint_held() -> Iterator[None]:
+    """SIGINT blocked in this thread while a worker may be started (forked or spawned): the worker starts with it blocked
+    (a signal mask survives fork and exec) until :func:`become_worker` ignores it. A Ctrl-C reaches the whole process group,
+    and a worker still starting printed a traceback of its own, or swallowed it; the parent receives it once this ends."""
     if not hasattr(signal, "pthread_sigmask"):
-        return pool.submit(work, *args)
+        yield
+        return
     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        return pool.submit(work, *args)
+        yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _submit(pool: Any, work: Callable[..., Any], *args: Any) -> Any:
+    """``pool.submit(work, *args)``, which may spawn a worker, with SIGINT held (:func:`sigint_held`)."""
+    with sigint_held():
+        return pool.submit(work, *args)
+
+
+def become_worker(parent: int) -> None:
+    """What every worker process of benchledger does first: ignore Ctrl-C (the parent handles it and stops its workers; a
+    SIGINT pending since :func:`sigint_held` is dropped) and end when ``parent`` does (:func:`_exit_with_parent`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _exit_with_parent(parent)
 
 
 _worker_ledger: Store | None = None
@@ -203,14 +221,11 @@ _worker_ledger: Store | None = None
 
 def _open_worker(url: str, parent: int) -> None:
     global _worker_ledger
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (blocked by _submit: one pending is dropped now)
-    exit_with_parent(parent)
+    become_worker(parent)
     _worker_ledger = Store.open(url, migrate=False)
 
 
-def exit_with_parent(parent: int) -> None:
+def _exit_with_parent(parent: int) -> None:
     """Make this worker end when ``parent`` (the process whose pool started it) does, however it ends.
 
     A parent killed with SIGKILL never shuts its pool down: its workers would

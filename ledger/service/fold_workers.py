@@ -32,7 +32,6 @@ from __future__ import annotations
 import os
 import pickle
 import queue
-import signal
 import threading
 import zlib
 from collections import deque
@@ -40,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchledger.errors import WorkerDied
+from benchledger.ledger.service.fold_jobs import become_worker, sigint_held
 from benchledger.ledger.service.goal_folds import (
     READS,
     GoalRows,
@@ -92,7 +92,8 @@ class FoldWorkers:
         for _ in range(self.jobs):  # (every worker forked before a sender thread starts: a fork copies no thread)
             here, there = context.Pipe()
             process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
-            process.start()
+            with sigint_held():
+                process.start()
             there.close()
             self._workers.append((process, here))
         for _, pipe in self._workers:
@@ -249,10 +250,7 @@ class _WriterReads:
 
 def _serve(pipe: Connection, parent: int) -> None:
     """A fold worker: the writer's messages, one after the other, until it ends the worker (or ends)."""
-    from benchledger.ledger.service.fold_jobs import exit_with_parent
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C reaches the whole process group: the parent handles it)
-    exit_with_parent(parent)
+    become_worker(parent)  # (Ctrl-C ignored: it reaches the whole process group, and the parent handles it)
     kept = KeptProjectors()
     reads = _WriterReads(pipe)
     folds: TransactionFolds | None = None
