@@ -162,6 +162,10 @@ def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: i
     """Serve the report's pages live from the ledger, read-only (GET and HEAD only).
 
     Every reload reads the ledger again, so events ingested meanwhile show up.
+    The index shows the full audit (`benchledger audit`: every projection
+    refolded too), run in the background in a child process, again whenever
+    the ledger grew; until it is done the index says it is running. On a
+    PostgreSQL hot standby the start line and the index show the replica's lag.
     """
     _, server = _web()
     if not server.is_loopback(host):
