@@ -155,7 +155,7 @@ def import_ndjson_command(ctx: click.Context, file: str, unverifiable_tail: bool
         unverified = "" if result.tail_verified else "\n- tail: NOT verified (the file has no export trailer)"
         click.echo(
             f"# Imported {result.events} event(s) of {len(result.goals)} goal(s)\n\n"
-            f"- goals: {', '.join(result.goals) or '(none)'}\n- digest: `{result.digest}`{unverified}"
+            f"- goals: {', '.join(capped(result.goals)) or '(none)'}\n- digest: `{result.digest}`{unverified}"
         )
 
 

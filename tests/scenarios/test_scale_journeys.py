@@ -214,3 +214,20 @@ def test_serve_on_a_port_already_taken_is_one_line(migrated_url):
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == f"benchledger: cannot listen on 127.0.0.1:{port}: Address already in use"
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_import_ndjson_of_many_goals_lists_a_screenful(migrated_url, tmp_path):
+    """An export of a team ledger (hundreds of goals) imported: the summary names the first goals and counts the rest,
+    not every name on one line."""
+    preflight = _doc("01-preflight.json")
+    path = _lines(tmp_path / "goals.ndjson", *({"goal_id": f"team-{n:03d}", "new_goal": True, "kind": "preflight", "artifacts": [preflight]} for n in range(25)))
+    assert invoke(migrated_url, "ingest-batches", "--jobs", "1", path).exit_code == 0
+    exported = tmp_path / "ledger.ndjson"
+    export = invoke(migrated_url, "export")
+    assert export.exit_code == 0, export.output
+    exported.write_text(export.stdout)
+    other = tmp_path / "other.sqlite"
+    result = invoke(f"sqlite:///{other}", "import-ndjson", str(exported))
+    assert result.exit_code == 0, result.output
+    goals_line = next(line for line in result.stdout.splitlines() if line.startswith("- goals: "))
+    assert goals_line.count("team-") == 20 and goals_line.endswith("... and 5 more"), goals_line
