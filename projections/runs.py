@@ -34,8 +34,9 @@ Pure functions over events (anything with ``kind``, ``payload``, ``event_id``,
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -537,7 +538,7 @@ def runs_model(events: Iterable[EventLike]) -> RunsModel:
             if task and view is not None and view["case_id"] is None and view["benchmark_id"] in (benchmark, None):
                 view["case_id"], view["case_from"] = task, "comparison"
     payloads = {e.event_id: e.payload for e in events if e.kind == RUN_KIND}
-    earlier = _countable_by_task_and_arm(runs)
+    earlier = _EarlierRuns(runs)
     pairs = [
         _comparison_pair(c, tasks[c.event_id], [by_id[i] for i in dict.fromkeys(batch_of.get(c.event_id, ())) if i in by_id], payloads, earlier)
         for c in comparisons
@@ -547,17 +548,53 @@ def runs_model(events: Iterable[EventLike]) -> RunsModel:
     return RunsModel(runs, pairs)
 
 
-def _countable_by_task_and_arm(runs: Iterable[dict[str, Any]]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
-    found: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for view in runs:
-        if view["countable"] and view["case_id"] and view["arm"]:
-            found.setdefault((view["goal_id"], view["benchmark_id"], view["case_id"], view["arm"]), []).append(view)
-    return found
+class _EarlierRuns:
+    """The countable runs of each goal, benchmark, task and arm, in position order, to find the latest one before a comparison.
+
+    Each list keeps its runs' :func:`_time_key` (worked out once) and, at each run, which run so far is the latest,
+    so a comparison's side costs a binary search, not a scan and a parse of every earlier run of its task and arm
+    (that scan was a third of building the model of 10^4 comparisons: benchmarks/runs_model.py).
+    """
+
+    def __init__(self, runs: Iterable[dict[str, Any]]) -> None:
+        found: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for view in runs:
+            if view["countable"] and view["case_id"] and view["arm"]:
+                found.setdefault((view["goal_id"], view["benchmark_id"], view["case_id"], view["arm"]), []).append(view)
+        self._lists: dict[tuple[Any, ...], tuple[list[dict[str, Any]], list[int], list[tuple[datetime, int]], list[int]]] = {}
+        for key, views in found.items():
+            views.sort(key=_position)
+            times = [_time_key(v) for v in views]
+            latest_so_far, best = [], 0
+            for i, time in enumerate(times):
+                if time > times[best]:
+                    best = i
+                latest_so_far.append(best)
+            self._lists[key] = (views, [v["position"] for v in views], times, latest_so_far)
+
+    def latest_before(self, key: tuple[Any, ...], position: int, used: Collection[str]) -> dict[str, Any] | None:
+        """The latest (:func:`_time_key`) countable run of ``key`` recorded before ``position`` and not in ``used``."""
+        if key not in self._lists:
+            return None
+        views, positions, times, latest_so_far = self._lists[key]
+        before = bisect.bisect_left(positions, position)
+        if not before:
+            return None
+        latest = views[latest_so_far[before - 1]]
+        if latest["event_id"] not in used:
+            return latest
+        # (rare: the comparison's other side is that very run) the latest of the others
+        others = [i for i in range(before) if views[i]["event_id"] not in used]
+        return views[max(others, key=times.__getitem__)] if others else None
+
+
+def _position(view: Mapping[str, Any]) -> int:
+    return view["position"]  # type: ignore[no-any-return]
 
 
 def _comparison_pair(
     comparison: EventLike, benchmark_task: tuple[str | None, str | None], batch_runs: list[dict[str, Any]], payloads: Mapping[str, Any],
-    earlier: Mapping[tuple[Any, ...], list[dict[str, Any]]],
+    earlier: _EarlierRuns,
 ) -> dict[str, Any]:
     """A comparison (of ``benchmark_task``: its ``_comparison_task``) with the runs of its own task (rule: :func:`pairs`)."""
     payload = comparison.payload if isinstance(comparison.payload, Mapping) else {}
@@ -584,12 +621,9 @@ def _comparison_pair(
     for side, arm in named.items():
         if found[side] is not None:
             continue
-        before = [
-            v for v in earlier.get((comparison.goal_id, benchmark, task, arm), ())
-            if v["position"] < comparison.position and v["event_id"] not in _used(found)
-        ]
-        if arm and task and before:
-            found[side], how[side] = _latest(before), BY_EARLIER_RUN
+        before = earlier.latest_before((comparison.goal_id, benchmark, task, arm), comparison.position, _used(found))
+        if arm and task and before is not None:
+            found[side], how[side] = dict(before), BY_EARLIER_RUN
             continue
         withdrawn = next((v for v in in_task if v["retracted"] and (arm is None or v["arm"] == arm)), None)
         if withdrawn is not None:
