@@ -222,63 +222,44 @@ def not_countable_reason(view: Mapping[str, Any], payload: Mapping[str, Any]) ->
 def run_view(event: EventLike) -> dict[str, Any]:
     """The ``runs`` record of one run event (keys are the ``--format json`` field names)."""
     payload = event.payload if isinstance(event.payload, Mapping) else {}
-    benchmark = _text(payload.get("benchmark_id"))
+    get = payload.get
+    benchmark = _text(get("benchmark_id"))
+    # (one dict built at once, in the order of its keys: it is built for every run the model reads)
     if event.kind == ROW_KIND:
-        spelling = _text(payload.get("arm_id")) or _text(payload.get("mode"))
+        arm_id, mode = _text(get("arm_id")), _text(get("mode"))
+        spelling = arm_id or mode
+        score_status, score, passed = run_outcome(ROW_KIND, payload)
+        archived_at = _text(get("archived_at"))
+        case = case_of(benchmark, get("case_id"))
         view = {
-            "run_id": _text(payload.get("run_id")),
-            "benchmark_id": benchmark,
-            "case_id": _own_case(ROW_KIND, payload, benchmark),
-            "arm": arm_of(spelling),
-            "arm_spelling": spelling,
-            "arm_id": _text(payload.get("arm_id")),
-            "mode": _text(payload.get("mode")),
-            "job_name": _text(payload.get("job_name")),
-            "run_group_id": _text(payload.get("run_group_id")),
-            "status": _text(payload.get("status")),
-            **dict(zip(("score_status", "official_score", "official_passed"), run_outcome(ROW_KIND, payload))),
-            "failure_scope": _text(payload.get("failure_scope")),
-            "failure_class": _text(payload.get("failure_class")),
-            "recorded_at": _text(payload.get("recorded_at")) or event.recorded_at,
-            "archived": payload.get("archive_state") == "archived" or _text(payload.get("archived_at")) is not None,
-            "archived_at": _text(payload.get("archived_at")),
+            "goal_id": event.goal_id, "event_id": event.event_id, "position": event.position, "kind": event.kind,
+            "run_id": _text(get("run_id")), "benchmark_id": benchmark, "case_id": case, "arm": arm_of(spelling),
+            "arm_spelling": spelling, "arm_id": arm_id, "mode": mode, "job_name": _text(get("job_name")),
+            "run_group_id": _text(get("run_group_id")), "status": _text(get("status")),
+            "score_status": score_status, "official_score": score, "official_passed": passed,
+            "failure_scope": _text(get("failure_scope")), "failure_class": _text(get("failure_class")),
+            "recorded_at": _text(get("recorded_at")) or event.recorded_at,
+            "archived": get("archive_state") == "archived" or archived_at is not None, "archived_at": archived_at,
         }
     else:
         score_status, score, passed = run_outcome(RUN_KIND, payload)
+        mode = _text(get("mode"))
+        case = _own_case(RUN_KIND, payload, benchmark)
         view = {
+            "goal_id": event.goal_id, "event_id": event.event_id, "position": event.position, "kind": event.kind,
             # A compact run carries no run id: its event id stands in.
-            "run_id": event.event_id,
-            "benchmark_id": benchmark,
-            "case_id": _own_case(RUN_KIND, payload, benchmark),
-            "arm": arm_of(payload.get("mode")),
-            "arm_spelling": _text(payload.get("mode")),
-            "arm_id": None,
-            "mode": _text(payload.get("mode")),
-            "job_name": _text(payload.get("job_name")),
-            "run_group_id": None,
-            "status": compact_run_status(payload, score),
-            "score_status": score_status,
-            "official_score": score,
-            "official_passed": passed,
-            "failure_scope": None,
-            "failure_class": None,
-            "recorded_at": event.recorded_at,
-            "archived": False,
-            "archived_at": None,
+            "run_id": event.event_id, "benchmark_id": benchmark, "case_id": case, "arm": arm_of(mode),
+            "arm_spelling": mode, "arm_id": None, "mode": mode, "job_name": _text(get("job_name")),
+            "run_group_id": None, "status": compact_run_status(payload, score),
+            "score_status": score_status, "official_score": score, "official_passed": passed,
+            "failure_scope": None, "failure_class": None, "recorded_at": event.recorded_at, "archived": False, "archived_at": None,
         }
     reason = not_countable_reason(view, payload)
-    return {
-        "goal_id": event.goal_id,
-        "event_id": event.event_id,
-        "position": event.position,
-        "kind": event.kind,
-        **view,
-        "case_from": "run" if view["case_id"] else None,
-        "superseded": False,
-        "retracted": False,
-        "countable": reason is None,
-        "not_countable_reason": reason,
-    }
+    view["case_from"] = "run" if case else None
+    view["superseded"] = view["retracted"] = False
+    view["countable"] = reason is None
+    view["not_countable_reason"] = reason
+    return view
 
 
 def _exclude(view: dict[str, Any], why: str) -> None:
@@ -331,8 +312,13 @@ class NewestFirst:
 def marked_views(events_oldest_first: Iterable[EventLike]) -> list[dict[str, Any]]:
     """Every run view of ``events`` (position order), superseded and retracted ones marked, oldest first."""
     marker = NewestFirst()
-    found = [marker.view(e) for e in reversed(list(events_oldest_first))]
+    # (only runs and retractions reach the marker: the model's events are as many comparisons and batches again)
+    found = [marker.view(e) for e in reversed(list(events_oldest_first)) if e.kind in MARKED_KINDS]
     return [v for v in reversed(found) if v is not None]
+
+
+# What NewestFirst reads: runs, and the retractions that mark them.
+MARKED_KINDS = frozenset((*RUN_KINDS, retraction.KIND))
 
 
 def _time_key(view: Mapping[str, Any]) -> tuple[datetime, int]:
@@ -528,7 +514,7 @@ def runs_model(events: Iterable[EventLike]) -> RunsModel:
     runs = marked_views(events)
     by_id = {v["event_id"]: v for v in runs}
     batch_of = _batches(events)
-    retracted = retraction.retracted_ids(events)
+    retracted = retraction.retracted_ids([e for e in events if e.kind == retraction.KIND])
     comparisons = [e for e in events if e.kind == COMPARISON_KIND and e.event_id not in retracted]
     tasks = {comparison.event_id: _comparison_task(comparison) for comparison in comparisons}
     for comparison in comparisons:
@@ -605,25 +591,30 @@ def _comparison_pair(
     ]
     live = [v for v in in_task if not v["retracted"]]
     named = {BASELINE: arm_of(payload.get("baseline_scenario_id")), TREATMENT: arm_of(payload.get("treatment_scenario_id"))}
-    found: dict[str, dict[str, Any] | None] = {side: None for side in named}
-    how: dict[str, str | None] = {side: None for side in named}
-    for side, arm in named.items():  # (a comparison naming one arm twice pairs two of its runs, never one with itself)
-        match = next((v for v in live if arm and v["arm"] == arm and v["event_id"] not in _used(found)), None)
-        if match is not None:
-            found[side], how[side] = match, BY_SCENARIO
-    # The claim review's reading only fills a side the scenarios left empty: most comparisons name both, and skip it.
-    picked = dict(zip((BASELINE, TREATMENT), claim_review.pick_runs([payloads[v["event_id"]] for v in live]))) if None in found.values() else {}
-    for side, other in ((BASELINE, TREATMENT), (TREATMENT, BASELINE)):
-        pick = next((v for v in live if payloads[v["event_id"]] is picked[side]), None) if found[side] is None else None
-        if pick is not None and pick["event_id"] not in _used(found) and (named[other] is None or pick["arm"] != named[other]):
-            found[side], how[side] = pick, BY_CLAIM_REVIEW
+    found: dict[str, dict[str, Any] | None] = {BASELINE: None, TREATMENT: None}
+    how: dict[str, str | None] = {BASELINE: None, TREATMENT: None}
+    used: set[str] = set()  # (the event ids of the runs found so far: a run takes one side at most)
+    if live:  # (a batch without a live run of the task leaves both sides to the earlier runs)
+        for side, arm in named.items():  # (a comparison naming one arm twice pairs two of its runs, never one with itself)
+            match = next((v for v in live if v["arm"] == arm and v["event_id"] not in used), None) if arm else None
+            if match is not None:
+                found[side], how[side] = match, BY_SCENARIO
+                used.add(match["event_id"])
+        # The claim review's reading only fills a side the scenarios left empty: most comparisons name both, and skip it.
+        picked = dict(zip((BASELINE, TREATMENT), claim_review.pick_runs([payloads[v["event_id"]] for v in live]))) if None in found.values() else {}
+        for side, other in ((BASELINE, TREATMENT), (TREATMENT, BASELINE)):
+            pick = next((v for v in live if payloads[v["event_id"]] is picked[side]), None) if found[side] is None else None
+            if pick is not None and pick["event_id"] not in used and (named[other] is None or pick["arm"] != named[other]):
+                found[side], how[side] = pick, BY_CLAIM_REVIEW
+                used.add(pick["event_id"])
     missing: dict[str, str | None] = {side: None for side in named}
     for side, arm in named.items():
         if found[side] is not None:
             continue
-        before = earlier.latest_before((comparison.goal_id, benchmark, task, arm), comparison.position, _used(found))
-        if arm and task and before is not None:
-            found[side], how[side] = dict(before), BY_EARLIER_RUN
+        before = earlier.latest_before((comparison.goal_id, benchmark, task, arm), comparison.position, used) if arm and task else None
+        if before is not None:
+            found[side], how[side] = before, BY_EARLIER_RUN  # (_pair copies it)
+            used.add(before["event_id"])
             continue
         withdrawn = next((v for v in in_task if v["retracted"] and (arm is None or v["arm"] == arm)), None)
         if withdrawn is not None:
@@ -642,23 +633,17 @@ def _comparison_pair(
     )
 
 
-def _used(found: Mapping[str, Mapping[str, Any] | None]) -> set[str]:
-    """The event ids of the runs a pair already holds."""
-    return {run["event_id"] for run in found.values() if run is not None}
-
-
 def _pair(
     goal: str, benchmark: str | None, case: str | None, paired_by: str, pair_id: str, position: int,
     found: Mapping[str, Mapping[str, Any] | None], how: Mapping[str, str | None], missing: Mapping[str, str | None],
     arms: Mapping[str, str | None], delta: float | int | None, delta_from: str | None,
 ) -> dict[str, Any]:
-    return {
+    return {  # (keys spelt out: a pair is built per comparison)
         "goal_id": goal, "benchmark_id": benchmark, "case_id": case, "paired_by": paired_by, "pair_id": pair_id,
-        "position": position,
-        **{f"{side}_arm": arms[side] for side in (BASELINE, TREATMENT)},
-        **{side: _copy(found[side]) for side in (BASELINE, TREATMENT)},
-        **{f"{side}_found_by": how[side] for side in (BASELINE, TREATMENT)},
-        **{f"{side}_missing": missing[side] for side in (BASELINE, TREATMENT)},
+        "position": position, "baseline_arm": arms[BASELINE], "treatment_arm": arms[TREATMENT],
+        BASELINE: _copy(found[BASELINE]), TREATMENT: _copy(found[TREATMENT]),
+        "baseline_found_by": how[BASELINE], "treatment_found_by": how[TREATMENT],
+        "baseline_missing": missing[BASELINE], "treatment_missing": missing[TREATMENT],
         "score_delta": delta, "delta_from": delta_from,
     }
 
