@@ -230,7 +230,7 @@ def run_view(event: EventLike) -> dict[str, Any]:
         spelling = arm_id or mode
         score_status, score, passed = run_outcome(ROW_KIND, payload)
         archived_at = _text(get("archived_at"))
-        case = case_of(benchmark, get("case_id"))
+        case = _own_case(ROW_KIND, payload, benchmark)
         view = {
             "goal_id": event.goal_id, "event_id": event.event_id, "position": event.position, "kind": event.kind,
             "run_id": _text(get("run_id")), "benchmark_id": benchmark, "case_id": case, "arm": arm_of(spelling),
