@@ -74,10 +74,13 @@ def compare_model(
     else:
         chosen = runs.arm_pairs(model.pairs)
     chosen = [c for c in chosen if benchmark is None or c[0] == benchmark]
-    by_benchmark: dict[str | None, list[dict[str, Any]]] = {}
-    for view in views:  # (each comparison reads its benchmark's runs only: every run once per arm pair was most of compare)
-        by_benchmark.setdefault(view["benchmark_id"], []).append(view)
-    found = [_compared(by_benchmark.get(bench, []), bench, b, t, include_archived, seed, resamples) for bench, b, t in chosen]
+    by_arm: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
+    for view in views:  # (each comparison reads its two arms' runs only: every run once per arm pair was most of compare)
+        by_arm.setdefault((view["benchmark_id"], view["arm"]), []).append(view)
+    found = [
+        _compared(by_arm.get((bench, b), []) + by_arm.get((bench, t), []), bench, b, t, include_archived, seed, resamples)
+        for bench, b, t in chosen
+    ]
     tested = [c for c in found if c["p_value"] is not None]
     for entry, adjusted in zip(tested, statistics.holm_adjust([c["p_value"] for c in tested]), strict=True):
         entry["adjusted_p_value"] = adjusted
