@@ -103,7 +103,7 @@ def row_record(goal_id: str, row: ProjectionRow) -> dict[str, Any]:
 class _GoalEventsReadAgain:
     """A goal's stored events, read again by id or in order by a fold that does not hold them (:class:`projector.EarlierEvents`)."""
 
-    # Not application.StoredGoalEvents: that keeps every event it reads for the rest of an ingest's transaction, which a
+    # Not goal_folds.StoredGoalEvents: that keeps every event it reads for the rest of an ingest's transaction, which a
     # replay folding a large goal in bounded memory must not; and a fold from the goal's first event never asks for a comparison-batch row.
 
     tx: Transaction
