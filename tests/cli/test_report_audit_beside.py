@@ -93,11 +93,12 @@ def test_the_index_shows_what_audit_prints_for_the_same_scope(migrated_url, tmp_
     shown = _audit_section((site / "index.html").read_text())
     verdict = "clean" if expected["ok"] else f"{expected['problem_count']} problem(s)"
     assert f'<span class="{"yes" if expected["ok"] else "no"}">{verdict}</span>' in shown
+    goals = f"{expected['goals_checked']} goal" + ("" if expected["goals_checked"] == 1 else "s")  # ("1 goal", "2 goals")
     not_refolded = (
-        f"the history of {expected['events_checked']} events ({expected['goals_checked']} goals) checked (hashes, chain, Merkle log, digest); "
+        f"the history of {expected['events_checked']} events ({goals}) checked (hashes, chain, Merkle log, digest); "
         "projections were not refolded: run <code>benchledger audit</code> (or <code>report --full-audit</code>) for that"
     )
-    checked = f"{expected['events_checked']} events, {expected['goals_checked']} goals, {expected['projections_checked']} projections checked"
+    checked = f"{expected['events_checked']} events, {goals}, {expected['projections_checked']} projections checked"
     assert (checked in shown, not_refolded in shown) == (full, not full)
     assert ("projections checked" in shown) is full
     assert expected["digest"] in shown
