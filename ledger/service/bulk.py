@@ -321,8 +321,8 @@ def ingest_batch_file(
         if started is not None:
             started(report.artifacts)
         spool.seek(0)
-        with _goal_folds(jobs if report.batches > 1 else 1) as projectors:
-            _append(ledger, spool, projectors, report, progress)
+        with _goal_folds(jobs if report.batches > 1 else 1) as folds:
+            _append(ledger, spool, folds, report, progress)
     return report
 
 
@@ -336,13 +336,13 @@ def _goal_folds(jobs: int) -> contextlib.AbstractContextManager[GoalFolds]:
     return contextlib.nullcontext(FoldsHere())
 
 
-def _append(ledger: Store, spool: BinaryIO, projectors: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
+def _append(ledger: Store, spool: BinaryIO, folds: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
     """Pass 2: the spool appended in file order, transactions of at most :data:`TRANSACTION_ARTIFACTS` artifacts (whole lines)."""
     pending: list[_SpooledBatch] = []
     held = 0
 
     def commit() -> None:
-        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, projectors=projectors, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
+        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, folds=folds, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
         for batch in pending:
             unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt)
         outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)

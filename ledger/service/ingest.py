@@ -180,7 +180,7 @@ class Ingest:
     (:meth:`IngestOutcome.raise_if_refused` raises them). ``dry_run`` computes
     the outcome and rolls back.
     ``receipts``: the guard's, for batches it judged already
-    (:func:`check_batch`); ``projectors``: where the goals are folded, each chunk
+    (:func:`check_batch`); ``folds``: where the goals are folded, each chunk
     as it is appended, continuing this writer's earlier units (:class:`GoalFolds`);
     ``chunk_artifacts``: the events a chunk reaches (default :data:`CHUNK_ARTIFACTS`); ``inputs``: what the refusal of files
     holding no artifact calls them (default: the files); ``skip_unknown``: files'
@@ -198,13 +198,13 @@ class Ingest:
         dry_run: bool = False,
         materialize: bool = True,
         receipts: Collection[bytes] = (),
-        projectors: GoalFolds | None = None,
+        folds: GoalFolds | None = None,
         chunk_artifacts: int | None = None,
         inputs: str | None = None,
         skip_unknown: bool = False,
     ) -> None:
         self.ledger, self.source, self.dry_run, self.materialize = ledger, source, dry_run, materialize
-        self.receipts, self.projectors, self.inputs, self.skip_unknown = receipts, projectors, inputs, skip_unknown
+        self.receipts, self.folds, self.inputs, self.skip_unknown = receipts, folds, inputs, skip_unknown
         self.chunk_artifacts = chunk_artifacts or CHUNK_ARTIFACTS
         self.outcome: IngestOutcome | None = None
         self._items: list[_HeldBatch | _FilesBatch | _GivenEvents] = []
@@ -275,8 +275,8 @@ class Ingest:
         except _RolledBack as stop:
             self.outcome = stop.outcome
         else:
-            if self.projectors is not None:
-                self.projectors.committed()
+            if self.folds is not None:
+                self.folds.committed()
         return self.outcome
 
     def __enter__(self) -> Ingest:
@@ -288,8 +288,8 @@ class Ingest:
 
     def _write(self, session: ChunkedAppend) -> IngestOutcome:
         """One attempt at the transaction (:meth:`Store.writing` starts over while another SQLite writer holds the lock)."""
-        if self.projectors is not None:
-            self.projectors.begin()
+        if self.folds is not None:
+            self.folds.begin()
         if self.ledger.persistent:  # (before anything is read: a likely typo in a goal's name refuses the write)
             refuse_close_names(session.tx, [item.goal_id for item in self._items], self._meant, how_meant=NEW_GOAL_HOW)
         writer = _Writer(self, session)
@@ -335,7 +335,7 @@ class Ingest:
         if self.dry_run:
             raise _RolledBack(outcome)
         if self.materialize and writer.first_new:
-            materialize_goals(session.tx, writer.first_new, writer.new_events, self.projectors)
+            materialize_goals(session.tx, writer.first_new, writer.new_events, self.folds)
         return outcome
 
 
@@ -497,8 +497,8 @@ class _Writer:
                 owner.batch = MemberOutcome.of(outcome, None)
             else:
                 owner.members.append(MemberOutcome.of(outcome, artifact.origin, artifact.role))
-        if chunk_events and self.unit.materialize and self.unit.projectors is not None:  # (folded while the next chunk is appended)
-            self.unit.projectors.appended(self.session.tx, chunk_first_new, chunk_events)
+        if chunk_events and self.unit.materialize and self.unit.folds is not None:  # (folded while the next chunk is appended)
+            self.unit.folds.appended(self.session.tx, chunk_first_new, chunk_events)
 
     def _in_attempts(self, pending: list[_Pending]) -> list[_Pending]:
         """``pending`` with each event as its attempt observes it (``service.attempt_identity``: the same bytes in a new attempt)."""
