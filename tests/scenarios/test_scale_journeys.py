@@ -231,3 +231,25 @@ def test_import_ndjson_of_many_goals_lists_a_screenful(migrated_url, tmp_path):
     assert result.exit_code == 0, result.output
     goals_line = next(line for line in result.stdout.splitlines() if line.startswith("- goals: "))
     assert goals_line.count("team-") == 20 and goals_line.endswith("... and 5 more"), goals_line
+
+
+def test_the_reports_history_only_audit_as_a_user_meets_it(migrated_url, tmp_path):
+    """`audit --history-only` (what `report` shows by default) walked with a newcomer's mistakes: an unknown goal, a digest
+    that is no digest, `report --full-audit` of an unknown goal, a mistyped ledger path: one line each, exit 2, nothing
+    written; then on the real goal it proves the same history as the full audit and says the projections were not checked."""
+    assert invoke(migrated_url, "ingest", "--goal", "tb2-db-wal", "--new-goal", *(str(p) for p in sorted(DEMO.glob("*.json")))).exit_code == 0
+    _refused(migrated_url, "audit", "--history-only", "--goal", "tb2-db-wall", says="no goal 'tb2-db-wall'", code=2)
+    _refused(migrated_url, "audit", "--history-only", "--expect-digest", "garbage", says="not a benchledger digest", code=2)
+    _refused(migrated_url, "report", "--full-audit", "--goal", "tb2-db-wall", "--output", str(tmp_path / "site"), says="no goal 'tb2-db-wall'", code=2)
+    assert not (tmp_path / "site").exists()
+    typo = tmp_path / "typo.sqlite"
+    result = invoke(f"sqlite:///{typo}", "audit", "--history-only")
+    assert result.exit_code == 2 and result.stderr.startswith(f"benchledger: no ledger at {typo}"), result.output
+    assert not typo.exists()
+    history = json.loads(invoke(migrated_url, "audit", "--history-only", "--format", "json").stdout)
+    full = json.loads(invoke(migrated_url, "audit", "--format", "json").stdout)
+    assert history["ok"] and full["ok"] and history["digest"] == full["digest"]
+    assert (history["projections"], history["projections_checked"]) == ("not checked", 0)
+    assert full["projections"] == "checked" and full["projections_checked"] > 0
+    shown = invoke(migrated_url, "audit", "--history-only", "--expect-digest", full["digest"])
+    assert shown.exit_code == 0 and "- projections checked: not checked" in shown.stdout and "is unchanged" in shown.stdout
