@@ -42,7 +42,7 @@ from benchledger.ledger.read.json_sql import (
     json_values,
     readable,
 )
-from benchledger.ledger.read.runs import goal_pass_rates, runs_model_and_events
+from benchledger.ledger.read.runs import collector_paused, goal_pass_rates, runs_model_and_events
 from benchledger.ledger.read.views import (
     LifecycleStep,
     archived_column,
@@ -345,6 +345,7 @@ def attempt_reviews(ledger: Store, goal_id: str, key: str) -> list[dict[str, Any
     )
 
 
+@collector_paused
 def goal_runs(ledger: Store, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
     """What the pages show of the runs of ``goal_ids`` (default: the whole ledger), from one runs model: the goals' runs read once.
 
