@@ -131,6 +131,9 @@ class Site:
         self._ledger_runs_at: int | None = None  # the position the last runs model of the whole ledger covers
         # per (goal, listing: "attempts" or "batches")
         self._page_starts: dict[tuple[str, str], tuple[int, dict[int, tuple[int, str] | None]]] = {}  # None: no row there
+        # The last comparison whose own reviews were read: (goal, batch key, the goal's last position) and its rows.
+        # Its six files (three reviews, as HTML and JSON) are asked for one after another: one reading, not six.
+        self._attempt_reviews_read: tuple[tuple[str, str, int | None], list[dict[str, Any]]] | None = None
         if self.goal_ids:
             self.views.goal_index(self.goal_ids, limit=1, pass_rates=False)  # unknown goals fail here, before anything is written
 
@@ -393,7 +396,7 @@ class Site:
 
     def _attempt_review(self, goal: str, key: str, projection: str, extension: str) -> Page | None:
         """One of an attempt's own reviews (its claim review, learning ledger or verifier attribution row)."""
-        found = self.views.attempt_reviews(goal, key)
+        found = self._attempt_reviews(goal, key)
         review = next((r for r in found if r["projection"] == projection), None)
         if review is None:
             return None
@@ -403,6 +406,16 @@ class Site:
         return self._html(
             "attempt_review.html", "../../../../", goal_id=goal, review=review, payload=payload, siblings=[r["projection"] for r in found]
         )
+
+
+    def _attempt_reviews(self, goal: str, key: str) -> list[dict[str, Any]]:
+        """The comparison's own review rows, kept for its next file while the goal has no new event."""
+        read_as = (goal, key, self.views.goal_last_position(goal))
+        kept = self._attempt_reviews_read  # (one reading of it: serve's threads may replace it meanwhile)
+        if kept is None or kept[0] != read_as:
+            kept = (read_as, self.views.attempt_reviews(goal, key))
+            self._attempt_reviews_read = kept
+        return kept[1]
 
 
 def _review_json(review: Mapping[str, Any]) -> Page:

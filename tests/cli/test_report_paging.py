@@ -141,6 +141,31 @@ def test_serve_reads_a_goal_overview_again_when_the_goal_grew(migrated_url, tmp_
         ledger.close()
 
 
+def test_a_comparisons_review_files_read_its_reviews_once_while_the_goal_has_no_new_event(migrated_url, tmp_path, monkeypatch):
+    # Six files a comparison (three reviews, HTML and JSON) read its rows six times: 300 reads for 53 comparisons at 10^4.
+    _ingest_attempts(migrated_url, tmp_path, count=2)
+    read_for: list[str] = []
+    reviews = report_views.attempt_reviews
+    monkeypatch.setattr(report_views, "attempt_reviews", lambda ledger, goal, key: read_for.append(key) or reviews(ledger, goal, key))
+    site = tmp_path / "site"
+    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
+    shown = sorted(p.name for p in (site / "goals" / GOAL / "attempts").iterdir())
+    assert len(shown) == 2 and sorted(read_for) == shown  # every comparison's files written, each read once
+    assert all(len(list((site / "goals" / GOAL / "attempts" / key).iterdir())) == 6 for key in shown)
+    ledger = api.open(migrated_url)
+    try:  # serve: the same comparison's next file reads nothing again, until the goal has a new event
+        server_site, key = pages.Site(ledger, None, lambda: None), shown[0]
+        read_for.clear()
+        for name in ("review-claim.html", "review-claim.json"):
+            assert server_site.render(f"goals/{GOAL}/attempts/{key}/{name}") is not None
+        assert read_for == [key]
+        _ingest_attempts(migrated_url, tmp_path, count=3)
+        assert server_site.render(f"goals/{GOAL}/attempts/{key}/review-claim.json") is not None
+        assert read_for == [key, key]
+    finally:
+        ledger.close()
+
+
 def _report_stderr(url, output, *, terminal):
     """``benchledger report`` as a process, its stderr a terminal (a pseudo-terminal) or a pipe; returns (exit code, stderr)."""
     command = [sys.executable, "-m", "benchledger", "--database-url", url, "report", "--output", str(output)]
