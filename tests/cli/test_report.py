@@ -271,3 +271,24 @@ def test_the_pass_rates_a_report_shows_are_those_runs_summary_gives(migrated_url
             site.render("index.html")
             shown = {goal: [{k: r[k] for k in want[goal][0]} for r in rates] for goal, (_, rates) in site._pass_rates.items()}
             assert shown == {goal: want[goal] for goal in ([GOAL] if named else [GOAL, "other"])}
+
+
+def test_the_runs_a_goal_page_shows_are_counted_with_the_collector_paused(migrated_url, monkeypatch):
+    """``goal_runs`` keeps the collector off past the model's build, through ``compare`` and the counts (its full passes over the
+    model found nothing: 0.8 s of a 10^4-attempt goal's first page), and on again after, as it was."""
+    import gc
+
+    from benchledger.ledger.storage.store import Store
+
+    ingest_demo(migrated_url, GOAL)
+    collecting: list[bool] = []
+    compared = report_views.compare_model
+    monkeypatch.setattr(report_views, "compare_model", lambda model, **options: collecting.append(gc.isenabled()) or compared(model, **options))
+    store = Store.open(migrated_url)
+    try:
+        assert gc.isenabled()
+        read = report_views.goal_runs(store, [GOAL])
+        assert collecting == [False] and gc.isenabled()
+        assert read["comparisons"]["comparisons"] and read["pass_rates"][GOAL]
+    finally:
+        store.close()
