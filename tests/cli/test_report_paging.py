@@ -166,6 +166,36 @@ def test_a_comparisons_review_files_read_its_reviews_once_while_the_goal_has_no_
         ledger.close()
 
 
+def test_a_goals_first_page_takes_the_reading_its_review_files_were_listed_from(migrated_url, tmp_path, monkeypatch):
+    # `report --goal G` lists the review files G's first page links (its first attempts and comparisons), then writes that
+    # page: it read both listings twice (the attempts' spans counted again: 0.35 s on PostgreSQL at 10^4 attempts).
+    from benchledger.ledger.read import report_attempts
+
+    _ingest_attempts(migrated_url, tmp_path, count=2)
+    first_pages: list[str] = []
+    attempts, batches = report_attempts.lifecycle_attempts, report_views.batches
+
+    def counted(read, name):
+        return lambda ledger, goal, **options: (options.get("start") is None and first_pages.append(name)) or read(ledger, goal, **options)
+
+    monkeypatch.setattr(report_attempts, "lifecycle_attempts", counted(attempts, "attempts"))
+    monkeypatch.setattr(report_views, "batches", counted(batches, "batches"))
+    site = tmp_path / "site"
+    assert invoke(migrated_url, "report", "--goal", GOAL, "--output", str(site)).exit_code == 0
+    assert sorted(first_pages) == ["attempts", "batches"]
+    written = (site / "goals" / GOAL / "index.html").read_text()
+    ledger = api.open(migrated_url)
+    try:  # the page is the page read afresh (serve: nothing listed, every fetch reads its listings)
+        served = pages.Site(ledger, [GOAL], lambda: None)
+        first_pages.clear()
+        for _ in range(2):
+            page = served.render(f"goals/{GOAL}/index.html")
+            assert page is not None and _attempt_ids(page.body.decode()) == _attempt_ids(written) and len(_attempt_ids(written)) == 2
+        assert sorted(first_pages) == ["attempts", "attempts", "batches", "batches"]
+    finally:
+        ledger.close()
+
+
 def _report_stderr(url, output, *, terminal):
     """``benchledger report`` as a process, its stderr a terminal (a pseudo-terminal) or a pipe; returns (exit code, stderr)."""
     command = [sys.executable, "-m", "benchledger", "--database-url", url, "report", "--output", str(output)]
