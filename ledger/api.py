@@ -201,14 +201,14 @@ class Ledger:
     def refuse_writes_on_standby(self) -> None:
         """Raise :class:`~benchledger.errors.LedgerUnavailable` (exit 2) naming the ledger when it is a PostgreSQL hot
         standby: a command that writes asks before it reads its input (every write transaction asks again)."""
-        from benchledger.ledger.storage.engine import StandbyIsReadOnly, standby_replay
+        from benchledger.ledger.storage.engine import StandbyIsReadOnly, shown_url, standby_replay
 
         if self._store.dialect != "postgresql":
             return
         # (asked of the storage room itself: an ingest loads no read model, tests/cli/test_startup.py)
         with self._store.reading() as connection:
             if standby_replay(connection) is not None:
-                raise StandbyIsReadOnly.at(self._store.engine.url.render_as_string(hide_password=True))
+                raise StandbyIsReadOnly.at(shown_url(self._store.engine.url))
 
     def has_goal(self, goal_id: str) -> bool:
         return self._store.head(goal_id) is not None
@@ -229,14 +229,15 @@ class Ledger:
 
     # -- reading goals -----------------------------------------------------------------------
 
-    def goals(self, *, limit: int | None = None, include_archived: bool = False) -> Goals:
-        """Every goal by id (the first ``limit``), read a page at a time from one snapshot as it is iterated;
-        archived goals (:meth:`archive_goal`) only with ``include_archived`` (their ``archived`` is true)."""
+    def goals(self, *, limit: int | None = None, after: str | None = None, include_archived: bool = False) -> Goals:
+        """Every goal by id (the first ``limit``; with ``after``, of those whose id sorts after it: the next page), read a
+        page at a time from one snapshot as it is iterated; archived goals (:meth:`archive_goal`) only with
+        ``include_archived`` (their ``archived`` is true)."""
         from benchledger.ledger.read import views
 
         with ExitStack() as held:
             view = held.enter_context(self._store.snapshot())
-            rows = (GoalRow(**row) for row in views.goal_listing(view, limit=limit, include_archived=include_archived))
+            rows = (GoalRow(**row) for row in views.goal_listing(view, limit=limit, after=after, include_archived=include_archived))
             return Goals(rows, held.pop_all().close)
 
     def show(

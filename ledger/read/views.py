@@ -29,7 +29,7 @@ from benchledger.ledger.read.points import (
     resolve_as_of,
     resolve_point,
 )
-from benchledger.ledger.storage.engine import standby_replay
+from benchledger.ledger.storage.engine import shown_url, standby_replay
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store, one_snapshot
@@ -54,7 +54,7 @@ def info(ledger: Store) -> dict[str, Any]:
     url = ledger.engine.url
     path = url.database if ledger.dialect == "sqlite" and ledger.persistent else None
     return {
-        "url": url.render_as_string(hide_password=True),
+        "url": shown_url(url),
         "backend": ledger.dialect,
         "schema_revision": revision,
         "schema_head": HEAD_REVISION,
@@ -98,11 +98,11 @@ def archived_column(goal_id: Any) -> Any:
     return goal_id.in_(select(mark.c.goal_id).where(mark.c.kind.in_(kinds), mark.c.kind == goal_archive.ARCHIVE, ~superseded))
 
 
-def goals(ledger: Store, *, limit: int | None = None, include_archived: bool = False) -> list[dict[str, Any]]:
-    """Every goal (the first ``limit`` by id; archived ones only with ``include_archived``) with its size, last activity,
-    lifecycle and latest claim/learning verdicts."""
+def goals(ledger: Store, *, limit: int | None = None, after: str | None = None, include_archived: bool = False) -> list[dict[str, Any]]:
+    """Every goal (the first ``limit`` by id, of those after ``after``; archived ones only with ``include_archived``) with
+    its size, last activity, lifecycle and latest claim/learning verdicts."""
     with ledger.snapshot() as view:
-        return list(goal_listing(view, limit=limit, include_archived=include_archived))
+        return list(goal_listing(view, limit=limit, after=after, include_archived=include_archived))
 
 
 def _heads_page(ledger: Store, *, after: str | None, limit: int, include_archived: bool) -> list[dict[str, Any]]:
@@ -117,9 +117,10 @@ def _heads_page(ledger: Store, *, after: str | None, limit: int, include_archive
         return [dict(row._mapping) for row in connection.execute(query)]
 
 
-def goal_listing(ledger: Store, *, limit: int | None = None, include_archived: bool = False) -> Iterator[dict[str, Any]]:
+def goal_listing(
+    ledger: Store, *, limit: int | None = None, after: str | None = None, include_archived: bool = False
+) -> Iterator[dict[str, Any]]:
     """:func:`goals` a page of :data:`GOALS_PAGE` goals at a time (read it inside one :meth:`Store.snapshot`)."""
-    after = None
     left = limit
     while left is None or left > 0:
         heads = _heads_page(ledger, after=after, limit=GOALS_PAGE if left is None else min(GOALS_PAGE, left), include_archived=include_archived)

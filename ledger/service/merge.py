@@ -45,6 +45,7 @@ from benchledger.ledger.service.exchange import (
 )
 from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
+from benchledger.ledger.storage.engine import shown_url
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.other_ledger import open_to_read
 from benchledger.ledger.storage.store import Store
@@ -171,7 +172,7 @@ def merge_export(ledger: Store, path: str, *, name: str | None = None, unverifia
 def merge_ledger(ledger: Store, url: str) -> MergeReport:
     """Merge the ledger at ``url`` into ``ledger``: exported (one snapshot of it) to a temporary file, then :func:`merge_export`."""
     source = open_to_read(url)
-    where = source.engine.url.render_as_string(hide_password=True)
+    where = shown_url(source.engine.url)
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="benchledger-merge-", suffix=".ndjson") as spool:
         try:
             for line in export_lines(source):

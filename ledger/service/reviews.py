@@ -8,6 +8,7 @@ from typing import Any
 from benchledger.errors import CheckFailed
 from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.ingest_outcome import BatchOutcome
+from benchledger.ledger.storage.engine import shown_url
 from benchledger.ledger.storage.store import (
     Store,
 )
@@ -114,7 +115,7 @@ def execute_baseline_failure_gate(
     ledger = open_store(database_url)
     try:
         payload, outcome = evaluate_review(gate.NAME, artifacts, options, ledger=ledger, goal_id=goal_id, new_goal=new_goal)
-        registry = ledger.engine.url.render_as_string(hide_password=True)
+        registry = shown_url(ledger.engine.url)
         batch = ledger.events_by_id([outcome.batch.event_id])[outcome.batch.event_id]
     finally:
         ledger.close()

@@ -76,7 +76,7 @@ def _name_lost_reads(engine: Engine) -> None:
     transaction caught between statements has its connection closed instead,
     which the driver reports without a reason, so that line names both causes.
     """
-    where = redact_url(engine.url.render_as_string(hide_password=True))
+    where = shown_url(engine.url)
 
     @event.listens_for(engine, "handle_error")
     def _on_error(context: Any) -> None:
@@ -114,7 +114,7 @@ def refuse_writes_on_standby(connection: Any, where: str, *, lock_key: int | Non
         in_recovery = True
     if in_recovery:
         connection.close()
-        raise StandbyIsReadOnly.at(where)
+        raise StandbyIsReadOnly.at(shown_url(where))
 
 
 # On a standby: when it last replayed a commit of its primary, and how far behind it is. Zero seconds when it has
@@ -188,6 +188,14 @@ def normalize_url(url: str) -> str:
 SUPPORTED_URLS = "sqlite:///PATH or postgresql://USER@HOST/DATABASE"
 
 
+def shown_url(url: URL | str) -> str:
+    """``url`` as messages and ``info`` print it: password hidden, and ``postgresql://`` as the user wrote it, not
+    the ``postgresql+psycopg2://`` :func:`normalize_url` made of it (a driver the user named is shown)."""
+    shown = redact_url(url if isinstance(url, str) else url.render_as_string(hide_password=True))
+    default = "postgresql+psycopg2://"
+    return "postgresql://" + shown[len(default):] if shown.startswith(default) else shown
+
+
 def create_ledger_engine(url: str) -> Engine:
     """An engine for the ledger at ``url``; a URL benchledger cannot use raises :class:`LedgerUnavailable`."""
     try:
@@ -214,7 +222,7 @@ def _create_engine(url: URL) -> Engine:
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
             poolclass=StaticPool if in_memory else None,
         )
-        _configure_sqlite(engine, wal=not in_memory, where=redact_url(url.render_as_string(hide_password=True)))
+        _configure_sqlite(engine, wal=not in_memory, where=shown_url(url))
         return engine
     # No pre-ping: a benchledger process is short-lived and opens few connections,
     # and a ping per checkout is a round trip on every query.
@@ -244,7 +252,7 @@ def database_errors_as_unavailable(url: str) -> Iterator[None]:
     except DBAPIError as exc:
         if isinstance(exc, DataError | IntegrityError):
             raise
-        raise LedgerUnavailable(f"cannot use the ledger at {redact_url(url)}: {_reason(exc, url)}") from exc
+        raise LedgerUnavailable(f"cannot use the ledger at {shown_url(url)}: {_reason(exc, url)}") from exc
 
 
 def _reason(exc: DBAPIError, url: str) -> str:

@@ -33,6 +33,7 @@ from benchledger.ledger.storage.engine import (
     recognize_ledger,
     refuse_writes_on_standby,
     retry_sqlite_locked,
+    shown_url,
 )
 
 # The newest revision in migrations/versions (a test keeps the two in step).
@@ -94,7 +95,7 @@ def recognized_revision(connection: Connection, *, refuse_newer: bool = True) ->
     Raises :class:`NotALedger` for another application's database and
     :class:`LedgerTooNew` for a ledger a newer benchledger wrote, before anything is changed.
     """
-    where = connection.engine.url.render_as_string(hide_password=True)
+    where = shown_url(connection.engine.url)
     query = _TABLES.get(connection.dialect.name)
     tables = connection.execute(text(query)).scalars().all() if query else inspect(connection).get_table_names()
     # The table list names the version table: no second catalog query to ask whether it exists (one round trip less).
@@ -149,7 +150,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
             with connection.begin():
                 if engine.dialect.name == "postgresql":
                     # (at head alembic writes nothing, and `db upgrade` would report a standby "upgraded")
-                    refuse_writes_on_standby(connection, engine.url.render_as_string(hide_password=True))
+                    refuse_writes_on_standby(connection, shown_url(engine.url))
                 config = _alembic_config()
                 config.attributes["connection"] = connection
                 with _revisions_named_by_user():
@@ -171,7 +172,7 @@ def upgrade_sql(url: str, revision: str = "head", from_revision: str | None = No
     # Creating the engine connects to nothing; it refuses a URL benchledger cannot use.
     engine = create_ledger_engine(url)
     engine.dispose()
-    where = engine.url.render_as_string(hide_password=True)
+    where = shown_url(engine.url)
     if from_revision is None:
         ledger_file = _sqlite_file(engine)
         from_revision = None if ledger_file is not None and not ledger_file.exists() else ledger_revision(url)
@@ -223,7 +224,7 @@ def ensure_current(engine: Engine, older: OlderRevision = UPGRADE) -> Upgraded |
         return None
     if sqlite and older == UPGRADE:
         return _upgrade_with_backup(engine, revision)
-    where = engine.url.render_as_string(hide_password=True)
+    where = shown_url(engine.url)
     found = f"at schema revision {revision}" if revision else "not initialized"
     if sqlite:  # (a command that only reads)
         raise LedgerNeedsUpgrade(
@@ -244,7 +245,7 @@ def _sqlite_file(engine: Engine) -> Path | None:
 def _upgrade_with_backup(engine: Engine, revision: str | None, target: str = "head") -> Upgraded:
     """Migrate a SQLite ledger to ``target``, first keeping a copy of its file as it was: ``FILE.<revision>.bak``
     (``FILE.<revision>.2.bak``, ... when that name is taken: a copy is never overwritten)."""
-    where = engine.url.render_as_string(hide_password=True)
+    where = shown_url(engine.url)
     source = _sqlite_file(engine)
     assert source is not None
     backup = source.with_name(f"{source.name}.{revision or 'empty'}.bak")
@@ -288,7 +289,7 @@ def upgrade_ledger(url: str, revision: str = "head") -> tuple[str | None, str | 
             with engine.connect() as connection:
                 now = current_revision(connection)
             if upgraded is None and before is not None and now != before:
-                upgraded = Upgraded(engine.url.render_as_string(hide_password=True), before, now or "none", None)
+                upgraded = Upgraded(shown_url(engine.url), before, now or "none", None)
             return before, now, upgraded
     finally:
         engine.dispose()

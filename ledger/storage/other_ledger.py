@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from benchledger.errors import LedgerUnavailable
-from benchledger.ledger.storage.engine import create_ledger_engine, database_errors_as_unavailable
+from benchledger.ledger.storage.engine import create_ledger_engine, database_errors_as_unavailable, shown_url
 from benchledger.ledger.storage.migrate import HEAD_REVISION, recognized_revision
 from benchledger.ledger.storage.store import Store
 
@@ -14,7 +14,7 @@ def open_to_read(url: str) -> Store:
     """The ledger at ``url`` to read from; refused (:class:`LedgerUnavailable`) unless it exists and is a benchledger
     ledger at this benchledger's schema revision (a SQLite file is not created, nor any ledger migrated)."""
     engine = create_ledger_engine(url)
-    where = engine.url.render_as_string(hide_password=True)
+    where = shown_url(engine.url)
     try:
         if engine.dialect.name == "sqlite" and not (engine.url.database and os.path.isfile(engine.url.database)):
             raise LedgerUnavailable(f"{where}: no ledger file there (a ledger to read from must exist)")
