@@ -229,6 +229,10 @@ class _WorkerCount(click.IntRange):
     # range such as 1-4 were wanted: the value is one count.
     name = "integer"
 
+    def _describe_range(self) -> str:
+        # (a refusal names the limit's reason: "64 is not in the range 1<=x<=8" alone reads as an arbitrary 8)
+        return f"{super()._describe_range()}, at most {JOBS_PER_CPU}x the CPU count ({CPUS} CPU(s) this process may run on)"
+
 
 def jobs_option(help: str):
     """``--jobs N`` worker processes (default: one per CPU, at most :data:`JOBS_PER_CPU` per CPU); ``help`` says what they do."""
@@ -238,7 +242,7 @@ def jobs_option(help: str):
         metavar="N",
         default=CPUS,
         show_default="the CPU count",
-        help=f"{help}; at most {JOBS_PER_CPU}x the CPU count.",
+        help=f"{help}.",  # (the range click shows after it names the limit: _WorkerCount)
     )
 
 
