@@ -77,20 +77,23 @@ def info_command(ctx: click.Context, fmt: str) -> None:
 
 @click.group("goals", invoke_without_command=True)
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N goals (by id).")
+@click.option("--after", metavar="GOAL", help="Only the goals whose id sorts after GOAL: with --limit, the next page after the last goal listed "
+              "(GOAL need not exist).")
 @click.option("--include-archived", "--all", "include_archived", is_flag=True, help="List archived goals too, marked (`goals archive`).")
 @format_option("table", "json", "markdown", "csv")
 @wide_option
 @click.pass_context
-def goals_command(ctx: click.Context, limit: int | None, include_archived: bool, fmt: str, wide: bool) -> None:
+def goals_command(ctx: click.Context, limit: int | None, after: str | None, include_archived: bool, fmt: str, wide: bool) -> None:
     """Every goal: event count, attempts, last activity, and its latest attempt's phase, first blocker, claim strength, learning status.
 
     Printed as they are read, a page of goals at a time. Archived goals are
     left out (--include-archived lists them, marked); `goals archive GOAL` and
     `goals unarchive GOAL` change that, by an event, never a deletion.
+    Page through many goals with --limit N, then --after LAST --limit N.
     """
     if ctx.invoked_subcommand is not None:
         return
-    with open_ledger(ctx) as ledger, ledger.goals(limit=limit, include_archived=include_archived) as listing:
+    with open_ledger(ctx) as ledger, ledger.goals(limit=limit, after=after, include_archived=include_archived) as listing:
         if fmt == "json":
             echo_json_listing(listing)
             return
@@ -363,9 +366,12 @@ def replay_command(ctx: click.Context, goal: str | None, projection: str | None,
         repairs = [f"{report.counts_repaired} stored row count(s)" if report.counts_repaired else "", f"{report.heads_repaired} stream head(s)" if report.heads_repaired else "",
                    f"{report.log_nodes_repaired} Merkle log node(s)" if report.log_nodes_repaired else ""]
         repaired = "; " + " and ".join(r for r in repairs if r) + " repaired" if any(repairs) else ""
+        # (a rate only of events there were: an empty ledger's replay took time, at "0.0 events/s", for nothing)
+        rate = f" ({report.events_per_second} events/s)" if report.events and report.events_per_second else ""
         click.echo(
             f"replayed {report.events} events of {report.goals} goal(s) into {report.rows} rows "
-            f"({report.rows_changed} of them changed{repaired}) in {report.seconds} s ({report.events_per_second} events/s)"
+            f"({report.rows_changed} of them changed{repaired}) in {report.seconds} s{rate}"
+            if report.events else f"nothing to replay: the ledger holds no events{repaired and ' (' + repaired[2:] + ')'}"
         )
         _echo_faulted(report.faulted)
     ctx.exit(1 if report.faulted else 0)
