@@ -6,6 +6,8 @@ command, so every other command starts without them.
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import sys
 import threading
@@ -85,6 +87,20 @@ def _terminated_as_interrupted() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
+def _busy(output: Path) -> str:
+    return (
+        f"cannot write the report into {output}: it is a mount point (or a folder the system holds), which the report cannot "
+        f"take the place of (it is built beside the folder, then moved there): name a folder inside it, e.g. {output / 'report'}"
+    )
+
+
+def _refuse_mount_point(output: Path) -> None:
+    """A mount point (an empty volume) is refused before anything is read or built, in words: the build's final rename
+    onto it would fail with the system's "Device or resource busy" after every page was written."""
+    if output.is_dir() and not output.is_symlink() and os.path.ismount(output):
+        raise InvalidInput(_busy(output))
+
+
 @with_goals(help="Only this goal's pages (repeatable; default: every goal); the index then shows the audit of these goals only.")
 @click.command("report")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the site into: a new or empty one, or an earlier report (replaced whole); anything else is refused.")
@@ -108,6 +124,7 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     --full-audit shows the full audit (`benchledger audit`, as `serve` runs it).
     """
     pages, _ = _web()
+    _refuse_mount_point(output)
     from datetime import UTC, datetime
 
     from benchledger.cli.web.audit_child import AuditsBeside
@@ -148,6 +165,8 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
         try:
             written = pages.write_site(site, output, progress if terminal else None, audit_needed)
         except OSError as exc:  # a file in the folder's path, a read-only or full disk: the user's to fix, not a bug
+            if exc.errno == errno.EBUSY:  # (a folder mounted there meanwhile, or one the system holds)
+                raise InvalidInput(_busy(output)) from exc
             raise InvalidInput(f"cannot write the report into {output}: {exc.strerror or exc} ({exc.filename})") from exc
     click.echo(f"wrote {written} files into {output}; open {output / 'index.html'}")
 
