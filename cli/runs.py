@@ -167,6 +167,10 @@ RATE_HEADERS = ["benchmark", "arm", "runs", "passed", "failed", "unscored", "pas
 
 # -- compare ------------------------------------------------------------------------------------
 
+COMPARED = ("Each arm's pass rate is the mean of its per-task pass rates over the tasks both arms ran (countable, "
+            "scored runs), so it differs from the pooled rate of `runs --summary`, which counts every run of the arm; "
+            "tasks only one arm ran are counted in the last columns and named below.")
+
 
 def _points(value: float | None) -> str:
     """A difference of rates in percentage points, signed."""
@@ -249,6 +253,8 @@ def compare_command(
     if fmt != "csv" and not found.comparisons:
         click.echo("No arm pair to compare: no comparison or LoopX run group names one here; give --baseline ARM --treatment ARM.")
         return
+    if fmt != "csv":  # (what the rates are, said first: not the pooled rates of `runs --summary`, which a reader has seen)
+        click.echo(textwrap.fill(COMPARED, COUNTED_WIDTH) + "\n")
     echo_rows(COMPARE_HEADERS, [_compare_row(c) for c in found], fmt, wide=wide,
               title="## Treatment against baseline, per benchmark" if fmt == "markdown" else None)
     if fmt != "csv":
