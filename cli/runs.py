@@ -114,7 +114,8 @@ def _echo_listing(listing: Any, headers: list[str], row: Callable[[Any], list[An
     if fmt == "json":
         echo_json(listing.as_dict())
     else:
-        echo_rows(headers, [row(item) for item in listing], fmt, wide=wide)
+        echo_rows(headers, [row(item) for item in listing], fmt, wide=wide,
+                  empty="no run matches here (`runs` lists ingested runs and imported LoopX rows; `benchledger info` names the ledger)")
 
 
 def _run_row(run: Run) -> list[Any]:
@@ -134,11 +135,15 @@ def _current_row(e: CurrentRun) -> list[Any]:
 def _side_note(side: str, run: Run | None, found_by: str | None, missing: str | None) -> str | None:
     if run is None:
         return f"no {side}: {missing}"
+    # (a side `compare` and `runs --summary` leave out is said so: an archived pair's "+0" is no evidence they count)
+    uncounted = f"{side} not countable: {run.not_countable_reason}" if not run.countable else None
     if found_by == "earlier_run":
-        return f"{side} from an earlier batch ({utc_text(run.recorded_at)})"
-    if found_by == "claim_review":
-        return f"{side} as the claim review reads it"
-    return None
+        found = f"{side} from an earlier batch ({utc_text(run.recorded_at)})"
+    elif found_by == "claim_review":
+        found = f"{side} as the claim review reads it"
+    else:
+        found = None
+    return ", ".join(note for note in (found, uncounted) if note) or None
 
 
 def _pair_row(p: RunPair) -> list[Any]:
@@ -253,10 +258,11 @@ def compare_command(
     if fmt != "csv" and not found.comparisons:
         click.echo("No arm pair to compare: no comparison or LoopX run group names one here; give --baseline ARM --treatment ARM.")
         return
+    if fmt == "markdown":
+        click.echo("## Treatment against baseline, per benchmark\n")
     if fmt != "csv":  # (what the rates are, said first: not the pooled rates of `runs --summary`, which a reader has seen)
         click.echo(textwrap.fill(COMPARED, COUNTED_WIDTH) + "\n")
-    echo_rows(COMPARE_HEADERS, [_compare_row(c) for c in found], fmt, wide=wide,
-              title="## Treatment against baseline, per benchmark" if fmt == "markdown" else None)
+    echo_rows(COMPARE_HEADERS, [_compare_row(c) for c in found], fmt, wide=wide)
     if fmt != "csv":
         for line in _unpaired_lines(found):
             click.echo(("- " if fmt == "markdown" else "") + line)
