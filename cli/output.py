@@ -395,13 +395,23 @@ def _csv_lines(headers: Sequence[str], rows: Iterator[Sequence[Any]]) -> Iterato
 
 
 def echo_rows(
-    headers: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str, *, wide: bool = False, title: str | None = None
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str, *, wide: bool = False, title: str | None = None,
+    empty: str | None = None,
 ) -> None:
     """Print a listing as ``table`` (fitted unless ``wide``), ``csv`` or ``markdown`` (under ``title``), a row at a time.
 
-    ``rows`` may be a stream: nothing but the table's first rows (to measure its columns) is held.
+    ``rows`` may be a stream: nothing but the table's first rows (to measure its columns) is held. A table or
+    markdown of no row is followed by ``empty`` on stderr (``benchledger: note: …``): bare headers do not say
+    whether nothing matched or nothing was read (standard output stays the listing, which CSV and JSON keep as is).
     """
     rows = iter(rows)
+    if empty is not None and fmt != "csv":
+        first = next(rows, None)
+        if first is None:
+            echo_rows(headers, (), fmt, wide=wide, title=title)
+            click.echo(f"benchledger: note: {empty}", err=True)
+            return
+        rows = itertools.chain([first], rows)
     if fmt == "csv":
         for text in _csv_lines(headers, rows):
             click.echo(text, nl=False)

@@ -90,7 +90,8 @@ def checkpoints_command(ctx: click.Context, fmt: str) -> None:
     if fmt == "json":
         echo_json([checkpoint.as_dict() for checkpoint in kept])
         return
-    echo_rows(["number", "tree size", "root hash", "recorded at"], [(c.number, c.tree_size, c.root_hash, c.recorded_at) for c in kept], fmt)
+    echo_rows(["number", "tree size", "root hash", "recorded at"], [(c.number, c.tree_size, c.root_hash, c.recorded_at) for c in kept], fmt,
+              empty="no checkpoint has been signed in this ledger (`benchledger checkpoint --key KEY` signs one)")
 
 
 @click.command("prove")

@@ -103,7 +103,10 @@ def goals_command(ctx: click.Context, limit: int | None, after: str | None, incl
             + (["yes" if g.archived else ""] if include_archived else [])
             for g in listing
         )
-        echo_rows(headers + (["archived"] if include_archived else []), rows, fmt, wide=wide)
+        where = f"after '{after}' " if after is not None else ""
+        hidden = "" if include_archived else "; archived goals are left out (--include-archived lists them)"
+        echo_rows(headers + (["archived"] if include_archived else []), rows, fmt, wide=wide,
+                  empty=f"no goals {where}in this ledger (`benchledger info` names it){hidden}")
 
 
 def _archive_command(name: str, archived: bool, summary: str) -> click.Command:
@@ -251,7 +254,10 @@ def history_command(
         if fmt == "table" and when:
             click.echo(when)
         title = f"# Lifecycle history of `{goal}`" + (f" ({when})" if when else "")
-        echo_rows(headers, (_history_row(entry, with_ids) for entry in view), fmt, wide=wide, title=title)
+        asked = [f"{name} {value}" for name, value in (("--as-of", as_of), ("--since", since), ("--until", until), ("--kind", kind),
+                                                         ("--attempt", attempt)) if value] + (["--changes-only"] if changes_only else [])
+        echo_rows(headers, (_history_row(entry, with_ids) for entry in view), fmt, wide=wide, title=title,
+                  empty=f"no history entry of goal '{goal}' matches {', '.join(asked) or 'this view'}")
 
 
 # What a row shows of an entry whose lifecycle row is faulted.

@@ -55,7 +55,10 @@ def test_a_new_embedded_ledger_is_announced_once(tmp_path):
     env = {"BENCHLEDGER_HOME": str(tmp_path / "typo"), "BENCHLEDGER_DATABASE_URL": None}
     first = runner.invoke(cli, ["goals"], env=env, catch_exceptions=False)
     assert first.exit_code == 0
-    assert first.stderr == f"benchledger: note: created a new, empty ledger at {tmp_path / 'typo' / 'ledger.sqlite'} (`benchledger info` names the ledger in use)\n"
+    assert first.stderr == (
+        f"benchledger: note: created a new, empty ledger at {tmp_path / 'typo' / 'ledger.sqlite'} (`benchledger info` names the ledger in use)\n"
+        "benchledger: note: no goals in this ledger (`benchledger info` names it); archived goals are left out (--include-archived lists them)\n"
+    )
     again = runner.invoke(cli, ["info", "--format", "json"], env=env, catch_exceptions=False)
     assert again.exit_code == 0 and again.stderr == ""
     assert json.loads(again.stdout)["url"] == f"sqlite:///{tmp_path / 'typo' / 'ledger.sqlite'}"
