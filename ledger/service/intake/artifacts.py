@@ -27,7 +27,11 @@ class UnknownKind(IntakeError):
 
 
 class RunLedger(UnknownKind):
-    """A LoopX run ledger: a history to import (``import-loopx``), not an artifact."""
+    """A history to import, not an artifact: a LoopX run ledger (``import-loopx``), a line of ``benchledger export``."""
+
+
+# What every line of `benchledger export` holds (an event record, or the trailer): never an artifact's fields.
+EXPORT_RECORD = frozenset({"event_id", "stream_version", "payload_sha256", "prev_hash", "chain_hash"})
 
 
 UNKNOWN_KIND = "cannot tell the artifact kind (no known schema_version)"
@@ -58,6 +62,12 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
     its source hash.
     """
     value = document.value
+    if isinstance(value, dict) and (EXPORT_RECORD <= value.keys() or "benchledger_export" in value):
+        # (its event's schema_version would pass it off as that kind: a preflight of nulls, the record's own fields)
+        raise RunLedger(
+            "this is a line of `benchledger export` (an event with its chain), not an artifact: restore it with "
+            "`benchledger import-ndjson FILE` (into an empty ledger) or `benchledger merge FILE`"
+        )
     schema = value.get("schema_version") if isinstance(value, dict) else None
     declared = _declared_kind(value)
     if kind is not None and declared is not None and declared != kind:
