@@ -148,8 +148,102 @@ def test_compare_says_its_rates_are_per_task_means_over_paired_tasks(migrated_ur
     _quickstart(migrated_url)
     for fmt in ("table", "markdown"):
         out = invoke(migrated_url, "compare", "--format", fmt).stdout
+        if fmt == "markdown":  # (under its title)
+            title, out = out.split("\n\n", 1)
+            assert title == "## Treatment against baseline, per benchmark"
         first = " ".join(out.split("\n\n")[0].split())
         assert first.startswith("Each arm's pass rate is the mean of its per-task pass rates over the tasks both arms ran"), out
         assert "`runs --summary`" in first
     csv_out = invoke(migrated_url, "compare", "--format", "csv").stdout
     assert csv_out.startswith("benchmark,"), csv_out
+
+
+PUBLIC = Path("/work/shared/data/loopx-public/benchmark-run-ledger.json")
+
+
+def _archived_pair_ledger(tmp_path: Path) -> Path:
+    """A LoopX run ledger of one run group whose two runs were archived, the shape of the public ledger's SkillsBench rows."""
+    row = {
+        "benchmark_id": "skillsbench@1.1", "case_id": "3d-scan-calc", "run_group_id": "g-3d", "status": "completed",
+        "official_task_score": {"passed": True, "value": 1.0}, "archived": True, "archived_at": "2026-06-30T21:12:48+08:00",
+    }
+    runs = [
+        {**row, "run_id": "base1", "arm_id": "baseline", "recorded_at": "2026-06-16T07:33:42+08:00"},
+        {**row, "run_id": "treat1", "arm_id": "codex_loopx_treatment", "recorded_at": "2026-06-16T07:33:43+08:00"},
+    ]
+    ledger = {"schema_version": "benchmark_run_ledger_v0", "benchmarks": {"skillsbench@1.1": {"cases": {"3d-scan-calc": {"runs": runs}}}}}
+    path = tmp_path / "run-ledger.json"
+    path.write_text(json.dumps(ledger))
+    return path
+
+
+def test_runs_paired_says_a_side_is_not_countable_as_compare_leaves_it_out(migrated_url, tmp_path):
+    imported = invoke(migrated_url, "import-loopx", str(_archived_pair_ledger(tmp_path)), "--goal", "loopx")
+    assert imported.exit_code == 0, imported.output
+    paired = invoke(migrated_url, "runs", "--paired", "--wide")
+    assert paired.exit_code == 0, paired.output
+    row = next(line for line in paired.stdout.splitlines() if "3d-scan-calc" in line)
+    assert "baseline not countable: archived; treatment not countable: archived" in row, paired.stdout
+    # compare leaves the same pair out, saying why
+    compared = invoke(migrated_url, "compare")
+    assert "no paired tasks" in compared.stdout and "2 archived run(s) of these arms are left out" in compared.stdout, compared.stdout
+    # and the JSON keeps what it said before (the note is the table's reading of `countable`)
+    pair = json.loads(invoke(migrated_url, "runs", "--paired", "--format", "json").stdout)["pairs"][0]
+    assert (pair["baseline"]["countable"], pair["baseline"]["not_countable_reason"]) == (False, "archived")
+
+
+@pytest.mark.skipif(not PUBLIC.is_file(), reason="the public LoopX run ledger is at /work/shared/data/loopx-public (README there)")
+def test_the_public_loopx_ledger_reads_the_same_in_runs_summary_compare_and_paired(migrated_url):
+    """The real data: imported as the docs say, its archived SkillsBench pairs are marked in `runs --paired` as compare leaves them out."""
+    assert invoke(migrated_url, "import-loopx", str(PUBLIC), "--goal", "loopx-public").exit_code == 0
+    summary = json.loads(invoke(migrated_url, "runs", "--summary", "--format", "json").stdout)
+    archived = {(r["benchmark_id"], r["arm"]): r["archived"] for r in summary["pass_rates"]}
+    compared = json.loads(invoke(migrated_url, "compare", "--format", "json").stdout)["comparisons"]
+    for c in compared:
+        if c["tasks"] == 0 and c["benchmark_id"] == "skillsbench@1.1":
+            assert archived[(c["benchmark_id"], c["baseline_arm"])] + archived[(c["benchmark_id"], c["treatment_arm"])] > 0
+    table = invoke(migrated_url, "runs", "--paired", "--benchmark", "skillsbench@1.1", "--wide").stdout.splitlines()[2:]
+    assert table and all("not countable: archived" in line for line in table), table[:3]
+
+
+def test_an_empty_listing_says_so_on_stderr_and_keeps_stdout_the_listing(migrated_url):
+    for args, says in (
+        (["goals"], "no goals in this ledger (`benchledger info` names it)"),
+        (["runs"], "no run matches here"),
+        (["runs", "--paired"], "no run matches here"),
+        (["checkpoints"], "no checkpoint has been signed in this ledger"),
+    ):
+        result = invoke(migrated_url, *args)
+        assert result.exit_code == 0, (args, result.output)
+        assert result.stdout.splitlines()[0].split()[0] in ("goal", "number"), result.stdout
+        assert f"benchledger: note: {says}" in result.stderr, (args, result.stderr)
+        for fmt in ("csv", "json") if args != ["checkpoints"] else ("json",):
+            assert invoke(migrated_url, *args, "--format", fmt).stderr == "", (args, fmt)
+    _quickstart(migrated_url)
+    window = invoke(migrated_url, "history", "--goal", GOAL, "--since", "999999")
+    assert window.exit_code == 0
+    assert f"benchledger: note: no history entry of goal '{GOAL}' matches --since 999999" in window.stderr
+    assert invoke(migrated_url, "history", "--goal", GOAL).stderr == ""
+    paged = invoke(migrated_url, "goals", "--after", GOAL)
+    assert f"no goals after '{GOAL}' in this ledger" in paged.stderr
+
+
+def test_an_export_given_to_ingest_is_refused_not_stored_as_a_preflight_of_nulls(migrated_url, tmp_path):
+    """`benchledger export > backup.ndjson`, then `ingest backup.ndjson` by mistake: its preflight line declares the
+    preflight schema, and was stored as a preflight whose every field was null."""
+    _quickstart(migrated_url)
+    backup = tmp_path / "backup.ndjson"
+    backup.write_text(invoke(migrated_url, "export", "--goal", GOAL).stdout)
+    first = tmp_path / "first-line.ndjson"
+    first.write_text(backup.read_text().splitlines()[0] + "\n")
+    before = row_counts(migrated_url)
+    for args in (["--goal", "restored", "--new-goal", str(backup)], ["--goal", "restored", "--new-goal", str(first)],
+                 ["--goal", "restored", "--new-goal", "--kind", "preflight", str(first)], ["--goal", GOAL, str(first)]):
+        result = invoke(migrated_url, "ingest", *args)
+        assert result.exit_code == 1, (args, result.output)
+        assert "this is a line of `benchledger export` (an event with its chain), not an artifact" in result.stderr, result.stderr
+        assert "`benchledger import-ndjson FILE`" in result.stderr and "Traceback" not in result.output
+    assert row_counts(migrated_url) == before
+    skipped = invoke(migrated_url, "ingest", "--goal", "restored", "--new-goal", "--skip-unknown", str(backup))
+    assert skipped.exit_code == 2 and "no artifact to ingest" in skipped.stderr
+    assert row_counts(migrated_url) == before
