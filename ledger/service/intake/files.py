@@ -103,6 +103,8 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
         raise InputFileError(source, "starts with a UTF-8 byte-order mark; save it as plain UTF-8")
     if "\x00" in text:
         raise InputFileError(source, "contains a NUL character")
+    if not text.strip():  # (JSON's "Expecting value: line 1 column 1 (char 0)" says it less plainly)
+        raise InputFileError(source, "is empty: no JSON document (a file cut short, or written by a command that failed?)")
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
@@ -152,9 +154,11 @@ def open_regular_file(path: str | os.PathLike[str], source: str) -> Iterator[Bin
         fd = os.open(os.path.expanduser(os.fspath(path)), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputFileError(source, exc.strerror or str(exc)) from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # (checked before the descriptor becomes a file object: that refuses a folder's, exit 70)
+        os.close(fd)
+        raise InputFileError(source, "is a folder, not a file" if stat.S_ISDIR(mode) else "not a regular file (devices, FIFOs and sockets are not read)")
     with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise InputFileError(source, "not a regular file (devices, FIFOs and sockets are not read)")
         yield handle
 
 
