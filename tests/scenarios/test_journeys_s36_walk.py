@@ -247,3 +247,43 @@ def test_an_export_given_to_ingest_is_refused_not_stored_as_a_preflight_of_nulls
     skipped = invoke(migrated_url, "ingest", "--goal", "restored", "--new-goal", "--skip-unknown", str(backup))
     assert skipped.exit_code == 2 and "no artifact to ingest" in skipped.stderr
     assert row_counts(migrated_url) == before
+
+
+def test_the_wrong_file_given_to_import_ndjson_or_merge_is_named_for_what_it_is(migrated_url, tmp_path):
+    """A LoopX run ledger (pretty JSON: one 'invalid JSON' problem per line, 18,054 of them on the public file), an empty
+    file ('no export trailer: the file is cut short'), one artifact, a folder (an internal error, exit 70)."""
+    run_ledger = tmp_path / "run-ledger.json"
+    run_ledger.write_text(json.dumps({"schema_version": "benchmark_run_ledger_v0", "benchmarks": {}}, indent=2))
+    (tmp_path / "empty.ndjson").write_text("")
+    (tmp_path / "folder").mkdir()
+    cases = (
+        (run_ledger, 1, "this is a LoopX run ledger (benchmark_run_ledger_v0), not an export: bring it in with `benchledger import-loopx FILE --goal GOAL`"),
+        (tmp_path / "empty.ndjson", 1, "the file is empty: an export holds at least its trailer line"),
+        (DEMO / "01-preflight.json", 1, "this is one JSON document over many lines, not an export (one event a line"),
+        (tmp_path / "folder", 2, "folder: is a folder, not a file"),
+    )
+    for command in ("import-ndjson", "merge"):
+        for path, code, says in cases:
+            result = invoke(migrated_url, command, str(path))
+            assert result.exit_code == code, (command, path, result.output)
+            assert says in result.stderr, (command, path, result.stderr)
+            assert "invalid JSON" not in result.output and "Traceback" not in result.output
+    # a real export still goes in
+    source = tmp_path / "source.sqlite"
+    _quickstart(f"sqlite:///{source}")
+    (tmp_path / "export.ndjson").write_text(invoke(f"sqlite:///{source}", "export").stdout)
+    assert invoke(migrated_url, "import-ndjson", str(tmp_path / "export.ndjson")).exit_code == 0
+
+
+def test_an_empty_file_or_a_folder_given_where_a_file_is_read(migrated_url, tmp_path):
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "blank.json").write_text("  \n")
+    (tmp_path / "folder").mkdir()
+    before = row_counts(migrated_url)
+    for name in ("empty.json", "blank.json"):
+        result = invoke(migrated_url, "ingest", "--goal", GOAL, "--new-goal", str(tmp_path / name))
+        assert result.exit_code == 1 and f"{name}: is empty: no JSON document" in result.stderr, result.output
+        assert "Expecting value" not in result.output
+    batches = invoke(migrated_url, "ingest-batches", str(tmp_path / "folder"))
+    assert batches.exit_code == 1 and "folder: is a folder, not a file" in batches.stderr, batches.output
+    assert row_counts(migrated_url) == before
