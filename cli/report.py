@@ -187,11 +187,18 @@ def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: i
     PostgreSQL hot standby the start line and the index show the replica's lag.
     """
     _, server = _web()
-    if not server.is_loopback(host):
-        click.echo(f"benchledger: warning: serving on {host}: anyone who can reach it can read this ledger", err=True)
+    warned: list[bool] = []
+
+    def announce(line: str) -> None:
+        # (the warning once the socket listens: a host it cannot listen on was warned of as "serving", then refused)
+        if not warned and not server.is_loopback(host):
+            click.echo(f"benchledger: warning: serving on {host}: anyone who can reach it can read this ledger", err=True)
+        warned.append(True)
+        click.echo(line)
+
     with open_ledger(ctx) as ledger:
         try:
-            server.serve(ledger, list(goals), host, port, announce=lambda line: click.echo(line), include_archived=include_archived)
+            server.serve(ledger, list(goals), host, port, announce=announce, include_archived=include_archived)
         except OSError as exc:
             raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
 

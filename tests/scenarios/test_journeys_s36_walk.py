@@ -287,3 +287,11 @@ def test_an_empty_file_or_a_folder_given_where_a_file_is_read(migrated_url, tmp_
     batches = invoke(migrated_url, "ingest-batches", str(tmp_path / "folder"))
     assert batches.exit_code == 1 and "folder: is a folder, not a file" in batches.stderr, batches.output
     assert row_counts(migrated_url) == before
+
+
+def test_serve_on_an_address_it_cannot_listen_on_is_refused_without_saying_it_serves(migrated_url):
+    pytest.importorskip("jinja2", reason="the report extra (pip install 'benchledger[report]')")
+    result = invoke(migrated_url, "serve", "--host", "192.0.2.1", "--port", "0")  # TEST-NET-1: no interface of this host has it
+    assert result.exit_code == 2, result.output
+    assert "benchledger: cannot listen on 192.0.2.1:0" in result.stderr, result.stderr
+    assert "serving on" not in result.stderr, result.stderr
