@@ -29,6 +29,7 @@ from benchledger.ledger.read.points import (
     resolve_as_of,
     resolve_point,
 )
+from benchledger.ledger.storage.config import sqlite_file
 from benchledger.ledger.storage.engine import shown_url, standby_replay
 from benchledger.ledger.storage.event_records import StoredEvent, row_to_event
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
@@ -52,7 +53,9 @@ def info(ledger: Store) -> dict[str, Any]:
         revision = current_revision(connection)
     replay = standby(ledger)
     url = ledger.engine.url
-    path = url.database if ledger.dialect == "sqlite" and ledger.persistent else None
+    # (the file, also of a URI filename: file:PATH?immutable=1, the way to read a ledger on a read-only mount)
+    file = sqlite_file(url) if ledger.persistent else None
+    path = str(file) if file is not None else None
     return {
         "url": shown_url(url),
         "backend": ledger.dialect,

@@ -295,3 +295,15 @@ def test_serve_on_an_address_it_cannot_listen_on_is_refused_without_saying_it_se
     assert result.exit_code == 2, result.output
     assert "benchledger: cannot listen on 192.0.2.1:0" in result.stderr, result.stderr
     assert "serving on" not in result.stderr, result.stderr
+
+
+def test_info_of_a_ledger_read_in_place_as_the_read_only_refusal_advises(tmp_path):
+    """`--database-url 'sqlite:///file:PATH?immutable=1&uri=true'`, what the refusal of a read-only folder tells a user
+    to type: goals and audit read it, and `info` said 'internal error (FileNotFoundError: … file:PATH)'."""
+    ledger = tmp_path / "ledger.sqlite"
+    _quickstart(f"sqlite:///{ledger}")
+    in_place = f"sqlite:///file:{ledger}?immutable=1&uri=true"
+    assert GOAL in invoke(in_place, "goals").stdout
+    facts = json.loads(invoke(in_place, "info", "--format", "json").stdout)
+    assert (facts["url"], facts["events"], facts["file_bytes"]) == (in_place, 11, ledger.stat().st_size)
+    assert f"{ledger.stat().st_size} bytes" in invoke(in_place, "info").stdout
