@@ -74,6 +74,24 @@ def sqlite_file(url: Any) -> Path | None:
     return Path(database)
 
 
+def refuse_a_sqlite_host(url: Any) -> None:
+    """Raise :class:`~benchledger.errors.LedgerUnavailable` for a SQLite URL that names a host: ``sqlite://tmp/x.sqlite``,
+    a slash short, is the file ``x.sqlite`` here (SQLAlchemy takes ``tmp`` for a host and drops it), not ``/tmp/x.sqlite``."""
+    from sqlalchemy import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return
+    if parsed.get_backend_name() == "sqlite" and parsed.host:
+        meant = f"{parsed.host}/{parsed.database or ''}"
+        raise LedgerUnavailable(
+            f"{url}: a SQLite URL names no host, and this one names {parsed.host!r} (two slashes after 'sqlite:'): "
+            f"write sqlite:///{meant} for the file {meant} here, or sqlite:////{meant} for /{meant}"
+        )
+
+
 def new_ledger_file(explicit: str | None = None, *, create: bool = True) -> Path | None:
     """The SQLite file opening the ledger would create, as it does not exist yet: the embedded default, or the file
     ``explicit`` (else the environment's URL) names; ``None`` when the ledger exists or is on a server.
@@ -82,6 +100,8 @@ def new_ledger_file(explicit: str | None = None, *, create: bool = True) -> Path
     nothing is created; the embedded default is created either way, as docs/configuration.md promises.
     """
     named = _named_url(explicit)
+    if named:
+        refuse_a_sqlite_host(named)
     path = sqlite_file(named) if named else default_ledger_path()
     if path is None or not no_database_yet(path):
         return None

@@ -26,7 +26,7 @@ from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError,
 from sqlalchemy.pool import StaticPool
 
 from benchledger.errors import LedgerUnavailable, redact_url
-from benchledger.ledger.storage.config import sqlite_file
+from benchledger.ledger.storage.config import refuse_a_sqlite_host, sqlite_file
 
 SQLITE_BUSY_TIMEOUT_S = 5.0
 LOCKED_RETRY_BUDGET_S = 60.0
@@ -201,7 +201,11 @@ def create_ledger_engine(url: str) -> Engine:
     try:
         parsed = make_url(normalize_url(url))
     except ArgumentError as exc:
-        raise LedgerUnavailable(f"{redact_url(url)} is not a database URL (use {SUPPORTED_URLS})") from exc
+        # (a path given as the URL: the file it names, if any, is what was meant)
+        path = os.path.abspath(os.path.expanduser(url)) if "://" not in url else None
+        meant = f"; for the file {url}: sqlite:///{path}" if path and (os.path.isfile(path) or url.endswith((".sqlite", ".db"))) else ""
+        raise LedgerUnavailable(f"{redact_url(url)} is not a database URL (use {SUPPORTED_URLS}{meant})") from exc
+    refuse_a_sqlite_host(parsed)
     backend = parsed.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
         raise LedgerUnavailable(
@@ -210,7 +214,9 @@ def create_ledger_engine(url: str) -> Engine:
     try:
         return _create_engine(parsed)
     except (ImportError, NoSuchModuleError) as exc:
-        extra = " (pip install 'benchledger[postgres]')" if backend == "postgresql" else ""
+        # (the postgres extra is psycopg2, what postgresql:// uses; another driver named in the URL is the user's to install)
+        extra = " (pip install 'benchledger[postgres]')" if parsed.get_driver_name() == "psycopg2" else (
+            f" (install the {parsed.get_driver_name()} package, or write postgresql:// for psycopg2, the postgres extra)" if backend == "postgresql" else "")
         raise LedgerUnavailable(f"{redact_url(url)}: the database driver is not installed{extra}: {exc}") from exc
 
 

@@ -307,3 +307,25 @@ def test_info_of_a_ledger_read_in_place_as_the_read_only_refusal_advises(tmp_pat
     facts = json.loads(invoke(in_place, "info", "--format", "json").stdout)
     assert (facts["url"], facts["events"], facts["file_bytes"]) == (in_place, 11, ledger.stat().st_size)
     assert f"{ledger.stat().st_size} bytes" in invoke(in_place, "info").stdout
+
+
+def test_a_mistyped_ledger_url_is_explained_and_nothing_is_created(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    demo = str(DEMO / "01-preflight.json")
+    # a slash short: SQLAlchemy read 'tmp' as a host, dropped it, and a write made ./x.sqlite here
+    for args in (["goals"], ["ingest", "--goal", "g", "--kind", "preflight", demo]):
+        short = invoke("sqlite://tmp/x.sqlite", *args)
+        assert short.exit_code == 2, short.output
+        assert "sqlite://tmp/x.sqlite: a SQLite URL names no host, and this one names 'tmp'" in short.stderr, short.stderr
+        assert "sqlite:////tmp/x.sqlite for /tmp/x.sqlite" in short.stderr
+    assert list(tmp_path.iterdir()) == []
+    # a path given as the URL
+    ledger = tmp_path / "ledger.sqlite"
+    _quickstart(f"sqlite:///{ledger}")
+    bare = invoke(str(ledger), "goals")
+    assert bare.exit_code == 2 and f"for the file {ledger}: sqlite:///{ledger}" in bare.stderr, bare.stderr
+    # psycopg 3 named: the postgres extra (psycopg2) would not help
+    other_driver = invoke("postgresql+psycopg://me@127.0.0.1/none", "goals")
+    assert other_driver.exit_code == 2
+    if "driver is not installed" in other_driver.stderr:  # (where psycopg 3 is installed, the server answers instead)
+        assert "benchledger[postgres]" not in other_driver.stderr and "write postgresql:// for psycopg2" in other_driver.stderr
