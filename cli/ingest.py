@@ -58,11 +58,15 @@ def _markdown(outcome: IngestOutcome) -> Iterator[str]:
     """The markdown report, a line at a time (an ingest may report 10^5 events)."""
     dry_run = outcome.dry_run
     status = (lambda s: _WOULD[s]) if dry_run else (lambda s: s)  # noqa: E731
+    # The counts are of artifacts; each new batch is an ingest_batch event more, which `goals`, `history` and the
+    # positions (#1, then #3) count: said, so that five ingests "appending" 6 events do not leave a goal of 11 unexplained.
+    batches = sum(b.batch.status == "appended" for b in outcome.batches)
+    grouped = f" (artifacts; +{batches} ingest_batch event(s) grouping them)" if batches else ""
     lines = [
         f"# Ingest into `{outcome.goal_id}`" + (" (dry run: nothing was written)" if dry_run else ""),
         "",
         f"- {'would append' if dry_run else 'appended'}: {outcome.appended_count} event(s); "
-        f"{'already in the goal' if dry_run else 'duplicates'}: {outcome.duplicate_count}",
+        f"{'already in the goal' if dry_run else 'duplicates'}: {outcome.duplicate_count}{grouped}",
     ]
     single = outcome.single
     if single is not None:

@@ -329,3 +329,19 @@ def test_a_mistyped_ledger_url_is_explained_and_nothing_is_created(tmp_path, mon
     assert other_driver.exit_code == 2
     if "driver is not installed" in other_driver.stderr:  # (where psycopg 3 is installed, the server answers instead)
         assert "benchledger[postgres]" not in other_driver.stderr and "write postgresql:// for psycopg2" in other_driver.stderr
+
+
+def test_ingest_counts_add_up_to_what_goals_and_history_count(migrated_url):
+    """The quickstart's five ingests said 'appended: 1, 1, 1, 1, 2 event(s)'; `goals` then counted 11 events, and history
+    numbered them #1, #3, #5: each new batch is an ingest_batch event more, which the report now says."""
+    import re
+
+    said = 0
+    for kind, name in (("preflight", "01-preflight.json"), ("launch", "02-launch.json")):
+        out = invoke(migrated_url, "ingest", "--goal", GOAL, "--kind", kind, str(DEMO / name)).stdout
+        assert "appended: 1 event(s); duplicates: 0 (artifacts; +1 ingest_batch event(s) grouping them)" in out, out
+        said += sum(int(n) for n in re.findall(r"appended: (\d+) event\(s\)", out)) + 1
+    again = invoke(migrated_url, "ingest", "--goal", GOAL, "--kind", "launch", str(DEMO / "02-launch.json")).stdout
+    assert "appended: 0 event(s); duplicates: 1\n" in again  # (no batch appended: nothing more to say)
+    goals = json.loads(invoke(migrated_url, "goals", "--format", "json").stdout)["goals"]
+    assert goals[0]["event_count"] == said == 4
