@@ -321,7 +321,7 @@ def _not_an_export(path: str) -> str | None:
     """Why the regular file at ``path`` is plainly no export (a newcomer's wrong file), before its lines are judged one
     by one: an empty file ("no export trailer"), one JSON document over many lines (a LoopX run ledger: a problem a line)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular_file(path, path) as handle:  # (a FIFO, a device: not opened to wait on; the scan names it)
             first = handle.readline(1024).strip()
             if not first and not handle.read(1):
                 return "the file is empty: an export holds at least its trailer line (`benchledger export > FILE` writes one)"
@@ -329,7 +329,7 @@ def _not_an_export(path: str) -> str | None:
                 return None
             handle.seek(0)
             whole = json.loads(handle.read(MAX_EXPORT_LINE_BYTES))
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError, RecursionError, LedgerError):
         return None  # (a folder, an unreadable file, lines to judge: the scan says what is wrong with each)
     if isinstance(whole, dict) and whole.get("schema_version") == LOOPX_RUN_LEDGER_SCHEMA:
         return f"this is a LoopX run ledger ({LOOPX_RUN_LEDGER_SCHEMA}), not an export: bring it in with `benchledger import-loopx FILE --goal GOAL`"
