@@ -282,7 +282,7 @@ def test_an_empty_file_or_a_folder_given_where_a_file_is_read(migrated_url, tmp_
     before = row_counts(migrated_url)
     for name in ("empty.json", "blank.json"):
         result = invoke(migrated_url, "ingest", "--goal", GOAL, "--new-goal", str(tmp_path / name))
-        assert result.exit_code == 1 and f"{name}: is empty: no JSON document" in result.stderr, result.output
+        assert result.exit_code == 1 and f"{name}: invalid JSON: the file is empty or blank, no document in it" in result.stderr, result.output
         assert "Expecting value" not in result.output
     batches = invoke(migrated_url, "ingest-batches", str(tmp_path / "folder"))
     assert batches.exit_code == 1 and "folder: is a folder, not a file" in batches.stderr, batches.output

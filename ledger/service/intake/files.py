@@ -104,7 +104,7 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
     if "\x00" in text:
         raise InputFileError(source, "contains a NUL character")
     if not text.strip():  # (JSON's "Expecting value: line 1 column 1 (char 0)" says it less plainly)
-        raise InputFileError(source, "is empty: no JSON document (a file cut short, or written by a command that failed?)")
+        raise InputFileError(source, "invalid JSON: the file is empty or blank, no document in it (cut short, or written by a command that failed?)")
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
