@@ -42,14 +42,20 @@ def keygen_command(name: str, prefix: str) -> None:
     from benchledger.ledger.api import generate_key
 
     signing, public = generate_key(name)
+    made: list[str] = []
     for path, text, mode in ((f"{prefix}.key", signing, 0o600), (f"{prefix}.pub", public, 0o644)):
         try:
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except OSError as exc:
-            raise InvalidInput(f"{path}: cannot be created ({exc.strerror}); keygen never overwrites a key") from None
+            for written in made:  # (a .key beside someone else's .pub would sign what that .pub does not verify)
+                os.remove(written)
+            why = "it exists: keygen never overwrites a key" if isinstance(exc, FileExistsError) else exc.strerror
+            raise InvalidInput(f"{path}: cannot be created ({why}); nothing was written") from None
+        made.append(path)
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
             file.write(text + "\n")
     click.echo(public)
+    click.echo(f"benchledger: wrote {prefix}.key (the signing key: keep it secret) and {prefix}.pub (publish it)", err=True)
 
 
 @click.command("checkpoint")

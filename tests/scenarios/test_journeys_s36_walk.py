@@ -345,3 +345,19 @@ def test_ingest_counts_add_up_to_what_goals_and_history_count(migrated_url):
     assert "appended: 0 event(s); duplicates: 1\n" in again  # (no batch appended: nothing more to say)
     goals = json.loads(invoke(migrated_url, "goals", "--format", "json").stdout)["goals"]
     assert goals[0]["event_count"] == said == 4
+
+
+def test_keygen_refused_half_way_leaves_no_key_and_says_what_it_wrote(tmp_path):
+    pytest.importorskip("cryptography", reason="the sign extra (pip install 'benchledger[sign]')")
+    (tmp_path / "team.pub").write_text("someone else's public key\n")
+    refused = invoke("sqlite://", "keygen", "--name", "example.org/walk", "--output", str(tmp_path / "team"))
+    assert refused.exit_code == 2
+    assert f"{tmp_path / 'team.pub'}: cannot be created (it exists: keygen never overwrites a key); nothing was written" in refused.stderr
+    # the .key it had written is gone: it would sign what the .pub beside it does not verify
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["team.pub"]
+    assert (tmp_path / "team.pub").read_text() == "someone else's public key\n"
+    made = invoke("sqlite://", "keygen", "--name", "example.org/walk", "--output", str(tmp_path / "fresh"))
+    assert made.exit_code == 0 and made.stdout.startswith("example.org/walk+")
+    assert f"wrote {tmp_path / 'fresh'}.key (the signing key: keep it secret) and {tmp_path / 'fresh'}.pub" in made.stderr
+    missing = invoke("sqlite://", "keygen", "--name", "x", "--output", str(tmp_path / "no" / "k"))
+    assert missing.exit_code == 2 and "(No such file or directory); nothing was written" in missing.stderr
