@@ -95,9 +95,19 @@ def _busy(output: Path) -> str:
 
 
 def _refuse_mount_point(output: Path) -> None:
-    """A mount point (an empty volume) is refused before anything is read or built, in words: the build's final rename
-    onto it would fail with the system's "Device or resource busy" after every page was written."""
-    if output.is_dir() and not output.is_symlink() and os.path.ismount(output):
+    """A mount point (an empty volume, or one holding an earlier report) is refused before anything is read or built, in
+    words: the build's final rename onto it would fail with the system's "Device or resource busy" after every page was
+    written. One holding anything else (``/``) is left to the refusal of a folder that is not a report's."""
+    from benchledger.cli.web.report_folder import MARKER
+
+    if not (output.is_dir() and not output.is_symlink() and os.path.ismount(output)):
+        return
+    try:
+        with os.scandir(output) as entries:
+            names = {entry.name for entry in entries}
+    except OSError:
+        return  # (an unreadable folder: the report's own check says so)
+    if not names or MARKER in names:
         raise InvalidInput(_busy(output))
 
 

@@ -96,6 +96,9 @@ def test_report_onto_a_mount_point_is_one_clear_line_and_nothing_built(migrated_
     # the folder it suggests works
     made = invoke(migrated_url, "report", "-o", str(volume / "report"))
     assert made.exit_code == 0 and (volume / "report" / "index.html").is_file()
+    # a volume holding other things (as / does) gets the refusal of any such folder, not the mount point's
+    full = invoke(migrated_url, "report", "-o", str(volume))
+    assert full.exit_code == 2 and "it is not empty and holds no earlier report" in full.stderr, full.stderr
 
 
 def test_report_when_the_final_move_is_busy_says_so_in_words(migrated_url, tmp_path, monkeypatch):
