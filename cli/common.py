@@ -24,6 +24,7 @@ from click.shell_completion import CompletionItem
 
 from benchledger.errors import InvalidInput, capped
 from benchledger.ledger.api import Ledger, is_goal_id
+from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 
 GOAL_ALIASES = ("--goal-id",)
 # A new goal whose name is close to an existing goal's is refused as a likely typo (docs/cli.md, "New goals").
@@ -194,6 +195,13 @@ def with_goals(*, help: str) -> Any:
         return command
 
     return decorate
+
+
+def attempt_id(value: str | None) -> str | None:
+    """An ``--attempt`` value (``ingest``, ``history``), refused before the ledger is opened unless it is an attempt id."""
+    if value is not None and not valid_attempt_id(value):
+        raise click.BadParameter(f"{value!r} is not an attempt id: {ATTEMPT_ID_SYNTAX}")
+    return value
 
 
 def echo_errors(lines: list[str], count: int | None = None) -> None:

@@ -12,6 +12,7 @@ import click
 from benchledger.cli.common import (
     NEW_GOAL_HELP,
     OneValueOption,
+    attempt_id,
     echo_errors,
     goal_filter,
     goal_option,
@@ -23,7 +24,6 @@ from benchledger.cli.output import echo_json, echo_pieces, format_option, json_d
 from benchledger.errors import SHOWN_PROBLEMS, capped
 from benchledger.ledger.api import INGEST_ORDERS, plan_ingest, plan_ingest_tree
 from benchledger.projections.artifacts import KINDS
-from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 
 if TYPE_CHECKING:
     from benchledger.ledger import IngestOutcome
@@ -41,13 +41,6 @@ def _progress(total: int):
 
         return bar, advancing
     return contextlib.nullcontext(), lambda files: files
-
-
-def _attempt_id(value: str | None) -> str | None:
-    """``--attempt``'s value, refused before the ledger is opened unless it is an attempt id."""
-    if value is not None and not valid_attempt_id(value):
-        raise click.BadParameter(f"{value!r} is not an attempt id: {ATTEMPT_ID_SYNTAX}")
-    return value
 
 
 # What a dry run says instead of an outcome: nothing it reports has happened.
@@ -131,7 +124,7 @@ def _refused_markdown(outcome: IngestOutcome) -> str:
     cls=OneValueOption,
     once="a batch joins one attempt; ingest each attempt's files on their own",
     metavar="ID",
-    callback=lambda ctx, param, value: _attempt_id(value),
+    callback=lambda ctx, param, value: attempt_id(value),
     help="The attempt of GOAL the batch joins (1, 2, …; the goal's next number opens it); default: the attempt "
     "rule places it (docs/linking.md, \"Naming the attempt\").",
 )

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_filter, jobs_option, open_ledger, standby_lag_text, with_goal
+from benchledger.cli.common import attempt_id, goal_filter, jobs_option, open_ledger, standby_lag_text, with_goal
 from benchledger.cli.output import (
     echo_json,
     echo_json_listing,
@@ -218,7 +218,8 @@ def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
     "--changes-only", is_flag=True,
     help="Only the entries after which the lifecycle differs from before them (phase, first blocker, next transition, a gate, or a fault).",
 )
-@click.option("--attempt", metavar="ID", help="Only the events of this attempt of the goal (`show` lists its attempts).")
+@click.option("--attempt", metavar="ID", callback=lambda ctx, param, value: attempt_id(value),
+              help="Only the events of this attempt of the goal (`show` lists its attempts).")
 @format_option("table", "json", "markdown", "csv")
 @wide_option
 @click.pass_context

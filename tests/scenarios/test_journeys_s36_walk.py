@@ -364,3 +364,14 @@ def test_keygen_refused_half_way_leaves_no_key_and_says_what_it_wrote(tmp_path):
     assert f"wrote {tmp_path / 'fresh'}.key (the signing key: keep it secret) and {tmp_path / 'fresh'}.pub" in made.stderr
     missing = invoke("sqlite://", "keygen", "--name", "x", "--output", str(tmp_path / "no" / "k"))
     assert missing.exit_code == 2 and "(No such file or directory); nothing was written" in missing.stderr
+
+
+def test_history_attempt_takes_what_ingest_attempt_takes(migrated_url):
+    """`ingest --attempt abc` is refused as no attempt id; `history --attempt abc` printed an empty table, exit 0."""
+    _quickstart(migrated_url)
+    for command in (["history", "--goal", GOAL], ["ingest", "--goal", GOAL, str(DEMO / "01-preflight.json")]):
+        for typo in ("abc", "0", "01", "-1"):
+            result = invoke(migrated_url, *command, "--attempt", typo)
+            assert result.exit_code == 2, (command, typo, result.output)
+            assert f"Invalid value for '--attempt': '{typo}' is not an attempt id" in result.stderr, result.stderr
+    assert "preflight" in invoke(migrated_url, "history", "--goal", GOAL, "--attempt", "1").stdout
