@@ -29,6 +29,7 @@ import os
 import resource
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -142,6 +143,32 @@ def validation_timed(into: dict[str, float]) -> Iterator[None]:
         bulk._validate = original
 
 
+@contextlib.contextmanager
+def writer_waits_timed(into: dict[str, float]) -> Iterator[None]:
+    """The wall time this process's main thread (the writer) spends blocked waiting for the fold workers (``fold_workers``:
+    ``multiprocessing.connection.wait`` without a timeout) put in ``into`` as ``writer_wait_seconds``: its idle time in the
+    append (the validation's pool waits in other threads, not counted)."""
+    import multiprocessing.connection
+
+    original = multiprocessing.connection.wait
+    into["writer_wait_seconds"] = 0.0
+
+    def timed(object_list: Any, timeout: float | None = None) -> Any:
+        if timeout is not None or threading.current_thread() is not threading.main_thread():
+            return original(object_list, timeout)
+        start = time.perf_counter()
+        try:
+            return original(object_list, timeout)
+        finally:
+            into["writer_wait_seconds"] += time.perf_counter() - start
+
+    multiprocessing.connection.wait = timed  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        multiprocessing.connection.wait = original
+
+
 def _cpu() -> tuple[float, float]:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
@@ -153,7 +180,7 @@ def ingest_file(backend: Backend, path: Path, prep: Prepared, jobs: int, label: 
     ledger = backend.open_store(url)
     measured: dict[str, Any] = {"jobs": jobs}
     gc.collect()
-    with validation_timed(measured):
+    with validation_timed(measured), writer_waits_timed(measured):
         own0, children0 = _cpu()
         start = time.perf_counter()
         report = bulk.ingest_batch_file(ledger, str(path), jobs=jobs)
@@ -218,7 +245,7 @@ def run_backend(backend: Backend, goals: int, seed: int, rounds: int, jobs: int,
                 runs[n].append(measured)
                 log(
                     f"    --jobs {n}: {measured['events_per_s']:,.0f} artifacts/s (validate {measured['validate_seconds']:.2f} s, "
-                    f"append {measured['append_seconds']:.2f} s; CPU parent {measured['cpu_parent']:.2f} s, children {measured['cpu_children']:.2f} s)"
+                    f"append {measured['append_seconds']:.2f} s, writer waiting {measured['writer_wait_seconds']:.2f} s; CPU parent {measured['cpu_parent']:.2f} s, children {measured['cpu_children']:.2f} s)"
                 )
         assert kept is not None
         same = {json.dumps(m["result"], sort_keys=True) for n in runs for m in runs[n]}
@@ -258,8 +285,8 @@ def render(name: str, res: dict[str, Any], jobs: int) -> str:
     lines = [
         f"### {name}: {res['goals']} goals, {res['artifacts']} artifacts, {res['lines']} lines; {len(one)} runs each, medians",
         "",
-        "| `ingest-batches` | artifacts/s | wall s | validate s | append s | CPU parent s | CPU workers s | CPU / wall | parent + workers / N, s | max(parent, all / N), s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| `ingest-batches` | artifacts/s | wall s | validate s | append s | writer waits s | CPU parent s | CPU workers s | CPU / wall | parent + workers / N, s | max(parent, all / N), s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     critical, overlapped = {}, {}
     for n, runs in ((1, one), (jobs, many)):
@@ -269,14 +296,15 @@ def render(name: str, res: dict[str, Any], jobs: int) -> str:
         overlapped[n] = max(_median(runs, "cpu_parent"), cpu / n)
         lines.append(
             f"| `--jobs {n}` | {_median(runs, 'events_per_s'):,.0f} | {wall:.2f} | {_median(runs, 'validate_seconds'):.2f} | "
-            f"{_median(runs, 'append_seconds'):.2f} | {_median(runs, 'cpu_parent'):.2f} | {_median(runs, 'cpu_children'):.2f} | {cpu / wall:.2f} | "
+            f"{_median(runs, 'append_seconds'):.2f} | {statistics.median(m.get('writer_wait_seconds', 0.0) for m in runs):.2f} | {_median(runs, 'cpu_parent'):.2f} | {_median(runs, 'cpu_children'):.2f} | {cpu / wall:.2f} | "
             f"{critical[n]:.2f} | {overlapped[n]:.2f} |"
         )
     ratio_jobs = rate_n / rate1
     ratio_ceiling = rate1 / res["ceiling"]
     lines += [
         "",
-        "(CPU / wall: the cores the run was given on average; parent + workers / N: its wall time on N idle cores if the "
+        "(writer waits: the wall time the writer spent blocked waiting for the fold workers, its idle time in the append; "
+        "CPU / wall: the cores the run was given on average; parent + workers / N: its wall time on N idle cores if the "
         "parent waited whenever the workers work, each doing a 1/N share; max(parent, all / N): if nobody ever waited "
         "(the bound the pipelining of the fold tends to: the truth on idle cores is between the two).)",
         "",

@@ -28,7 +28,7 @@ from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, 
 from benchledger.ledger.service.bulk_jobs import in_order
 from benchledger.ledger.service.goal_folds import FoldsHere, GoalFolds
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
-from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
+from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch, member_event
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
 from benchledger.ledger.service.intake.files import (
     MAX_BATCH_ARTIFACTS,
@@ -189,12 +189,68 @@ class _SpooledBatch:
     receipt: bytes
     new_goal: bool
     attempt: str | None
+    members: list[NewEvent]  # (the artifacts' events, their canonical JSON and ids computed: ready to append)
 
 
 def _unspooled(line: bytes) -> _SpooledBatch:
-    (goal_id, source, receipt, members, new_goal, attempt), *payloads = json.loads(line)
-    artifacts = [Artifact(kind, payload, sha, origin=origin) for (kind, sha, origin), payload in zip(members, payloads)]
-    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt)
+    """A spool line read back, its member events built (what of the append needs no database: done ahead, :class:`_Transactions`)."""
+    (goal_id, source, receipt, listed, new_goal, attempt), *payloads = json.loads(line)
+    artifacts = [Artifact(kind, payload, sha, origin=origin) for (kind, sha, origin), payload in zip(listed, payloads)]
+    members = [member_event(artifact) for artifact in artifacts]
+    for new in members:
+        new.event_id(goal_id)  # (its canonical JSON, hash and ids, computed once: cached by the event)
+    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt, members)
+
+
+class _Transactions:
+    """The spool read back as the append's transactions: lines in file order, at most :data:`TRANSACTION_ARTIFACTS` artifacts
+    a transaction (whole lines), each line read and its events built (:func:`_unspooled`) before its transaction begins.
+
+    :meth:`prepare` readies the next transaction a line a call: with ``jobs``, the writer calls it while it waits for the
+    fold workers' rows of the transaction it is about to commit (``FoldWorkers``' ``meanwhile``), so it is never idle
+    then; :meth:`take` readies what is left and hands the transaction over. What the preparing raises is raised by the
+    :meth:`take` that needs that line, after the transaction being committed meanwhile has committed: what is
+    committed, and what is raised, are what one job gives, where the preparing waits for the take.
+    """
+
+    def __init__(self, spool: BinaryIO) -> None:
+        self._lines = iter(spool)
+        self._next: list[_SpooledBatch] = []
+        self._held = 0  # (the artifacts of _next)
+        self._after: _SpooledBatch | None = None  # (the line read that begins the transaction after the next)
+        self._read = False  # (every line is read)
+        self._failed: Exception | None = None
+
+    def prepare(self) -> bool:
+        """One more line of the next transaction read and built; ``False`` once that transaction is whole (or reading failed)."""
+        if self._after is not None or self._read or self._failed is not None:
+            return False
+        try:
+            line = next(self._lines, None)
+            batch = None if line is None else _unspooled(line)
+        except Exception as exc:  # (raised by the take that needs the line: see the class)  # noqa: BLE001
+            self._failed = exc
+            return False
+        if batch is None:
+            self._read = True
+            return False
+        if self._next and self._held + len(batch.artifacts) > TRANSACTION_ARTIFACTS:  # (by size only: each batch keeps its own source)
+            self._after = batch
+            return False
+        self._next.append(batch)
+        self._held += len(batch.artifacts)
+        return True
+
+    def take(self) -> tuple[list[_SpooledBatch], int] | None:
+        """The next transaction's batches and their artifacts (``None``: the spool is appended)."""
+        while self.prepare():
+            pass
+        if self._failed is not None:
+            raise self._failed
+        taken, self._next, self._held = (self._next, self._held), [], 0
+        if self._after is not None:
+            self._next, self._held, self._after = [self._after], len(self._after.artifacts), None
+        return taken if taken[0] else None
 
 
 @dataclass(frozen=True)
@@ -321,45 +377,35 @@ def ingest_batch_file(
         if started is not None:
             started(report.artifacts)
         spool.seek(0)
-        with _goal_folds(jobs if report.batches > 1 else 1) as folds:
-            _append(ledger, spool, folds, report, progress)
+        transactions = _Transactions(spool)
+        with _goal_folds(jobs if report.batches > 1 else 1, transactions.prepare) as folds:
+            _append(ledger, transactions, folds, report, progress)
     return report
 
 
-def _goal_folds(jobs: int) -> contextlib.AbstractContextManager[GoalFolds]:
-    """Where the append's goals are folded: by ``jobs`` worker processes (``service.fold_workers``), or here. Either way a
-    goal's fold is kept across transactions: a goal whose batches span many is folded once, not resumed in each."""
+def _goal_folds(jobs: int, meanwhile: Callable[[], bool]) -> contextlib.AbstractContextManager[GoalFolds]:
+    """Where the append's goals are folded: by ``jobs`` worker processes (``service.fold_workers``: the writer calls
+    ``meanwhile`` while it waits for their rows), or here. Either way a goal's fold is kept across transactions: a goal
+    whose batches span many is folded once, not resumed in each."""
     if jobs > 1 and hasattr(os, "fork"):
         from benchledger.ledger.service.fold_workers import FoldWorkers
 
-        return FoldWorkers(jobs)
+        return FoldWorkers(jobs, meanwhile)
     return contextlib.nullcontext(FoldsHere())
 
 
-def _append(ledger: Store, spool: BinaryIO, folds: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
-    """Pass 2: the spool appended in file order, transactions of at most :data:`TRANSACTION_ARTIFACTS` artifacts (whole lines)."""
-    pending: list[_SpooledBatch] = []
-    held = 0
-
-    def commit() -> None:
-        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in pending}, folds=folds, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
-        for batch in pending:
-            unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt)
+def _append(ledger: Store, transactions: _Transactions, folds: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
+    """Pass 2: the spool appended in file order, a transaction at a time (:class:`_Transactions`)."""
+    while (taken := transactions.take()) is not None:
+        batches, held = taken
+        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in batches}, folds=folds, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
+        for batch in batches:
+            unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt, members=batch.members)
         outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)
-        report.transactions += 1
+        batches_appended = sum(b.batch.status == "appended" for b in outcome.batches)
+        report.transactions += bool(outcome.appended_count or batches_appended)  # (one of duplicates alone wrote nothing)
         report.appended += outcome.appended_count
         report.duplicates += outcome.duplicate_count
-        report.batches_appended += sum(b.batch.status == "appended" for b in outcome.batches)
+        report.batches_appended += batches_appended
         if progress is not None:
             progress(held)
-        pending.clear()
-
-    for line in spool:
-        batch = _unspooled(line)
-        if pending and held + len(batch.artifacts) > TRANSACTION_ARTIFACTS:  # (by size only: each batch keeps its own source)
-            commit()
-            held = 0
-        pending.append(batch)
-        held += len(batch.artifacts)
-    if pending:
-        commit()

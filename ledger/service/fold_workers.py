@@ -6,7 +6,10 @@ chunk's events of the goals it owns (by a hash of the goal id) and goes on
 appending; the worker feeds them to its :class:`goal_folds.TransactionFolds`,
 the code the writer runs itself with one job (``FoldsHere``). Once the last
 chunk is appended the writer asks every worker for its goals' rows, writes them
-and commits: only the last chunk's fold is left to wait for. A worker keeps its
+and commits: only the last chunk's fold, and the rows, are left to wait for; while
+it waits the writer does what it is given to do meanwhile (``bulk``: the next
+transaction's lines read and their events built), so that it waits only once
+that is done. A worker keeps its
 goals' projectors across transactions (:class:`KeptProjectors`), so a goal
 spread over a file is folded once, as it is with one job; the writer tells it
 when a transaction begins (an attempt that did not commit is forgotten; one
@@ -35,7 +38,7 @@ import queue
 import threading
 import zlib
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchledger.errors import WorkerDied
@@ -68,10 +71,15 @@ def owner(goal_id: str, jobs: int) -> int:
 
 
 class FoldWorkers:
-    """:class:`goal_folds.GoalFolds` by ``jobs`` forked worker processes (a context manager: leaving it ends them)."""
+    """:class:`goal_folds.GoalFolds` by ``jobs`` forked worker processes (a context manager: leaving it ends them).
 
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
+    ``meanwhile``: what the writer does, a step a call, while it waits for the rows (until a call returns ``False``:
+    nothing more to do now); it must read and write no database (the writer's transaction is the one being committed),
+    and what it raises ends the transaction.
+    """
+
+    def __init__(self, jobs: int, meanwhile: Callable[[], bool] | None = None) -> None:
+        self.jobs, self.meanwhile = jobs, meanwhile
         self._workers: list[tuple[BaseProcess, Connection]] = []
         # Each worker's messages are sent by a thread of their own, so that the writer does not wait while a worker still
         # folds the last chunk before reading the next (a chunk is larger than a pipe holds): it appends the next meanwhile.
@@ -163,14 +171,16 @@ class FoldWorkers:
         return [folded[goal] for goal in first_new]
 
     def _answer(self, reads: TransactionReads, finishing: dict[Any, int | None], *, block: bool) -> list[list[GoalRows] | None]:
-        """The workers' reads answered (all that are asked for now, or, ``block``, until one of ``finishing`` answers);
-        returns the rows each that answered folded (``None``: its fold raised) and takes it out of ``finishing``."""
+        """The workers' reads answered (all that are asked for now, or, ``block``, until one of ``finishing`` answers: doing
+        :attr:`meanwhile` until then, then waiting); returns the rows each that answered folded (``None``: its fold raised)
+        and takes it out of ``finishing``."""
         from multiprocessing.connection import wait
 
         answered: list[list[GoalRows] | None] = []
         pipes = [pipe for _, pipe in self._workers]
+        busy = block and self.meanwhile is not None
         while True:
-            ready = wait(pipes, timeout=None if block else 0)
+            ready = wait(pipes, timeout=None if block and not busy else 0)
             for pipe in ready:
                 index = pipes.index(pipe)  # type: ignore[arg-type]
                 message = _received(pipe)  # type: ignore[arg-type]
@@ -183,8 +193,10 @@ class FoldWorkers:
                 assert pipe in finishing, message  # (a worker speaks unasked only to read)
                 del finishing[pipe]
                 answered.append(message[1] if message[0] == "folded" else None)
-            if not ready or answered or not block:
+            if answered or not block:
                 return answered
+            if not ready:  # (nothing to answer yet: a step of what the writer does meanwhile)
+                busy = self.meanwhile is not None and self.meanwhile()
 
     def _tell(self, message: tuple[str]) -> None:
         for index in range(len(self._workers)):

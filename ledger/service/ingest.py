@@ -146,6 +146,7 @@ class _HeldBatch:
     label: str | None
     source: str | None
     attempt: str | None
+    members: Sequence[NewEvent] | None  # (the artifacts' events when built already, else built in the transaction)
 
 
 @dataclass(frozen=True)
@@ -220,9 +221,11 @@ class Ingest:
         source: str | None = None,
         new_goal: bool = False,
         attempt: str | None = None,
+        members: Sequence[NewEvent] | None = None,
     ) -> None:
         """A batch of ``artifacts`` (in argument order) for ``goal_id``; ``review``: the review command that sent it, with its flags;
-        ``source``: the label stored with its events when it is not the unit's (an ``ingest-batches`` line's own).
+        ``source``: the label stored with its events when it is not the unit's (an ``ingest-batches`` line's own);
+        ``members``: the artifacts' events (:func:`member_event` of each), when the caller built them ahead of the transaction.
         ``attempt`` (here and in :meth:`add_files`): the attempt of the goal the batch joins (docs/linking.md, "Naming
         the attempt"); ``None``: the attempt rule places it. One that is no attempt id, or that would skip attempt numbers
         (the goal has attempts 1 and 2: 4 skips 3), raises :class:`InvalidAttempt`.
@@ -230,7 +233,7 @@ class Ingest:
         ``new_goal`` (here and in :meth:`add_files`, :meth:`add_events`): a goal the ledger lacks is meant, even one
         whose name is close to an existing goal's (``service.goal_names``: otherwise refused as a likely typo).
         """
-        self._register(_HeldBatch(goal_id, artifacts, review, label, source, checked_attempt(attempt)), new_goal)
+        self._register(_HeldBatch(goal_id, artifacts, review, label, source, checked_attempt(attempt), members), new_goal)
 
     def add_files(
         self,
@@ -304,8 +307,8 @@ class Ingest:
                 if len(item.artifacts) > MAX_BATCH_ARTIFACTS:
                     writer.refuse(item.label or item.goal_id, f"the batch holds {len(item.artifacts)} artifacts, more than {MAX_BATCH_ARTIFACTS}, the limit of one batch")
                     continue
-                for artifact in item.artifacts:
-                    writer.member(batch, artifact, streamed=False)
+                for artifact, new in zip(item.artifacts, item.members or map(member_event, item.artifacts)):
+                    writer.member(batch, artifact, new, streamed=False)
                 writer.close(batch, keep_empty=True)
             else:
                 batch = writer.own(_Batch(item.goal_id, item.label, None, self.source, item.attempt))
@@ -313,7 +316,7 @@ class Ingest:
                     if isinstance(read, Refused):
                         writer.refuse(read.source, read.reason)
                     else:
-                        writer.member(batch, read, streamed=True)
+                        writer.member(batch, read, member_event(read), streamed=True)
                 writer.close(batch, keep_empty=False)
         writer.flush()
         census.refuse_contradicted()
@@ -416,10 +419,10 @@ class _Writer:
         self._owners.append(owner)
         return owner
 
-    def member(self, batch: _Batch, artifact: Artifact, *, streamed: bool) -> None:
-        """A member of ``batch``; a chunk may end after it only if it was read from a file (a held batch is appended whole)."""
+    def member(self, batch: _Batch, artifact: Artifact, new: NewEvent, *, streamed: bool) -> None:
+        """A member of ``batch`` (``new``: its event); a chunk may end after it only if it was read from a file (a held batch is appended whole)."""
         batch.read += 1
-        self._add((batch, member_event(artifact), artifact), may_end_chunk=streamed)
+        self._add((batch, new, artifact), may_end_chunk=streamed)
 
     def event(self, given: _Given, new: NewEvent) -> None:
         self._add((given, new, None), may_end_chunk=True)

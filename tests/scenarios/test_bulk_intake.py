@@ -132,10 +132,10 @@ def test_a_rerun_after_an_interruption_appends_only_the_rest(migrated_url, tmp_p
 
     rest = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
 
-    assert (rest["batches"], rest["artifacts"], rest["transactions"]) == (10, 30, 5)
+    assert (rest["batches"], rest["artifacts"], rest["transactions"]) == (10, 30, 3)  # (the two of duplicates alone wrote nothing)
     assert (rest["appended"], rest["duplicates"], rest["batches_appended"]) == (18, 12, 6)
     again = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
-    assert (again["appended"], again["duplicates"], again["batches_appended"]) == (0, 30, 0)
+    assert (again["appended"], again["duplicates"], again["batches_appended"], again["transactions"]) == (0, 30, 0, 0)
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
     # each batch went to its own goal, whole (four batches of goal-0, three of the others)
     goals = {g["goal_id"]: g for g in _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]}
@@ -426,7 +426,7 @@ def test_a_run_folds_each_goal_once_across_its_transactions_and_stores_what_a_re
 
     report = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
 
-    assert report["transactions"] >= 8 and report["duplicates"] > 0
+    assert report["transactions"] >= 7 and report["duplicates"] > 0  # (of 9: those of duplicates alone are not counted)
     assert resumed() == []  # every goal was new in the run: folded from its first event, then continued
     ingested = _stored_rows(migrated_url)
     assert {row["projection"] for row in ingested} >= {"projector-checkpoint", "lifecycle-step", "learning-ledger"}

@@ -13,12 +13,14 @@ import datetime as dt
 import json
 import os
 import signal
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
 
+from benchledger.errors import BenchledgerError
 from benchledger.ledger.service import bulk, fold_workers
 from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.store import Store
@@ -419,3 +421,120 @@ def test_ctrl_c_while_workers_fold_leaves_no_worker_and_no_thread(migrated_url, 
     assert "the 1 transaction(s) it committed are kept" in result.stderr
     assert multiprocessing.active_children() == [] and threading.active_count() == threads
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True  # (the first transaction, whole)
+
+
+class _TransactionFoldsSlowToFinish(fold_workers.TransactionFolds):
+    """``goal_folds.TransactionFolds`` as the fold workers use it, slow to make a transaction's rows: the writer waits."""
+
+    def finish(self):
+        time.sleep(0.2)
+        return super().finish()
+
+
+@pytest.fixture
+def read_while_folding(monkeypatch):
+    """For each spool line read back (``bulk._unspooled``), whether the writer was waiting for the fold workers' rows then
+    (the workers made slow to finish, so that the writer prepares the next transaction meanwhile)."""
+    monkeypatch.setattr(fold_workers, "TransactionFolds", _TransactionFoldsSlowToFinish)
+    folding, seen = [False], []
+    real_fold, real_unspooled = fold_workers.FoldWorkers.fold, bulk._unspooled
+
+    def fold(self, *args):
+        folding[0] = True
+        try:
+            return real_fold(self, *args)
+        finally:
+            folding[0] = False
+
+    def unspooled(line):
+        seen.append(folding[0])
+        return real_unspooled(line)
+
+    monkeypatch.setattr(fold_workers.FoldWorkers, "fold", fold)
+    monkeypatch.setattr(bulk, "_unspooled", unspooled)
+    return seen
+
+
+class _SpoolUnreadable(BenchledgerError):
+    """A spool line that cannot be read back (as a failing disk would)."""
+
+
+def test_a_failure_preparing_the_next_transaction_while_one_commits_ends_as_with_one_job(migrated_url, twin_url, tmp_path, monkeypatch, read_while_folding):
+    """The writer reads the next transaction's lines while the workers fold the one it commits: a line that cannot be read
+    then raises once that one committed, not in it, as one job does (which reads the line only when the next begins)."""
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # (two lines a transaction)
+    real_unspooled = bulk._unspooled
+
+    def unreadable_at_the_fourth_line(line):
+        batch = real_unspooled(line)
+        if len(read_while_folding) == 4:  # (the second transaction's second line)
+            raise _SpoolUnreadable("the spool could not be read back")
+        return batch
+
+    monkeypatch.setattr(bulk, "_unspooled", unreadable_at_the_fourth_line)
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i % 3}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(6)])
+
+    one = invoke(twin_url, "ingest-batches", str(path), "--jobs", "1")
+    read_while_folding.clear()
+    two = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+
+    assert read_while_folding == [False, False, False, True]  # (the failing line read while the first transaction's rows were folded)
+    assert two.exit_code == one.exit_code != 0 and (two.stdout, two.stderr) == (one.stdout, one.stderr)
+    assert "the spool could not be read back" in two.stderr and len(two.stderr.strip().splitlines()) == 1
+    assert row_counts(migrated_url)["events"] == row_counts(twin_url)["events"] == 2 * 4  # (the first transaction, whole)
+    assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_transaction_given_up_after_its_fold_with_the_next_prepared_writes_what_one_attempt_writes(
+    migrated_url, twin_url, tmp_path, monkeypatch, read_while_folding, jobs
+):
+    """A transaction attempted again once its rows were folded (a failure writing them: SQLite's lock retry), the next
+    transaction prepared meanwhile: the ledger is that of one attempt, and the next transaction is appended whole."""
+    from benchledger.ledger.service import materialize
+    from benchledger.ledger.storage import append
+
+    moment = append.utc_timestamp(dt.datetime(2026, 12, 5, 4, 0, tzinfo=dt.UTC))
+    monkeypatch.setattr(append, "utc_timestamp", lambda: moment)
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 12)
+    path = _batch_file(tmp_path / "batches.ndjson", _interleaved(18))
+    once = _json(invoke(twin_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
+    read_while_folding.clear()
+    writes, real_write = [], materialize.write_goal_rows
+
+    def given_up_once(tx, folded):
+        writes.append(tx)
+        if len(writes) == 1:
+            raise _Again
+        return real_write(tx, folded)
+
+    real_writing = Store.writing
+
+    def writing_again(self, work):
+        try:
+            return real_writing(self, work)
+        except _Again:
+            return real_writing(self, work)
+
+    monkeypatch.setattr(materialize, "write_goal_rows", given_up_once)
+    monkeypatch.setattr(Store, "writing", writing_again)
+
+    again = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
+
+    assert any(read_while_folding) is (jobs == "2")  # (the next transaction's lines read while the first one's rows were folded)
+    assert len(writes) > once["transactions"] and again == once
+    assert _written(migrated_url) == _written(twin_url)
+
+
+def test_a_file_of_duplicates_alone_reports_no_transaction(migrated_url, tmp_path):
+    """A user runs the same file again: nothing is appended, and the report says no transaction wrote anything."""
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(4)])
+    assert invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2").exit_code == 0
+    before = row_counts(migrated_url)
+
+    for jobs in ("1", "2"):
+        result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs)
+
+        assert result.exit_code == 0
+        assert "- appended: 0 event(s); duplicates: 12; transactions: 0" in result.stdout
+    assert row_counts(migrated_url) == before
