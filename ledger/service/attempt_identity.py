@@ -57,28 +57,38 @@ class AttemptPlacement:
         self._earlier_held: dict[tuple[str, str], frozenset[str]] = {}  # (goal, earlier attempt) -> the kinds it holds
 
     def _rule(self, goal_id: str) -> Attempts | None:
-        """The rule's state after the goal's stored events: its checkpoint's, advanced by any event after it (``None``: the
-        goal holds events but no checkpoint this code can read, as after an upgrade, so its attempts are not known before
-        the fold of this ingest, which reads the goal whole; it is not read twice for this)."""
-        if goal_id in self._rules:
-            return self._rules[goal_id]
-        head = self.tx.heads_of([goal_id]).get(goal_id, {}).get("last_version", 0)
-        row = self.tx.projection_row_of_goals([goal_id], CHECKPOINT, CURRENT_KEY).get(goal_id) if head else None
-        state: Attempts | None = Attempts()
-        after = 0
-        if head and (row is None or row["payload"] is None):
-            state = None
-        elif row is not None:
-            try:
-                checkpoint = json.loads(row["payload"])
-                after, state = checkpoint_fields(checkpoint)[0], checkpoint_attempts(checkpoint)
-            except (ValueError, CheckpointUnusable):
+        """The rule's state after the goal's stored events (:meth:`_read_rules`), then after what this ingest placed."""
+        if goal_id not in self._rules:
+            self._read_rules([goal_id])
+        return self._rules[goal_id]
+
+    def _read_rules(self, goal_ids: Iterable[str]) -> None:
+        """The rule's state after each goal's stored events, read for all of ``goal_ids`` at once (two reads, not two a goal:
+        a transaction of ``ingest-batches`` writes to a few hundred goals): its checkpoint's, advanced by any event after it
+        (``None``: the goal holds events but no checkpoint this code can read, as after an upgrade, so its attempts are not
+        known before the fold of this ingest, which reads the goal whole; it is not read twice for this)."""
+        unread = [goal for goal in dict.fromkeys(goal_ids) if goal not in self._rules]
+        if not unread:
+            return
+        heads = {goal: head["last_version"] for goal, head in self.tx.heads_of(unread).items()}
+        held = [goal for goal in unread if heads.get(goal, 0)]
+        rows = self.tx.projection_row_of_goals(held, CHECKPOINT, CURRENT_KEY) if held else {}
+        for goal_id in unread:
+            head, row = heads.get(goal_id, 0), rows.get(goal_id)
+            state: Attempts | None = Attempts()
+            after = 0
+            if head and (row is None or row["payload"] is None):
                 state = None
-        if state is not None and head > after:  # (events the checkpoint does not reflect yet: placed from it)
-            for event in self.tx.read_goal(goal_id, after_version=after):
-                state = place(state, event.kind)
-        self._rules[goal_id] = state
-        return state
+            elif row is not None:
+                try:
+                    checkpoint = json.loads(row["payload"])
+                    after, state = checkpoint_fields(checkpoint)[0], checkpoint_attempts(checkpoint)
+                except (ValueError, CheckpointUnusable):
+                    state = None
+            if state is not None and head > after:  # (events the checkpoint does not reflect yet: placed from it)
+                for event in self.tx.read_goal(goal_id, after_version=after):
+                    state = place(state, event.kind)
+            self._rules[goal_id] = state
 
     def next_attempt(self, goal_id: str) -> int | None:
         """The number the goal's next attempt takes, after what this ingest placed (``None``: its attempts are not known)."""
@@ -89,6 +99,7 @@ class AttemptPlacement:
         """``appends`` (goal, event, whether it is an artifact, the attempt it is named into), each as it is to be appended:
         a preflight, launch or post-launch artifact already stored but absent from its attempt is re-keyed to that attempt."""
         appends = list(appends)
+        self._read_rules(goal for goal, _, _, _ in appends)
         # (every artifact's: a repeated run joins no attempt, a new one may make the next launch open one)
         wanted = [i for goal, new, artifact, _ in appends if artifact for i in (new.event_id(goal), new.earlier_id(goal)) if i]
         stored = self.tx.events_by_id(wanted) if wanted else {}
