@@ -5,11 +5,13 @@ given these :class:`FoldWorkers` as its folds), it hands each worker the
 chunk's events of the goals it owns (by a hash of the goal id) and goes on
 appending; the worker feeds them to its :class:`goal_folds.TransactionFolds`,
 the code the writer runs itself with one job (``FoldsHere``). Once the last
-chunk is appended the writer asks every worker for its goals' rows, writes them
-and commits: only the last chunk's fold, and the rows, are left to wait for; while
-it waits the writer does what it is given to do meanwhile (``bulk``: the next
-transaction's lines read and their events built), so that it waits only once
-that is done. A worker keeps its
+chunk is appended the writer asks every worker for its goals' rows and commits
+once it has written them: only the last chunk's fold, and the rows, are left to
+wait for. A worker hands its rows over a few goals at a time, as it makes them,
+and the writer writes each piece as it comes (in its transaction, while the
+workers make the next); between pieces it does what it is given to do meanwhile
+(``bulk``: the next transaction's lines read and their events built), so that
+it waits only once that is done. A worker keeps its
 goals' projectors across transactions (:class:`KeptProjectors`), so a goal
 spread over a file is folded once, as it is with one job; the writer tells it
 when a transaction begins (an attempt that did not commit is forgotten; one
@@ -51,6 +53,7 @@ from benchledger.ledger.service.goal_folds import (
     TransactionReads,
     fold_goals,
 )
+from benchledger.ledger.service.materialize import write_goal_rows
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.transaction import Transaction
 
@@ -58,6 +61,8 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
+# Goals whose rows a worker hands over together: a piece the writer writes while the worker makes the next.
+GOALS_PER_PIECE = 16
 DIED = (
     "an ingest-batches --jobs worker process ended abruptly (killed, or out of memory): the transaction it was folding "
     "was rolled back, those committed before it hold whole batches; run the command again to append the rest (with fewer "
@@ -157,23 +162,20 @@ class FoldWorkers:
                 self._send(index, ("finish",))
                 finishing[self._workers[index][1]] = index
             self._adding = set()
-            folded: dict[str, GoalRows] = {}
             failed = False
             while finishing:
-                for rows in self._answer(reads, finishing, block=True):
-                    failed = failed or rows is None
-                    folded.update((goal.goal_id, goal) for goal in rows or ())
+                failed = None in self._answer(reads, finishing, block=True) or failed
         except BaseException:
             self.close()
             raise
         if failed:  # (a fold raised in a worker: the whole transaction folded here raises what one job raises)
             return fold_goals(reads, first_new, new_events, None)
-        return [folded[goal] for goal in first_new]
+        return []  # (every goal's rows are written: _answer wrote each piece as it came)
 
     def _answer(self, reads: TransactionReads, finishing: dict[Any, int | None], *, block: bool) -> list[list[GoalRows] | None]:
-        """The workers' reads answered (all that are asked for now, or, ``block``, until one of ``finishing`` answers: doing
-        :attr:`meanwhile` until then, then waiting); returns the rows each that answered folded (``None``: its fold raised)
-        and takes it out of ``finishing``."""
+        """The workers' reads answered (all that are asked for now, or, ``block``, until one of ``finishing`` answers: writing
+        the pieces of rows that come, doing :attr:`meanwhile` while none comes, then waiting); returns, for each that
+        answered, its last piece of rows, written (``None``: its fold raised), and takes it out of ``finishing``."""
         from multiprocessing.connection import wait
 
         answered: list[list[GoalRows] | None] = []
@@ -191,6 +193,10 @@ class FoldWorkers:
                     self._send(index, ("answer", answer if isinstance(answer, (dict, list)) else list(answer)))
                     continue
                 assert pipe in finishing, message  # (a worker speaks unasked only to read)
+                if message[0] in ("rows", "folded"):
+                    write_goal_rows(reads.tx, message[1])
+                if message[0] == "rows":
+                    continue
                 del finishing[pipe]
                 answered.append(message[1] if message[0] == "folded" else None)
             if answered or not block:
@@ -284,9 +290,22 @@ def _serve(pipe: Connection, parent: int) -> None:
             except Exception:  # (the writer folds the transaction again itself, to raise what one job raises)  # noqa: BLE001
                 failed = True
         elif message[0] == "finish":
-            try:
-                rows = None if failed or folds is None else folds.finish()
-            except Exception:  # noqa: BLE001
-                rows = None
-            pipe.send(("folded", rows) if rows is not None else ("failed",))
+            pipe.send(_finished(pipe, None if failed else folds))
             folds, failed = None, False
+
+
+def _finished(pipe: Connection, folds: TransactionFolds | None) -> tuple[Any, ...]:
+    """A worker's rows of the transaction handed over a piece at a time (each written by the writer while this makes the
+    next); returns the last piece, the answer to ``finish`` (``("failed",)``: a fold raised, or raises now)."""
+    if folds is None:
+        return ("failed",)
+    piece: list[GoalRows] = []
+    try:
+        for goal in folds.finished():
+            piece.append(goal)
+            if len(piece) == GOALS_PER_PIECE:
+                pipe.send(("rows", piece))
+                piece = []
+    except Exception:  # (the writer folds the transaction again itself, to raise what one job raises)  # noqa: BLE001
+        return ("failed",)
+    return ("folded", piece)

@@ -41,7 +41,8 @@ class GoalFolds(Protocol):
         """A chunk of the transaction appended: its events (position order), and each goal's first."""
 
     def fold(self, tx: Transaction, first_new: Mapping[str, int], new_events: Sequence[StoredEvent] | None) -> list[GoalRows]:
-        """Every chunk is appended: the rows of the transaction's goals (``first_new``, see ``materialize_goals``), in its order.
+        """Every chunk is appended: the rows of the transaction's goals (``first_new``, see ``materialize_goals``) for the
+        caller to write, in its order; those this has written in ``tx`` already (``write_goal_rows``) are left out.
 
         A fold that raised is folded again here, all of the transaction at once (:func:`fold_goals`, ``new_events``
         or the events read back), so the error is the same however the transaction was cut, or spread.
@@ -237,19 +238,21 @@ class TransactionFolds:
 
     def finish(self) -> list[GoalRows]:
         """Every goal's rows, in the order their first events came."""
-        folded = []
+        return list(self.finished())
+
+    def finished(self) -> Iterator[GoalRows]:
+        """:meth:`finish` a goal at a time (a fold worker hands the rows over as they are made)."""
         for goal, fold in self._folds.items():
             projector = fold.finished()
             if projector is None and fold.stage is _Stage.CONTINUED:  # (then resumed, or folded whole, as in _start)
-                folded += fold_goals(self.reads, {goal: fold.first_new}, fold.events, None)
+                yield from fold_goals(self.reads, {goal: fold.first_new}, fold.events, None)
                 continue
             if projector is None:
                 projector = _whole(_TransactionEvents(self.reads, fold.events), goal, fold.first_new)
                 projector.finish()
             if self.projectors is not None:
                 self.projectors.folded(goal, projector)
-            folded.append(GoalRows(goal, [row_record(goal, row) for row in projector.rows.values()], projector.emits_all))
-        return folded
+            yield GoalRows(goal, [row_record(goal, row) for row in projector.rows.values()], projector.emits_all)
 
 
 class _Stage(Enum):

@@ -159,6 +159,7 @@ def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_pa
     monkeypatch.setattr(append, "utc_timestamp", lambda: moment)  # (both runs at one moment: the digests may then agree)
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", transaction)  # each goal's batches span transactions
     monkeypatch.setattr(bulk, "APPEND_CHUNK_ARTIFACTS", chunk)  # (2: a goal's batches span the chunks of a transaction too)
+    monkeypatch.setattr(fold_workers, "GOALS_PER_PIECE", 1)  # (each goal's rows handed over, and written, as they are made)
     for url in (twin_url, migrated_url):
         _goal_before_the_file(url, tmp_path)
     lifecycle = [_demo(name) for name in ("01-preflight.json", "02-launch.json")]
@@ -311,6 +312,7 @@ def test_a_reducer_raising_in_a_fold_worker_raises_what_one_job_raises(migrated_
     from benchledger.projections import runner_invariants
 
     monkeypatch.setattr(runner_invariants, "reduce", lambda inputs, options: 1 / 0)
+    monkeypatch.setattr(fold_workers, "GOALS_PER_PIECE", 1)  # (rows of goals that folded are written before the failure)
     path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(4)])
     before = row_counts(migrated_url)
 
@@ -384,6 +386,7 @@ def test_any_cut_into_transactions_and_chunks_folds_what_a_replay_folds(migrated
     lifecycle = [_demo(name) for name in ("01-preflight.json", "02-launch.json", "03-post-launch.json")]
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", rng.randint(3, 20))
     monkeypatch.setattr(bulk, "APPEND_CHUNK_ARTIFACTS", rng.randint(1, 8))
+    monkeypatch.setattr(fold_workers, "GOALS_PER_PIECE", rng.randint(1, 3))
     lines = []
     for _ in range(rng.randint(10, 30)):
         goal = f"goal-{rng.randint(0, 4)}"
@@ -426,9 +429,9 @@ def test_ctrl_c_while_workers_fold_leaves_no_worker_and_no_thread(migrated_url, 
 class _TransactionFoldsSlowToFinish(fold_workers.TransactionFolds):
     """``goal_folds.TransactionFolds`` as the fold workers use it, slow to make a transaction's rows: the writer waits."""
 
-    def finish(self):
+    def finished(self):
         time.sleep(0.2)
-        return super().finish()
+        yield from super().finished()
 
 
 @pytest.fixture
