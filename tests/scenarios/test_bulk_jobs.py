@@ -325,7 +325,7 @@ def test_a_reducer_raising_in_a_fold_worker_raises_what_one_job_raises(migrated_
 
 
 def test_one_artifact_and_one_line_start_no_fold_worker(migrated_url, tmp_path, monkeypatch):
-    def refused(jobs):
+    def refused(*args):
         raise AssertionError("a fold worker was started")
 
     monkeypatch.setattr(fold_workers.FoldWorkers, "__init__", refused)
