@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, InvalidInput
 from benchledger.ledger.service.bulk_jobs import in_order
-from benchledger.ledger.service.goal_folds import FoldsHere, GoalFolds
+from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, GoalFolds
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch, member_event
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
@@ -394,14 +394,22 @@ def _goal_folds(jobs: int, meanwhile: Callable[[], bool]) -> contextlib.Abstract
     return contextlib.nullcontext(FoldsHere())
 
 
+def _transaction(ledger: Store, batches: list[_SpooledBatch], folds: GoalFolds) -> Ingest:
+    unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in batches}, folds=folds, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
+    for batch in batches:
+        unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt, members=batch.members)
+    return unit
+
+
 def _append(ledger: Store, transactions: _Transactions, folds: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
     """Pass 2: the spool appended in file order, a transaction at a time (:class:`_Transactions`)."""
     while (taken := transactions.take()) is not None:
         batches, held = taken
-        unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in batches}, folds=folds, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
-        for batch in batches:
-            unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt, members=batch.members)
-        outcome = unit.commit().raise_if_refused()  # (each batch passed the guard: its receipt says so)
+        try:
+            outcome = _transaction(ledger, batches, folds).commit()
+        except FoldAgainHere:  # (a fold raised in a worker: rolled back, and written again folded here, as one job does)
+            outcome = _transaction(ledger, batches, FoldsHere()).commit()
+        outcome.raise_if_refused()  # (each batch passed the guard: its receipt says so)
         batches_appended = sum(b.batch.status == "appended" for b in outcome.batches)
         report.transactions += bool(outcome.appended_count or batches_appended)  # (one of duplicates alone wrote nothing)
         report.appended += outcome.appended_count

@@ -25,9 +25,11 @@ handed over; so a worker's fold reads what the writer's own would, and makes
 the same rows. The writer's messages are pickled by it and written by a thread
 per worker, so that it never waits for a worker still folding the chunk before.
 
-A fold that raises in a worker is folded again by the writer, the whole
-transaction at once (as with one job), so the error is the one a single job
-gives. A worker that dies raises :class:`WorkerDied` and the transaction rolls
+A fold that raises in a worker ends the transaction's attempt
+(:class:`goal_folds.FoldAgainHere`: other goals' rows may be written already,
+and a fold again would read them), and the writer writes it again with its goals
+folded in its own process (as with one job), so the error is the one a single
+job gives. A worker that dies raises :class:`WorkerDied` and the transaction rolls
 back. Workers are forked, as ``service.bulk_jobs``' are, ignore Ctrl-C and end
 with their parent.
 """
@@ -47,11 +49,11 @@ from benchledger.errors import WorkerDied
 from benchledger.ledger.service.fold_jobs import become_worker, sigint_held
 from benchledger.ledger.service.goal_folds import (
     READS,
+    FoldAgainHere,
     GoalRows,
     KeptProjectors,
     TransactionFolds,
     TransactionReads,
-    fold_goals,
 )
 from benchledger.ledger.service.materialize import write_goal_rows
 from benchledger.ledger.storage.event_records import StoredEvent
@@ -168,8 +170,8 @@ class FoldWorkers:
         except BaseException:
             self.close()
             raise
-        if failed:  # (a fold raised in a worker: the whole transaction folded here raises what one job raises)
-            return fold_goals(reads, first_new, new_events, None)
+        if failed:  # (a fold raised in a worker: the transaction again, folded in the writer, raises what one job raises)
+            raise FoldAgainHere
         return []  # (every goal's rows are written: _answer wrote each piece as it came)
 
     def _answer(self, reads: TransactionReads, finishing: dict[Any, int | None], *, block: bool) -> list[list[GoalRows] | None]:
@@ -287,7 +289,7 @@ def _serve(pipe: Connection, parent: int) -> None:
             folds = folds or TransactionFolds(reads, kept)
             try:
                 folds.add(message[1], message[2])
-            except Exception:  # (the writer folds the transaction again itself, to raise what one job raises)  # noqa: BLE001
+            except Exception:  # (the writer writes the transaction again, folded itself: FoldAgainHere)  # noqa: BLE001
                 failed = True
         elif message[0] == "finish":
             pipe.send(_finished(pipe, None if failed else folds))
@@ -306,6 +308,6 @@ def _finished(pipe: Connection, folds: TransactionFolds | None) -> tuple[Any, ..
             if len(piece) == GOALS_PER_PIECE:
                 pipe.send(("rows", piece))
                 piece = []
-    except Exception:  # (the writer folds the transaction again itself, to raise what one job raises)  # noqa: BLE001
+    except Exception:  # (the writer writes the transaction again, folded itself: FoldAgainHere)  # noqa: BLE001
         return ("failed",)
     return ("folded", piece)

@@ -29,6 +29,12 @@ from benchledger.projections.checkpoint import (
 from benchledger.projections.projector import GoalProjector
 
 
+class FoldAgainHere(Exception):  # noqa: N818 (not an error: what to do next)
+    """Raised by :meth:`GoalFolds.fold` to roll the transaction back: a fold raised in a worker once rows of the
+    transaction were written, so the writer writes the transaction again, its goals folded here (:class:`FoldsHere`),
+    which raises what one job raises (or, if the worker alone failed, writes what one job writes)."""
+
+
 class GoalFolds(Protocol):
     """Where a writer's transactions have their goals folded, fed each chunk the writer appends (:class:`TransactionFolds`):
     in this process (:class:`FoldsHere`), or by worker processes while the writer appends the next chunk
@@ -45,7 +51,8 @@ class GoalFolds(Protocol):
         caller to write, in its order; those this has written in ``tx`` already (``write_goal_rows``) are left out.
 
         A fold that raised is folded again here, all of the transaction at once (:func:`fold_goals`, ``new_events``
-        or the events read back), so the error is the same however the transaction was cut, or spread.
+        or the events read back), so the error is the same however the transaction was cut, or spread; or, when rows
+        were written already, :class:`FoldAgainHere` is raised.
         """
         ...
 

@@ -324,6 +324,36 @@ def test_a_reducer_raising_in_a_fold_worker_raises_what_one_job_raises(migrated_
     assert row_counts(migrated_url) == before
 
 
+def _reduced_unless_of_the_last_goal(real):
+    def reduce(inputs, options):
+        if "t-7" in repr(inputs):
+            raise ZeroDivisionError("the last goal's evidence")
+        return real(inputs, options)
+
+    return reduce
+
+
+def test_a_reducer_raising_in_a_fold_worker_once_other_goals_rows_were_written_raises_what_one_job_raises(migrated_url, twin_url, tmp_path, monkeypatch, folders):
+    """The workers hand rows over a goal at a time, written as they come; a later goal's fold raises: the transaction is
+    written again folded in the writer (the rows written are rolled back), so the error is one job's, and nothing is kept."""
+    from benchledger.projections import runner_invariants
+
+    monkeypatch.setattr(runner_invariants, "reduce", _reduced_unless_of_the_last_goal(runner_invariants.reduce))
+    monkeypatch.setattr(fold_workers, "GOALS_PER_PIECE", 1)
+    written = []
+    real_write = fold_workers.write_goal_rows
+    monkeypatch.setattr(fold_workers, "write_goal_rows", lambda tx, rows: (written.append(len(rows)), real_write(tx, rows)))
+    path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(8)])
+
+    one = invoke(twin_url, "ingest-batches", str(path), "--jobs", "1")
+    two = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+
+    assert sum(written) > 0 and folders() - {os.getpid()}  # (other goals' rows were written before the fold raised)
+    assert two.exit_code == one.exit_code != 0 and two.stderr == one.stderr and "the last goal's evidence" in one.stderr
+    assert row_counts(migrated_url) == row_counts(twin_url)
+    assert row_counts(migrated_url)["events"] == 0
+
+
 def test_one_artifact_and_one_line_start_no_fold_worker(migrated_url, tmp_path, monkeypatch):
     def refused(*args):
         raise AssertionError("a fold worker was started")
