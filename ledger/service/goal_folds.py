@@ -30,9 +30,10 @@ from benchledger.projections.projector import GoalProjector
 
 
 class FoldAgainHere(Exception):  # noqa: N818 (not an error: what to do next)
-    """Raised by :meth:`GoalFolds.fold` to roll the transaction back: a fold raised in a worker once rows of the
-    transaction were written, so the writer writes the transaction again, its goals folded here (:class:`FoldsHere`),
-    which raises what one job raises (or, if the worker alone failed, writes what one job writes)."""
+    """Raised by :meth:`GoalFolds.fold` to roll the transaction back: a fold raised in a worker (rows of other goals may
+    be written in the transaction already, and a fold again would read them), so the writer writes the transaction
+    again, its goals folded here (:class:`FoldsHere`), which raises what one job raises (or, if the worker alone
+    failed, writes what one job writes)."""
 
 
 class GoalFolds(Protocol):
@@ -51,8 +52,8 @@ class GoalFolds(Protocol):
         caller to write, in its order; those this has written in ``tx`` already (``write_goal_rows``) are left out.
 
         A fold that raised is folded again here, all of the transaction at once (:func:`fold_goals`, ``new_events``
-        or the events read back), so the error is the same however the transaction was cut, or spread; or, when rows
-        were written already, :class:`FoldAgainHere` is raised.
+        or the events read back), so the error is the same however the transaction was cut, or spread (or, by fold
+        workers, which may have written rows already, :class:`FoldAgainHere` is raised).
         """
         ...
 
