@@ -83,10 +83,26 @@ def _environment() -> jinja2.Environment:
     env.filters["score"] = lambda value: "—" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
     env.filters["short"] = lambda value, n=12: str(value)[:n]
     env.filters["points"] = lambda value: "—" if value is None else f"{value * 100:+.1f}"
+    env.filters["left_out"] = _left_out
     # An attempt's reviews as its row links them: short, so the column stays narrow (the link's title names the review).
     env.globals["ATTEMPT_REVIEW_NAMES"] = {catalog.CLAIM: "claim", catalog.LEARNING: "learning", catalog.VERIFIER: "verifier"}
     env.tests["mapping"] = lambda value: isinstance(value, Mapping)
     return env
+
+
+# A pass rate's runs outside passed / (passed + failed), by why, in runs --summary's words and order.
+_LEFT_OUT = (("archived", "archived"), ("superseded", "superseded"), ("retracted", "retracted"), ("not_countable", "not countable"))
+
+
+def _left_out(rate: Mapping[str, Any]) -> str:
+    """What a pass rate's cell says beside passed/rated: its unscored runs, then every run left out and why.
+
+    ``runs --summary`` counts the same runs in its columns; a cell naming only
+    the archived ones read as if the rest had been counted.
+    """
+    unscored = f"; {rate['unscored']} unscored" if rate["unscored"] else ""
+    out = ", ".join(f"{rate[key]} {why}" for key, why in _LEFT_OUT if rate[key])
+    return unscored + (f"; left out: {out}" if out else "")
 
 
 def _shown(value: Any) -> Any:

@@ -17,6 +17,7 @@ import pytest
 
 from benchledger.cli.common import CPUS, JOBS_PER_CPU
 from tests.helpers import invoke, row_counts
+from tests.report_helpers import PUBLIC_LEDGER as PUBLIC
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
 GOAL = "demo-db-wal-recovery"
@@ -161,9 +162,6 @@ def test_compare_says_its_rates_are_per_task_means_over_paired_tasks(migrated_ur
     assert csv_out.startswith("benchmark,"), csv_out
 
 
-PUBLIC = Path("/work/shared/data/loopx-public/benchmark-run-ledger.json")
-
-
 def _archived_pair_ledger(tmp_path: Path) -> Path:
     """A LoopX run ledger of one run group whose two runs were archived, the shape of the public ledger's SkillsBench rows."""
     row = {
@@ -195,7 +193,6 @@ def test_runs_paired_says_a_side_is_not_countable_as_compare_leaves_it_out(migra
     assert (pair["baseline"]["countable"], pair["baseline"]["not_countable_reason"]) == (False, "archived")
 
 
-@pytest.mark.skipif(not PUBLIC.is_file(), reason="the public LoopX run ledger is at /work/shared/data/loopx-public (README there)")
 def test_the_public_loopx_ledger_reads_the_same_in_runs_summary_compare_and_paired(migrated_url):
     """The real data: imported as the docs say, its archived SkillsBench pairs are marked in `runs --paired` as compare leaves them out."""
     assert invoke(migrated_url, "import-loopx", str(PUBLIC), "--goal", "loopx-public").exit_code == 0
@@ -207,6 +204,31 @@ def test_the_public_loopx_ledger_reads_the_same_in_runs_summary_compare_and_pair
             assert archived[(c["benchmark_id"], c["baseline_arm"])] + archived[(c["benchmark_id"], c["treatment_arm"])] > 0
     table = invoke(migrated_url, "runs", "--paired", "--benchmark", "skillsbench@1.1", "--wide").stdout.splitlines()[2:]
     assert table and all("not countable: archived" in line for line in table), table[:3]
+
+
+def test_the_reports_pass_rate_cells_say_every_run_runs_summary_leaves_out(migrated_url, tmp_path):
+    """Each pass-rate cell of the goal's page says what `runs --summary` counts beside the rate: its unscored runs and every
+    run left out, by why. The cells named only the archived ones: '29 % (11/38)' where the summary has 3 unscored and
+    4 not countable, '67 % (2/3; 31 archived left out)' beside 10 not countable."""
+    import html
+    import re
+
+    assert invoke(migrated_url, "import-loopx", str(PUBLIC), "--goal", "loopx-public").exit_code == 0
+    summary = json.loads(invoke(migrated_url, "runs", "--summary", "--format", "json").stdout)["pass_rates"]
+    assert invoke(migrated_url, "report", "--goal", "loopx-public", "-o", str(tmp_path / "site")).exit_code == 0
+    page = (tmp_path / "site" / "goals" / "loopx-public" / "index.html").read_text()
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", cell)) for cell in re.findall(r'<div class="rate">(.*?)</div>', page)]
+    cells = {(b, a): note for b, a, note in (re.fullmatch(r"(\S+) · (\S+) (?:\d+ %|—) \((.*)\)", cell).groups() for cell in shown)}
+    why = (("archived", "archived"), ("superseded", "superseded"), ("retracted", "retracted"), ("not_countable", "not countable"))
+    for rate in summary:
+        if not (rate["runs"] or any(rate[key] for key, _ in why)):
+            continue
+        out = ", ".join(f"{rate[key]} {word}" for key, word in why if rate[key])
+        unscored = f"; {rate['unscored']} unscored" if rate["unscored"] else ""
+        want = f"{rate['passed']}/{rate['passed'] + rate['failed']}{unscored}" + (f"; left out: {out}" if out else "")
+        assert cells[(rate["benchmark_id"], rate["arm"])] == want
+    assert cells[("terminal-bench@2.0", "codex-goal-mode-baseline")] == "11/38; 3 unscored; left out: 4 not countable"
+    assert cells[("skillsbench@1.1", "codex-app-server-goal-baseline")] == "2/3; left out: 31 archived, 10 not countable"
 
 
 def test_an_empty_listing_says_so_on_stderr_and_keeps_stdout_the_listing(migrated_url):
