@@ -36,6 +36,7 @@ from benchledger.ledger.service.intake.files import (
     MAX_DOCUMENT_BYTES,
     InputFileError,
     embedded_document,
+    not_json_lines,
     open_input,
     parse_document,
     read_lines,
@@ -52,6 +53,8 @@ TRANSACTION_ARTIFACTS = 500
 # One ingest-batches line is a batch as large as a batch may be, whatever the way in.
 MAX_BATCH_LINE_BYTES = MAX_BATCH_BYTES
 BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal", "attempt"}
+# What a line of it is, in the words of a refusal.
+BATCH_LINE_SHAPE = 'one batch a line: {"goal_id": ..., "kind": ..., "artifacts": [...]}'
 # What a line says to create a goal whose name is close to an existing goal's (``service.goal_names``).
 NEW_GOAL_HOW = 'add "new_goal": true to the line'
 BATCHES_SOURCE = "cli ingest-batches"
@@ -361,6 +364,10 @@ def ingest_batch_file(
         raise InvalidInput(f"jobs must be at least 1 (1: the lines are validated in this process), not {jobs}")
     name = name or path
     report = BatchFileIngest(name)
+    refused = not_json_lines(path, what="an ingest-batches file", shape=BATCH_LINE_SHAPE, limit=MAX_BATCH_LINE_BYTES)
+    if refused is not None:  # (one refusal, not a problem a line of it)
+        report.refuse(None, f"{name}: {refused}")
+        return report
     with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
         try:
             existing = [head["goal_id"] for head in ledger.heads()]

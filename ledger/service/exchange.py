@@ -37,7 +37,7 @@ from typing import Any
 from sqlalchemy import String
 
 from benchledger.errors import CHECK_FAILED, SHOWN_PROBLEMS, LedgerError
-from benchledger.ledger.service.intake.files import open_regular_file, read_lines
+from benchledger.ledger.service.intake.files import not_json_lines, open_regular_file, read_lines
 from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.canonical import canonical_json
@@ -49,7 +49,7 @@ from benchledger.ledger.storage.verification import format_digest, verify_events
 from benchledger.projections import catalog, goal_archive, retraction
 from benchledger.projections.artifacts.kinds import KIND_SCHEMAS
 from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA
-from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA, ROW_KIND
+from benchledger.projections.runs import ROW_KIND
 
 INTEGER_FIELDS = ("position", "stream_version")
 NULLABLE_FIELDS = tuple(column.name for column in events.c if column.nullable)
@@ -287,7 +287,14 @@ def verify_export(path: str, *, unverifiable_tail: bool = False, name: str | Non
     ``name``, by default ``path`` (``import-ndjson -`` reads a spooled copy of standard input).
     """
     name = name or path
-    if (refused := _not_an_export(path)) is not None:
+    refused = not_json_lines(
+        path,
+        what="an export",
+        shape="one event a line, as `benchledger export` writes",
+        empty="the file is empty: an export holds at least its trailer line (`benchledger export > FILE` writes one)",
+        limit=MAX_EXPORT_LINE_BYTES,
+    )
+    if refused is not None:
         raise ExportRefused(name, [refused])
     scan, byte_hash, tails = _Scan(), hashlib.sha256(), {}
 
@@ -315,25 +322,6 @@ def verify_export(path: str, *, unverifiable_tail: bool = False, name: str | Non
     scan.sha256 = byte_hash.hexdigest()
     scan.tails = {goal: (tail["last_version"], tail["last_chain_hash"]) for goal, tail in tails.items()}
     return scan
-
-
-def _not_an_export(path: str) -> str | None:
-    """Why the regular file at ``path`` is plainly no export (a newcomer's wrong file), before its lines are judged one
-    by one: an empty file ("no export trailer"), one JSON document over many lines (a LoopX run ledger: a problem a line)."""
-    try:
-        with open_regular_file(path, path) as handle:  # (a FIFO, a device: not opened to wait on; the scan names it)
-            first = handle.readline(1024).strip()
-            if not first and not handle.read(1):
-                return "the file is empty: an export holds at least its trailer line (`benchledger export > FILE` writes one)"
-            if first not in (b"{", b"["):
-                return None
-            handle.seek(0)
-            whole = json.loads(handle.read(MAX_EXPORT_LINE_BYTES))
-    except (OSError, ValueError, RecursionError, LedgerError):
-        return None  # (a folder, an unreadable file, lines to judge: the scan says what is wrong with each)
-    if isinstance(whole, dict) and whole.get("schema_version") == LOOPX_RUN_LEDGER_SCHEMA:
-        return f"this is a LoopX run ledger ({LOOPX_RUN_LEDGER_SCHEMA}), not an export: bring it in with `benchledger import-loopx FILE --goal GOAL`"
-    return "this is one JSON document over many lines, not an export (one event a line, as `benchledger export` writes)"
 
 
 def _check_trailer(scan: _Scan, digest: str, unverifiable_tail: bool) -> None:

@@ -37,6 +37,7 @@ from benchledger.ledger.storage.guard import (
     unprintable_in,
 )
 from benchledger.projections.artifacts import IntakeError
+from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA
 
 # A document as large and as deep as the store keeps a payload (ledger.storage.guard).
 MAX_DOCUMENT_BYTES = MAX_PAYLOAD_BYTES
@@ -196,6 +197,28 @@ class _Gunzipped(gzip.GzipFile):
 def _is_gzip(handle: BinaryIO) -> bool:
     peek = getattr(handle, "peek", None)
     return bool(peek) and peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC
+
+
+def not_json_lines(path: str, *, what: str, shape: str, empty: str | None = None, limit: int = MAX_NDJSON_BYTES) -> str | None:
+    """Why the regular file at ``path`` is plainly not ``what``, a file of JSON lines (``shape`` says whose), before its
+    lines are judged one by one: one JSON document over many lines (a LoopX run ledger: a problem a line), or, when
+    ``empty`` says why that is wrong, an empty file. None when its lines are to be judged (a folder, an unreadable or
+    gzip file included: the reading says what is wrong with them). ``import-ndjson``, ``merge`` and ``ingest-batches``
+    ask it first."""
+    try:
+        with open_regular_file(path, path) as handle:  # (a FIFO, a device: not opened to wait on; the reading names it)
+            first = handle.readline(1024).strip()
+            if not first and not handle.read(1):
+                return empty
+            if first not in (b"{", b"["):
+                return None
+            handle.seek(0)
+            whole = json.loads(handle.read(limit))
+    except (OSError, ValueError, RecursionError, InputFileError):
+        return None
+    if isinstance(whole, dict) and whole.get("schema_version") == LOOPX_RUN_LEDGER_SCHEMA:
+        return f"this is a LoopX run ledger ({LOOPX_RUN_LEDGER_SCHEMA}), not {what}: bring it in with `benchledger import-loopx FILE --goal GOAL`"
+    return f"this is one JSON document over many lines, not {what} ({shape})"
 
 
 @contextmanager
