@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from benchledger.errors import InvalidInput
 from benchledger.projections.history import stored_summary
 
 # The attempts ``show`` lists (the latest first): ``show --projection attempt-lifecycle-state`` lists every one.
@@ -41,3 +42,12 @@ def attempt_span(steps: Iterable[tuple[int, str | None]], attempt: str, lowest: 
     if first is None:
         return 1, 0
     return max(lowest, first), highest if after is None else min(highest, after - 1)
+
+
+def require_attempt(goal_id: str, attempt: str, attempts: int) -> None:
+    """Refuse ``history --attempt`` naming an attempt the goal does not hold (its ``attempts`` are numbered 1 to
+    ``attempts``, ``projections.attempts``), as ``runs`` refuses a filter value no run has: naming the ones it holds.
+    A goal whose attempt rows are not stored (0: until ``benchledger replay``) is not judged."""
+    if attempts and int(attempt) > attempts:
+        held = "its only attempt is 1" if attempts == 1 else f"its attempts are 1 to {attempts}"
+        raise InvalidInput(f"--attempt {attempt} is not an attempt of goal {goal_id!r}: {held}")

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import exists, func, literal_column, select
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.read.attempt_views import SHOW_ATTEMPTS, attempt_entry, attempt_span
+from benchledger.ledger.read.attempt_views import SHOW_ATTEMPTS, attempt_entry, attempt_span, require_attempt
 from benchledger.ledger.read.points import (
     MAX_POSITION,
     AsOf,
@@ -295,6 +295,8 @@ def history_reader(ledger: Store, goal_id: str, query: HistoryFilter = HistoryFi
     """
     with ledger.snapshot() as view, view.reading() as connection:
         view.require_goal(goal_id)
+        if query.attempt is not None:
+            require_attempt(goal_id, query.attempt, view.projection_counts(goal_id).get(catalog.ATTEMPT_LIFECYCLE, 0))
         as_of = resolve_as_of(view, goal_id, query.as_of)
         since = None if query.since is None else parse_point("--since", query.since)
         until = None if query.until is None else parse_point("--until", query.until)

@@ -111,9 +111,11 @@ def test_an_attempt_whose_evidence_is_retracted_keeps_its_place_and_reads_as_no_
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
 
 
-def test_an_unknown_attempt_has_no_history(migrated_url):
+def test_an_unknown_attempt_is_refused_naming_the_goals_attempts(migrated_url):
     _first_case(migrated_url)
-    assert _history(migrated_url, "--attempt", "7") == []
+    refused = invoke(migrated_url, "history", "--goal", GOAL, "--attempt", "7", "--format", "json")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "--attempt 7 is not an attempt of goal" in refused.stderr and "its only attempt is 1" in refused.stderr
 
 
 @pytest.mark.parametrize("attempt", ["1"])
