@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from benchledger.errors import InvalidInput
 from benchledger.ledger.service.exchange import (
     INSERT_CHUNK,
     TRAILER_KEY,
@@ -47,7 +48,7 @@ from benchledger.ledger.service.materialize import rebuild_projections
 from benchledger.ledger.storage import canonical
 from benchledger.ledger.storage.engine import shown_url
 from benchledger.ledger.storage.event_records import StoredEvent
-from benchledger.ledger.storage.other_ledger import open_to_read
+from benchledger.ledger.storage.other_ledger import open_to_read, same_ledger
 from benchledger.ledger.storage.store import Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.ledger.storage.verification import format_digest
@@ -173,6 +174,9 @@ def merge_ledger(ledger: Store, url: str) -> MergeReport:
     """Merge the ledger at ``url`` into ``ledger``: exported (one snapshot of it) to a temporary file, then :func:`merge_export`."""
     source = open_to_read(url)
     where = shown_url(source.engine.url)
+    if same_ledger(source.engine, ledger.engine):
+        source.close()
+        raise InvalidInput(f"--from {where} is the ledger this merges into: there is nothing to merge (name another ledger)")
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="benchledger-merge-", suffix=".ndjson") as spool:
         try:
             for line in export_lines(source):

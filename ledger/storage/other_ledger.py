@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from typing import Any
+
+from sqlalchemy import Engine, text
 
 from benchledger.errors import LedgerUnavailable
 from benchledger.ledger.storage.engine import create_ledger_engine, database_errors_as_unavailable, shown_url
@@ -30,3 +33,27 @@ def open_to_read(url: str) -> Store:
         engine.dispose()
         raise
     return Store(engine)
+
+
+def same_ledger(one: Engine, other: Engine) -> bool:
+    """Whether two engines reach one ledger (``merge --from`` the ledger it merges into): one SQLite file, its path
+    resolved (symlinks, ``..``, a hard link), or one PostgreSQL server (host and port as the URLs give them), database
+    and schema (as each connection's ``search_path`` finds it: a schema per ledger is as good as a database per ledger)."""
+    if one.dialect.name != other.dialect.name:
+        return False
+    if one.dialect.name == "sqlite":
+        first, second = one.url.database, other.url.database
+        if not first or not second or ":memory:" in (first, second):  # (each in-memory ledger is its own)
+            return False
+        try:
+            return os.path.samefile(first, second)
+        except OSError:
+            return os.path.realpath(first) == os.path.realpath(second)
+    return _server_database_schema(one) == _server_database_schema(other)
+
+
+def _server_database_schema(engine: Engine) -> tuple[str, int, Any]:
+    """A PostgreSQL ledger's server (host, port: libpq's defaults when the URL leaves them out), database and schema."""
+    with engine.connect() as connection:
+        where = tuple(connection.execute(text("SELECT current_database(), current_schema()")).one())
+    return (engine.url.host or "localhost").lower(), engine.url.port or 5432, where
