@@ -255,7 +255,7 @@ def jobs_option(help: str):
 
 
 @contextmanager
-def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool = False) -> Iterator[Ledger]:
+def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool = False, dry_run: bool = False) -> Iterator[Ledger]:
     """Open the ledger the root options name (its errors are reported by ``cli.main``).
 
     Creating a SQLite ledger is said on stderr: a mistyped
@@ -268,7 +268,8 @@ def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool 
     never changed by a read (docs/configuration.md). ``any_revision``: opened at
     whatever revision it is (``info``, which reports it). A command that
     ``writes`` pointed at a PostgreSQL hot standby is refused before it reads
-    its input, naming the standby (docs/deployment.md).
+    its input, naming the standby (docs/deployment.md). A ``dry_run`` writes nothing, so it creates nothing either:
+    before the embedded default exists, it is judged against an empty ledger (said on stderr).
     """
     from benchledger.cli.main import imports_frozen
 
@@ -278,8 +279,15 @@ def open_ledger(ctx: click.Context, *, writes: bool = False, any_revision: bool 
     with imports_frozen(ctx):
         from benchledger.ledger import api
 
-        ledger = api.open(url, older_schema="as-is" if any_revision else "upgrade" if writes else "refuse", create=writes)
-    if not ledger.persistent:
+        older = "as-is" if any_revision else "upgrade" if writes else "refuse"
+        ledger = api.open(url, older_schema=older, create=writes, create_default=not dry_run)
+    if dry_run and not ledger.persistent and url is None:
+        click.echo(
+            "benchledger: note: no ledger yet (the default one is created by the first command that writes): "
+            "this dry run is judged against an empty ledger and creates none",
+            err=True,
+        )
+    elif not ledger.persistent:
         # `sqlite:///$LEDGER` with LEDGER unset: every command would "succeed" on a ledger that ends with the process.
         ledger.close()
         raise InvalidInput(

@@ -172,7 +172,7 @@ def ingest_command(
         raise click.UsageError("--order orders the batches of --batch-per-directory ROOT; PATH... is one batch")
     plan = plan_ingest_tree(goal, root, include=include, order=order or "name") if root else plan_ingest(goal, paths, include=include)
     bar, progress = _progress(plan.file_count)
-    with open_ledger(ctx, writes=not dry_run) as ledger, bar:
+    with open_ledger(ctx, writes=not dry_run, dry_run=dry_run) as ledger, bar:
         outcome = ledger.ingest_files(
             plan, kind=kind, dry_run=dry_run, source="cli ingest", progress=progress, skip_unknown=skip_unknown, new_goal=new_goal,
             attempt=attempt,
@@ -279,7 +279,7 @@ def retract_command(ctx: click.Context, events: tuple[str, ...], reason: str, go
     retraction and marks what it withdrew, and `--as-of` a position before it
     shows the old view.
     """
-    with open_ledger(ctx, writes=not dry_run) as ledger:
+    with open_ledger(ctx, writes=not dry_run, dry_run=dry_run) as ledger:
         retraction = ledger.retract(list(events), reason, goal_id=goal, source="cli retract", dry_run=dry_run)
     if fmt == "json":
         echo_json(retraction.as_dict())

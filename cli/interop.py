@@ -80,7 +80,7 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
 
     plan = plan_loopx_import(path, goal)
     if plan.ok:
-        with open_ledger(ctx, writes=True) as ledger:
+        with open_ledger(ctx, writes=not dry_run, dry_run=dry_run) as ledger:
             report = ledger.import_loopx(plan, dry_run=dry_run, new_goal=new_goal)
     else:  # (nothing to write: the ledger is not even opened)
         report = plan.refusal(dry_run=dry_run)

@@ -95,7 +95,10 @@ LIBRARY_SOURCE = "library"
 INGEST_ORDERS = ("name", "time")
 
 
-def open(url: str | None = None, *, older_schema: Literal["upgrade", "refuse", "as-is"] = "upgrade", create: bool = True) -> Ledger:
+def open(
+    url: str | None = None, *, older_schema: Literal["upgrade", "refuse", "as-is"] = "upgrade", create: bool = True,
+    create_default: bool = True,
+) -> Ledger:
     """Open the ledger at ``url``, else at ``BENCHLEDGER_DATABASE_URL``, else the embedded default (created on first use).
 
     ``older_schema``: what a SQLite ledger at an older schema revision gets:
@@ -108,13 +111,16 @@ def open(url: str | None = None, *, older_schema: Literal["upgrade", "refuse", "
     new, empty ledger (:attr:`Ledger.created` names it); ``False`` refuses it
     instead, creating nothing (a ``LedgerUnavailable`` saying there is no ledger
     there: a mistyped path is not an empty ledger). The embedded default is
-    created either way. An empty server database is refused: ``db upgrade``
-    (:func:`upgrade_schema`) makes it a ledger.
+    created either way, unless ``create_default`` is ``False`` (a dry run, which writes nothing): then an empty
+    in-memory ledger stands for it until it exists (not :attr:`Ledger.persistent`), and no file or folder is made.
+    An empty server database is refused: ``db upgrade`` (:func:`upgrade_schema`) makes it a ledger.
     """
-    from benchledger.ledger.storage.config import new_ledger_file
-    from benchledger.ledger.storage.store import open_store
+    from benchledger.ledger.storage.config import default_ledger_path, new_ledger_file
+    from benchledger.ledger.storage.store import Store, open_store
 
     new_file = new_ledger_file(url, create=create)
+    if new_file is not None and not create_default and new_file == default_ledger_path():
+        return Ledger(Store.open("sqlite://", older=older_schema))
     ledger = Ledger(open_store(url, older=older_schema))
     ledger.created = new_file if new_file is not None and new_file.exists() else None
     return ledger
