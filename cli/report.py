@@ -195,6 +195,7 @@ def serve_command(ctx: click.Context, goals: tuple[str, ...], host: str, port: i
     refolded too), run in the background in a child process, again whenever
     the ledger grew; until it is done the index says it is running. On a
     PostgreSQL hot standby the start line and the index show the replica's lag.
+    It runs until stopped: Ctrl-C (or SIGTERM) ends it, saying "stopped", exit 0.
     """
     _, server = _web()
     warned: list[bool] = []

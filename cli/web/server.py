@@ -325,13 +325,13 @@ def serve(
     server = make_server(site, host, port)
     bound_host, bound_port = server.server_address[:2]
     shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
-    announce(f"serving http://{shown}:{bound_port}/ read-only (Ctrl-C stops)")
-    standby = ledger.standby()
-    if standby is not None:
-        announce(f"reading a replica (a PostgreSQL hot standby): {standby_lag_text(standby.replayed_at, standby.lag_seconds)}; the index page says it again on every load")
-    tracker.current()  # start the first audit now rather than on the first page view
     signal.signal(signal.SIGTERM, _interrupt)  # a terminated server ends its audit too
-    try:
+    try:  # (from the line saying Ctrl-C stops it: a Ctrl-C right after it is the same normal end)
+        announce(f"serving http://{shown}:{bound_port}/ read-only (Ctrl-C stops)")
+        standby = ledger.standby()
+        if standby is not None:
+            announce(f"reading a replica (a PostgreSQL hot standby): {standby_lag_text(standby.replayed_at, standby.lag_seconds)}; the index page says it again on every load")
+        tracker.current()  # start the first audit now rather than on the first page view
         server.serve_forever()
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
