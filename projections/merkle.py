@@ -144,6 +144,11 @@ def appended_nodes(size: int, frontier_hashes: Sequence[bytes], leaves: Iterable
     ``frontier_hashes`` are the hashes of ``frontier(size)``, in that order.
     Each leaf is a node of level 0; each pair of equal-level nodes it completes, their parent.
     """
+    return grown(size, frontier_hashes, leaves)[0]
+
+
+def grown(size: int, frontier_hashes: Sequence[bytes], leaves: Iterable[bytes]) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
+    """:func:`appended_nodes`, and the hashes of the frontier of the tree grown (``frontier(size + len(leaves))``, in that order)."""
     positions = frontier(size)
     if len(frontier_hashes) != len(positions):
         raise ValueError(f"a tree of {size} leaves has {len(positions)} frontier nodes, {len(frontier_hashes)} given")
@@ -157,7 +162,8 @@ def appended_nodes(size: int, frontier_hashes: Sequence[bytes], leaves: Iterable
             node = (node[0] + 1, node[1] >> 1, node_hash(left[2], node[2]))
             made.append(node)
         stack.append(node)
-    return made
+    # (the nodes left on the stack are the complete ones no other completes: the frontier, largest first)
+    return made, [digest for _, _, digest in stack]
 
 
 def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes:

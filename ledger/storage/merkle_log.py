@@ -67,6 +67,7 @@ _LEVEL_RANGE = (
     .where(_nodes.level == bindparam("level"), _nodes.node_index.between(bindparam("low"), bindparam("high")))
     .order_by(_nodes.node_index)
 )
+_LEVEL_HASHES = _LEVEL_RANGE.with_only_columns(_nodes.hash)
 _POSITIONED_CHAIN_HASHES = (
     select(events.c.position, events.c.chain_hash).where(events.c.position > bindparam("after")).order_by(events.c.position).limit(bindparam("limit"))
 )
@@ -96,10 +97,9 @@ def _frontier_hashes(connection: Connection, size: int) -> list[bytes] | None:
 
 def _grow(connection: Connection, size: int, front: list[bytes], leaves: Sequence[bytes]) -> list[bytes]:
     """Store ``leaves`` appended to the tree of ``size`` leaves whose frontier is ``front``; returns the new frontier."""
-    made = merkle.appended_nodes(size, front, leaves)
+    made, grown = merkle.grown(size, front, leaves)
     connection.execute(_INSERT, [{"level": level, "node_index": index, "hash": digest.hex()} for level, index, digest in made])
-    known = dict(zip(merkle.frontier(size), front, strict=True)) | {(level, index): digest for level, index, digest in made}
-    return [known[node] for node in merkle.frontier(size + len(leaves))]
+    return grown
 
 
 def extend(tx: Transaction, first_position: int, chain_hashes: Sequence[str]) -> None:
@@ -134,11 +134,21 @@ def _caught_up(connection: Connection, size: int) -> list[bytes]:
 
 def _differences(connection: Connection, made: Sequence[tuple[int, int, bytes]]) -> Iterator[tuple[int, int, str, str | None]]:
     """Each node of ``made`` (recomputed from the events) whose stored hash differs: ``(level, index, wanted, stored or None)``."""
-    by_level: dict[int, dict[int, str]] = {}
+    by_level: dict[int, tuple[list[int], list[str]]] = {}
     for level, index, digest in made:
-        by_level.setdefault(level, {})[index] = digest.hex()
-    for level, wanted in sorted(by_level.items()):
-        stored = {row.node_index: row.hash for row in connection.execute(_LEVEL_RANGE, {"level": level, "low": min(wanted), "high": max(wanted)})}
+        held = by_level.get(level)
+        if held is None:
+            by_level[level] = held = ([], [])
+        held[0].append(index)
+        held[1].append(digest.hex())
+    for level, (indices, digests) in sorted(by_level.items()):
+        bounds = {"level": level, "low": min(indices), "high": max(indices)}
+        # A healthy level at one read of its hashes: as many stored as the range has indices (the primary key: then one
+        # for each, in index order), each the one made. Otherwise each node is looked at.
+        if bounds["high"] - bounds["low"] + 1 == len(indices) and connection.execute(_LEVEL_HASHES, bounds).scalars().all() == digests:
+            continue
+        wanted = dict(zip(indices, digests, strict=True))
+        stored = dict(connection.execute(_LEVEL_RANGE, bounds).tuples().all())
         for index, digest in wanted.items():
             if stored.get(index) != digest:
                 yield level, index, digest, stored.get(index)
@@ -195,12 +205,11 @@ class LogAudit:
             self.problems.append(Problem("log_node", None, None, f"{self._unlisted} more node(s) of the Merkle log differ from the events"))
 
     def _check(self, front: list[bytes], leaves: list[bytes]) -> list[bytes]:
-        made = merkle.appended_nodes(self.size, front, leaves)
+        made, grown = merkle.grown(self.size, front, leaves)
         for level, index, _, stored in _differences(self._connection, made):
             self._problem(level, index, "is missing" if stored is None else "is not the hash of the events it covers")
-        known = dict(zip(merkle.frontier(self.size), front, strict=True)) | {(level, index): digest for level, index, digest in made}
         self.size += len(leaves)
-        return [known[node] for node in merkle.frontier(self.size)]
+        return grown
 
     def _problem(self, level: int, index: int, what: str) -> None:
         if len(self.problems) < LISTED_PROBLEMS:
@@ -292,18 +301,15 @@ def rebuild(tx: Transaction) -> int:
     size, front, after = 0, [], 0
     # (paged by position, not by count: a ledger with a position gap, which audit names, is rebuilt all the same)
     while page := connection.execute(_POSITIONED_CHAIN_HASHES, {"after": after, "limit": PAGE}).all():
-        after = page[-1].position
-        leaves = [merkle.event_leaf_hash(row.chain_hash) for row in page]
-        made = merkle.appended_nodes(size, front, leaves)
+        after = page[-1][0]
+        made, grown = merkle.grown(size, front, [merkle.event_leaf_hash(chain_hash) for _, chain_hash in page])
         wrong = list(_differences(connection, made))
         if wrong:
             stale = [(level, index) for level, index, _, stored in wrong if stored is not None]
             _delete(connection, stale)
             connection.execute(_INSERT, [{"level": level, "node_index": index, "hash": digest} for level, index, digest, _ in wrong])
             repaired += len(wrong)
-        known = dict(zip(merkle.frontier(size), front, strict=True)) | {(level, index): digest for level, index, digest in made}
-        size += len(leaves)
-        front = [known[node] for node in merkle.frontier(size)]
+        size, front = size + len(page), grown
     extra = _extra_nodes(connection, size)
     _delete(connection, extra)
     return repaired + len(extra)
