@@ -150,8 +150,18 @@ record_values = operator.itemgetter(*EVENT_COLUMNS)
 
 
 def row_to_event(row: Any) -> StoredEvent:
-    """A :class:`StoredEvent` from a ``select(events)`` result row (its columns are in table order)."""
-    return StoredEvent(*row)
+    """A :class:`StoredEvent` from a ``select(events)`` result row (its columns are in table order).
+
+    Equal to ``StoredEvent(*row)``, made without the frozen dataclass's ``__init__``, which sets one field at a time
+    through ``object.__setattr__`` (half the cost: a fold builds every event it reads); the fields are all set at once.
+    """
+    event = _new_object(StoredEvent)
+    event.__dict__.update(zip(_EVENT_FIELDS, row, strict=True))
+    return event
+
+
+_new_object = object.__new__
+_EVENT_FIELDS = tuple(StoredEvent.__dataclass_fields__)
 
 
 def utc_timestamp(moment: datetime | None = None) -> str:

@@ -66,7 +66,7 @@ class Transaction:
             .order_by(events.c.goal_id, events.c.stream_version)
             .limit(limit)
         )
-        return [row_to_event(r) for r in self.connection.execute(query, {"goal_ids": list(goal_ids)})]
+        return list(map(row_to_event, self.connection.execute(query, {"goal_ids": list(goal_ids)}).all()))
 
     def projection_row_of_goals(self, goal_ids: Sequence[str], projection: str, key: str) -> dict[str, dict[str, Any]]:
         """Each goal's stored row ``key`` of ``projection`` (goals without one are left out)."""
@@ -183,7 +183,7 @@ class Transaction:
             if projection is not None:
                 query = query.where(projection_rows.c.projection == projection)
             # (by index: a replay reads every stored row, and a Row's attribute costs more than the tuple's item)
-            for row in map(tuple, self.connection.execute(query)):
+            for row in map(tuple, self.connection.execute(query).all()):
                 stored.setdefault(row[_GOAL_AT], {})[(row[_PROJECTION_AT], row[_KEY_AT])] = row
         return stored
 
