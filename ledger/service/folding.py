@@ -234,8 +234,8 @@ _values: Callable[[Mapping[str, Any]], tuple[Any, ...]] = operator.itemgetter(*P
 class _Comparison:
     """The rows of a step's folds, compared with the stored rows ``read`` sees, a few thousand at a time.
 
-    Rows wait in :attr:`buffer` (by key: a row handed over again replaces
-    the earlier one there) until :data:`ROWS_PER_COMPARISON` of them do. A
+    Rows wait in :attr:`buffer` (by goal, then by key: a row handed over again
+    replaces the earlier one there; :attr:`waiting` counts them) until :data:`ROWS_PER_COMPARISON` of them do. A
     goal whose fold ended with all its rows still waiting is compared whole:
     one read of its stored rows, as many goals per read as wait. A goal
     whose rows were compared while it was still being folded (a large goal)
@@ -250,7 +250,8 @@ class _Comparison:
     def __init__(self, read: Transaction, *, projection: str | None, mode: FoldMode) -> None:
         self.read, self.projection = read, projection
         self.audit, self.write = mode.audit, mode is FoldMode.WRITE
-        self.buffer: dict[RowKey, dict[str, Any]] = {}
+        self.buffer: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        self.waiting = 0
         self.ended: set[str] = set()
         self.states: dict[str, dict[tuple[str, str], bytes | None]] = {}  # goal -> (projection, key) -> state
         self.withdrawn_written: dict[str, dict[tuple[str, str], bytes]] = {}
@@ -265,16 +266,30 @@ class _Comparison:
     # -- what the folds hand over ---------------------------------------------
 
     def add(self, goal: str, records: Iterable[dict[str, Any]]) -> None:
+        rows = self.buffer.get(goal)
+        if rows is None:
+            self.buffer[goal] = rows = {}
+        before = len(rows)
         for record in records:
             if self.projection in (None, record["projection"]):
-                self.buffer[(record["projection"], goal, record["key"])] = record
+                rows[(record["projection"], record["key"])] = record
+        self.waiting += len(rows) - before
+        if not rows:
+            del self.buffer[goal]
         # (compared as soon as a goal's fold ends; only a goal of many rows is compared before it ends)
-        if len(self.buffer) >= 4 * ROWS_PER_COMPARISON:
+        if self.waiting >= 4 * ROWS_PER_COMPARISON:
             self.flush()
 
     def withdraw(self, goal: str) -> None:
         """Every row of ``goal`` handed over so far but its lifecycle steps is gone (a retraction)."""
-        self.buffer = {key: row for key, row in self.buffer.items() if key[1] != goal or key[0] == catalog.STEP}
+        rows = self.buffer.get(goal)
+        if rows is not None:
+            steps = {key: row for key, row in rows.items() if key[0] == catalog.STEP}
+            self.waiting -= len(rows) - len(steps)
+            if steps:
+                self.buffer[goal] = steps
+            else:
+                del self.buffer[goal]
         states = self.states.get(goal)
         if states is None:
             return
@@ -290,12 +305,12 @@ class _Comparison:
     def end(self, goal: str) -> None:
         """``goal``'s fold handed over its last row."""
         self.ended.add(goal)
-        if goal in self.states or len(self.buffer) >= ROWS_PER_COMPARISON:
+        if goal in self.states or self.waiting >= ROWS_PER_COMPARISON:
             self.flush()
 
     def discard(self, goal: str) -> None:
         """``goal`` could not be folded (an audit reports that instead): nothing of it is compared."""
-        self.buffer = {key: row for key, row in self.buffer.items() if key[1] != goal}
+        self.waiting -= len(self.buffer.pop(goal, {}))
         for held in (self.states, self.withdrawn_written, self.faulted, self.differing, self.stored_counts):
             held.pop(goal, None)
 
@@ -317,10 +332,7 @@ class _Comparison:
 
     def flush(self) -> None:
         """Compare every waiting row; finish the goals whose fold ended."""
-        by_goal: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
-        for (projection, goal, key), record in self.buffer.items():
-            by_goal.setdefault(goal, {})[(projection, key)] = record
-        self.buffer = {}
+        by_goal, self.buffer, self.waiting = self.buffer, {}, 0
         whole = [goal for goal in self.ended if goal not in self.states]
         stored = self.read.stored_rows_of_goals(whole, projection=self.projection, goals_per_read=GOALS_PER_STEP)
         for goal in whole:
