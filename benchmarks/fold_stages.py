@@ -21,6 +21,10 @@ Then one more fold with each stage timed (``perf_counter`` around the function; 
 inside another is counted for the outer one only), in microseconds an event: the reducers, the rows'
 serialization, and parts of the linking rules (what is left is the rest of the linking rules and the
 row objects).
+
+``--rows-digest`` prints instead the SHA-256 of every row of three folds of each goal (from its first event,
+strict from its middle event as an ingest folds, and ``lifecycle_only`` as ``history`` does), to hold a change
+of the fold to another checkout's rows byte for byte (run this file with each checkout's code).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import argparse
 import collections
 import functools
 import gc
+import hashlib
 import json
 import tempfile
 import time
@@ -71,6 +76,22 @@ def read_decode(url: str) -> None:
         for row in connection.execution_options(yield_per=2000).execute(select(events_table).order_by(events_table.c.position)):
             json.loads(row.payload)
     engine.dispose()
+
+
+def rows_digest(goals: dict[str, list[StoredEvent]]) -> tuple[int, str]:
+    """How many rows (or refusals) the three folds of each goal make, and the SHA-256 of them all, in order."""
+    digest, count = hashlib.sha256(), 0
+    for goal, events in sorted(goals.items()):
+        middle = events[len(events) // 2].position
+        for options in ({"strict": False}, {"strict": True, "emit_from": middle}, {"strict": False, "lifecycle_only": True}):
+            try:
+                rows = [folding.row_record(goal, row) for row in projector.project_goal(events, **options).rows.values()]  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001 - a fold's refusal is part of what it makes
+                rows = [{"refused": f"{type(exc).__name__}: {exc}"}]
+            for row in rows:
+                digest.update(json.dumps(row, sort_keys=True).encode() + b"\n")
+            count += len(rows)
+    return count, digest.hexdigest()
 
 
 def replay_unchanged(ledger: Store) -> None:
@@ -139,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=20_000, help="events of the ledger built (default 2x10^4)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--rows-digest", action="store_true", help="print the SHA-256 of the rows of three folds of each goal, and stop")
     parser.add_argument("--ledger", type=Path, default=None, help="SQLite file of the ledger: built when absent, reused when present")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="benchledger-fold-") as scratch:
@@ -153,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
             goals.setdefault(stored.goal_id, []).append(stored)
             stored.payload  # noqa: B018 - decoded once here (a cached property), outside the timed part
         events = sum(map(len, goals.values()))
+        if args.rows_digest:
+            count, digest = rows_digest(goals)
+            print(f"{events:,} events, {len(goals):,} goals: {count:,} rows, SHA-256 {digest}")
+            ledger.close()
+            return 0
         # The events held for the fold are frozen (the collector's permanent generation), as the CLI freezes what its imports
         # made: else each collection a replay triggers walks 2x10^4 decoded payloads that no replay process holds.
         gc.collect()
