@@ -138,32 +138,40 @@ def proof_from_nodes(ranges: Sequence[tuple[int, int]], hashes: dict[Node, bytes
     return [fold([hashes[node] for node in subtree_nodes(start, end)]) for start, end in ranges]
 
 
-def appended_nodes(size: int, frontier_hashes: Sequence[bytes], leaves: Iterable[bytes]) -> list[tuple[int, int, bytes]]:
+def appended_nodes(size: int, frontier_hashes: Sequence[bytes], leaves: Sequence[bytes]) -> list[tuple[int, int, bytes]]:
     """The nodes ``(level, index, hash)`` that ``leaves`` (leaf hashes) complete when appended to a tree of ``size`` leaves.
 
     ``frontier_hashes`` are the hashes of ``frontier(size)``, in that order.
-    Each leaf is a node of level 0; each pair of equal-level nodes it completes, their parent.
+    Each leaf is a node of level 0; each pair of equal-level nodes it completes, their parent (level by level).
     """
-    return grown(size, frontier_hashes, leaves)[0]
+    return [(level, first + i, digest) for level, first, made in grown(size, frontier_hashes, leaves)[0] for i, digest in enumerate(made)]
 
 
-def grown(size: int, frontier_hashes: Sequence[bytes], leaves: Iterable[bytes]) -> tuple[list[tuple[int, int, bytes]], list[bytes]]:
-    """:func:`appended_nodes`, and the hashes of the frontier of the tree grown (``frontier(size + len(leaves))``, in that order)."""
+def grown(size: int, frontier_hashes: Sequence[bytes], leaves: Sequence[bytes]) -> tuple[list[tuple[int, int, list[bytes]]], list[bytes]]:
+    """The nodes that ``leaves`` complete when appended to a tree of ``size`` leaves whose frontier is ``frontier_hashes``,
+    a level at a time: ``(level, index of the first, their hashes in index order)``, lowest level first; and the hashes
+    of the frontier of the tree grown (``frontier(size + len(leaves))``, in that order).
+
+    A level's new nodes follow its frontier node (the left child still waiting for its sibling: there is one when bit
+    ``level`` of ``size`` is set), so with it they pair up from an even index; an odd one left over is the grown
+    tree's frontier node of that level. Above the first level with no new node the frontier is the one before.
+    """
     positions = frontier(size)
     if len(frontier_hashes) != len(positions):
         raise ValueError(f"a tree of {size} leaves has {len(positions)} frontier nodes, {len(frontier_hashes)} given")
-    stack = [(level, index, digest) for (level, index), digest in zip(positions, frontier_hashes, strict=True)]
-    made: list[tuple[int, int, bytes]] = []
-    for offset, leaf in enumerate(leaves):
-        node = (0, size + offset, leaf)
-        made.append(node)
-        while stack and stack[-1][0] == node[0]:
-            left = stack.pop()
-            node = (node[0] + 1, node[1] >> 1, node_hash(left[2], node[2]))
-            made.append(node)
-        stack.append(node)
-    # (the nodes left on the stack are the complete ones no other completes: the frontier, largest first)
-    return made, [digest for _, _, digest in stack]
+    waiting = {level: digest for (level, _), digest in zip(positions, frontier_hashes, strict=True)}
+    levels: list[tuple[int, int, list[bytes]]] = []
+    front: dict[int, bytes] = {}
+    level, first, made = 0, size, list(leaves)
+    while made:
+        levels.append((level, first, made))
+        row = [waiting.pop(level), *made] if level in waiting else made
+        if len(row) % 2:
+            front[level] = row[-1]
+        made = [node_hash(row[i], row[i + 1]) for i in range(0, len(row) - 1, 2)]
+        level, first = level + 1, first >> 1
+    front.update(waiting)  # (the levels no new node reached)
+    return levels, [front[level] for level in sorted(front, reverse=True)]
 
 
 def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes:

@@ -97,8 +97,10 @@ def _frontier_hashes(connection: Connection, size: int) -> list[bytes] | None:
 
 def _grow(connection: Connection, size: int, front: list[bytes], leaves: Sequence[bytes]) -> list[bytes]:
     """Store ``leaves`` appended to the tree of ``size`` leaves whose frontier is ``front``; returns the new frontier."""
-    made, grown = merkle.grown(size, front, leaves)
-    connection.execute(_INSERT, [{"level": level, "node_index": index, "hash": digest.hex()} for level, index, digest in made])
+    levels, grown = merkle.grown(size, front, leaves)
+    connection.execute(
+        _INSERT, [{"level": level, "node_index": first + i, "hash": digest.hex()} for level, first, made in levels for i, digest in enumerate(made)]
+    )
     return grown
 
 
@@ -132,24 +134,20 @@ def _caught_up(connection: Connection, size: int) -> list[bytes]:
     return front
 
 
-def _differences(connection: Connection, made: Sequence[tuple[int, int, bytes]]) -> Iterator[tuple[int, int, str, str | None]]:
-    """Each node of ``made`` (recomputed from the events) whose stored hash differs: ``(level, index, wanted, stored or None)``."""
-    by_level: dict[int, tuple[list[int], list[str]]] = {}
-    for level, index, digest in made:
-        held = by_level.get(level)
-        if held is None:
-            by_level[level] = held = ([], [])
-        held[0].append(index)
-        held[1].append(digest.hex())
-    for level, (indices, digests) in sorted(by_level.items()):
-        bounds = {"level": level, "low": min(indices), "high": max(indices)}
-        # A healthy level at one read of its hashes: as many stored as the range has indices (the primary key: then one
-        # for each, in index order), each the one made. Otherwise each node is looked at.
-        if bounds["high"] - bounds["low"] + 1 == len(indices) and connection.execute(_LEVEL_HASHES, bounds).scalars().all() == digests:
+def _differences(connection: Connection, levels: Sequence[tuple[int, int, list[bytes]]]) -> Iterator[tuple[int, int, str, str | None]]:
+    """Each node of ``levels`` (:func:`merkle.grown`'s, recomputed from the events) whose stored hash differs: ``(level, index,
+    wanted, stored or None)``.
+
+    A level is one read of its stored hashes in index order: as many as it made (the primary key: then one for each
+    index), each the one made, is a healthy level; otherwise each node is looked at.
+    """
+    for level, first, made in levels:
+        digests = [digest.hex() for digest in made]
+        bounds = {"level": level, "low": first, "high": first + len(made) - 1}
+        if connection.execute(_LEVEL_HASHES, bounds).scalars().all() == digests:
             continue
-        wanted = dict(zip(indices, digests, strict=True))
         stored = dict(connection.execute(_LEVEL_RANGE, bounds).tuples().all())
-        for index, digest in wanted.items():
+        for index, digest in enumerate(digests, first):
             if stored.get(index) != digest:
                 yield level, index, digest, stored.get(index)
 
@@ -205,8 +203,8 @@ class LogAudit:
             self.problems.append(Problem("log_node", None, None, f"{self._unlisted} more node(s) of the Merkle log differ from the events"))
 
     def _check(self, front: list[bytes], leaves: list[bytes]) -> list[bytes]:
-        made, grown = merkle.grown(self.size, front, leaves)
-        for level, index, _, stored in _differences(self._connection, made):
+        levels, grown = merkle.grown(self.size, front, leaves)
+        for level, index, _, stored in _differences(self._connection, levels):
             self._problem(level, index, "is missing" if stored is None else "is not the hash of the events it covers")
         self.size += len(leaves)
         return grown
@@ -302,8 +300,8 @@ def rebuild(tx: Transaction) -> int:
     # (paged by position, not by count: a ledger with a position gap, which audit names, is rebuilt all the same)
     while page := connection.execute(_POSITIONED_CHAIN_HASHES, {"after": after, "limit": PAGE}).all():
         after = page[-1][0]
-        made, grown = merkle.grown(size, front, [merkle.event_leaf_hash(chain_hash) for _, chain_hash in page])
-        wrong = list(_differences(connection, made))
+        levels, grown = merkle.grown(size, front, [merkle.event_leaf_hash(chain_hash) for _, chain_hash in page])
+        wrong = list(_differences(connection, levels))
         if wrong:
             stale = [(level, index) for level, index, _, stored in wrong if stored is not None]
             _delete(connection, stale)
