@@ -20,7 +20,9 @@ freezes what its imports made: a replay process does not hold them.
 Then one more fold with each stage timed (``perf_counter`` around the function; a stage called
 inside another is counted for the outer one only), in microseconds an event: the reducers, the rows'
 serialization, and parts of the linking rules (what is left is the rest of the linking rules and the
-row objects).
+row objects); then one more replay with its own parts timed the same way (the Merkle log's rebuild, reading
+and building the events, decoding their payloads, reading and comparing the stored rows, checking the row
+counts and stream heads; what is left is the fold and the loop around it).
 
 ``--rows-digest`` prints instead the SHA-256 of every row of three folds of each goal (from its first event,
 strict from its middle event as an ingest folds, and ``lifecycle_only`` as ``history`` does), to hold a change
@@ -45,10 +47,12 @@ from sqlalchemy import create_engine, select
 
 from benchledger.ledger.service import folding
 from benchledger.ledger.service.maintenance import replay
+from benchledger.ledger.storage import canonical, merkle_log
 from benchledger.ledger.storage.engine import normalize_url
 from benchledger.ledger.storage.event_records import StoredEvent
 from benchledger.ledger.storage.schema import events as events_table
 from benchledger.ledger.storage.store import Store
+from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections import projector, review_module
 from benchmarks import workload as wl
 from benchmarks.synthetic_ledger import build_big_ledger, build_templates
@@ -108,8 +112,8 @@ def cpu_seconds(work: Callable[[], Any]) -> float:
     return time.process_time() - start
 
 
-def stages(goals: dict[str, list[StoredEvent]]) -> tuple[float, collections.Counter[str]]:
-    """One fold with each stage timed; the wrappers are removed after."""
+def stages(work: Callable[[], Any], timings: list[tuple[Any, str, str]]) -> tuple[float, collections.Counter[str]]:
+    """``work`` done once with each function of ``timings`` (owner, attribute, stage) timed; the wrappers are removed after."""
     seconds: collections.Counter[str] = collections.Counter()
     inside = [False]
     patched: list[tuple[Any, str, Any]] = []
@@ -132,27 +136,55 @@ def stages(goals: dict[str, list[StoredEvent]]) -> tuple[float, collections.Coun
         patched.append((owner, attribute, function))
         setattr(owner, attribute, wrapper)
 
-    for name in REDUCERS:
-        timed(review_module(name), "reduce", name)
-    timed(review_module("lifecycle-state"), "step_summary", "lifecycle-state step summaries")
-    timed(review_module("lifecycle-state"), "held_summary", "lifecycle-state step summaries")
-    timed(projector.GoalProjector, "_summary_key", "lifecycle-state step summaries")
-    timed(projector, "normalize", "derived reviews normalized")
-    timed(folding, "canonical_json", "rows serialized (canonical JSON)")
-    timed(projector, "lifecycle_summary", "lifecycle summary and changes of a step")
-    timed(projector, "changes", "lifecycle summary and changes of a step")
-    # The linking rules' own parts (what a reducer they call costs is counted for them).
-    timed(projector._Lookahead, "push", "linking: events held for their attempt")
-    timed(projector.GoalProjector, "_place", "linking: events placed in attempts")
-    timed(projector.GoalProjector, "_members", "linking: batch members found")
+    for owner, attribute, stage in timings:
+        timed(owner, attribute, stage)
     try:
         start = time.perf_counter()
-        fold(goals)
+        work()
         total = time.perf_counter() - start
     finally:
         for owner, attribute, function in reversed(patched):
             setattr(owner, attribute, function)
     return total, seconds
+
+
+def fold_timings() -> list[tuple[Any, str, str]]:
+    """The fold's stages: its reducers, the rows' serialization, parts of the linking rules."""
+    return [
+        *((review_module(name), "reduce", name) for name in REDUCERS),
+        (review_module("lifecycle-state"), "step_summary", "lifecycle-state step summaries"),
+        (review_module("lifecycle-state"), "held_summary", "lifecycle-state step summaries"),
+        (projector.GoalProjector, "_summary_key", "lifecycle-state step summaries"),
+        (projector, "normalize", "derived reviews normalized"),
+        (folding, "canonical_json", "rows serialized (canonical JSON)"),
+        (projector, "lifecycle_summary", "lifecycle summary and changes of a step"),
+        (projector, "changes", "lifecycle summary and changes of a step"),
+        # The linking rules' own parts (what a reducer they call costs is counted for them).
+        (projector._Lookahead, "push", "linking: events held for their attempt"),
+        (projector.GoalProjector, "_place", "linking: events placed in attempts"),
+        (projector.GoalProjector, "_members", "linking: batch members found"),
+    ]
+
+
+def replay_timings() -> list[tuple[Any, str, str]]:
+    """What ``replay --jobs 1`` does beyond the fold (the fold itself, not timed, is in what is left)."""
+    return [
+        (merkle_log, "rebuild", "replay: Merkle log rebuilt"),
+        (Transaction, "first_events_of_goals", "replay: events read and built"),
+        (Transaction, "read_goal", "replay: events read and built"),
+        (canonical, "parse_json", "replay: payloads decoded"),
+        (folding._Comparison, "flush", "replay: stored rows read and compared"),
+        (Transaction, "write_projection_rows_diff", "replay: goals' row counts checked"),
+        (Transaction, "rebuild_heads", "replay: stream heads checked"),
+    ]
+
+
+def print_stages(title: str, events: int, total: float, seconds: collections.Counter[str], rest: str) -> None:
+    print(f"\n{title}: {total * 1e6 / events:.1f} us an event (the timing adds its own)")
+    for stage, spent in seconds.most_common():
+        print(f"  {stage:45s} {spent * 1e6 / events:6.1f} us  {spent / total:6.1%}")
+    left = total - sum(seconds.values())
+    print(f"  {rest:45s} {left * 1e6 / events:6.1f} us  {left / total:6.1%}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,12 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| read + json.loads | {rate['read']:,.0f} | |")
         print(f"| fold alone | {rate['fold']:,.0f} | {rate['fold'] / rate['read']:.3f}x read + decode (target >= 0.4) |")
         print(f"| `replay --jobs 1` | {rate['replay']:,.0f} | {rate['replay'] / rate['fold']:.3f}x the fold alone (target >= 0.7) |")
-        total, seconds = stages(goals)
-        print(f"\nOne fold, stages timed: {total * 1e6 / events:.1f} us an event (the timing adds its own)")
-        for stage, spent in seconds.most_common():
-            print(f"  {stage:45s} {spent * 1e6 / events:6.1f} us  {spent / total:6.1%}")
-        rest = total - sum(seconds.values())
-        print(f"  {'linking rules, rows, the rest':45s} {rest * 1e6 / events:6.1f} us  {rest / total:6.1%}")
+        print_stages("One fold, stages timed", events, *stages(lambda: fold(goals), fold_timings()), "linking rules, rows, the rest")
+        print_stages("One `replay --jobs 1`, its own parts timed", events, *stages(lambda: replay_unchanged(ledger), replay_timings()), "the fold and the rest")
         ledger.close()
     return 0
 
