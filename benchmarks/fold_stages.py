@@ -22,7 +22,8 @@ inside another is counted for the outer one only), in microseconds an event: the
 serialization, and parts of the linking rules (what is left is the rest of the linking rules and the
 row objects); then one more replay with its own parts timed the same way (the Merkle log's rebuild, reading
 and building the events, decoding their payloads, reading and comparing the stored rows, checking the row
-counts and stream heads; what is left is the fold and the loop around it).
+counts and stream heads; what is left is the fold and the loop around it), and three of those parts alone
+(the Merkle log's rebuild, the reads of the events and of the stored rows), in CPU seconds.
 
 ``--rows-digest`` prints instead the SHA-256 of every row of three folds of each goal (from its first event,
 strict from its middle event as an ingest folds, and ``lifecycle_only`` as ``history`` does), to hold a change
@@ -179,6 +180,25 @@ def replay_timings() -> list[tuple[Any, str, str]]:
     ]
 
 
+def replay_parts_alone(ledger: Store, rounds: int) -> dict[str, float]:
+    """Replay's Merkle log rebuild and its reads of the events and of the stored rows, each alone over the whole ledger
+    (the fold's steps of goals), CPU seconds, the best of ``rounds``."""
+    best: dict[str, float] = {}
+    with ledger.transaction(write=True) as tx:
+        goals = sorted(head["goal_id"] for head in tx.heads())
+        last = tx.last_position()
+        steps = [goals[start : start + folding.GOALS_PER_STEP] for start in range(0, len(goals), folding.GOALS_PER_STEP)]
+        parts: dict[str, Callable[[], Any]] = {
+            "Merkle log rebuilt": lambda: merkle_log.rebuild(tx),
+            "events read and built": lambda: [list(folding.events_of(tx, step, last)) for step in steps],
+            "stored rows read": lambda: [tx.stored_rows_of_goals(step, projection=None, goals_per_read=folding.GOALS_PER_STEP) for step in steps],
+        }
+        for _ in range(rounds):
+            for name, work in parts.items():
+                best[name] = min(best.get(name, float("inf")), cpu_seconds(work))
+    return best
+
+
 def print_stages(title: str, events: int, total: float, seconds: collections.Counter[str], rest: str) -> None:
     print(f"\n{title}: {total * 1e6 / events:.1f} us an event (the timing adds its own)")
     for stage, spent in seconds.most_common():
@@ -231,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| `replay --jobs 1` | {rate['replay']:,.0f} | {rate['replay'] / rate['fold']:.3f}x the fold alone (target >= 0.7) |")
         print_stages("One fold, stages timed", events, *stages(lambda: fold(goals), fold_timings()), "linking rules, rows, the rest")
         print_stages("One `replay --jobs 1`, its own parts timed", events, *stages(lambda: replay_unchanged(ledger), replay_timings()), "the fold and the rest")
+        print(f"\nReplay's parts alone, CPU, best of {args.rounds} rounds:")
+        for name, seconds in replay_parts_alone(ledger, args.rounds).items():
+            print(f"  {name:45s} {seconds * 1e6 / events:6.1f} us an event")
         ledger.close()
     return 0
 

@@ -183,7 +183,7 @@ class Transaction:
             if projection is not None:
                 query = query.where(projection_rows.c.projection == projection)
             # (by index: a replay reads every stored row, and a Row's attribute costs more than the tuple's item)
-            for row in map(tuple, self.connection.execute(query).all()):
+            for row in map(tuple, self.connection.execute(query)):
                 stored.setdefault(row[_GOAL_AT], {})[(row[_PROJECTION_AT], row[_KEY_AT])] = row
         return stored
 
