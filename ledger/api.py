@@ -22,10 +22,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from benchledger.errors import InvalidInput, capped, redact_url
+from benchledger.errors import InvalidInput, LedgerUnavailable, capped, redact_url
 from benchledger.ledger.results import (
     Attempt,
     AuditProblem,
@@ -118,6 +119,8 @@ def open(
     from benchledger.ledger.storage.config import default_ledger_path, new_ledger_file
     from benchledger.ledger.storage.store import Store, open_store
 
+    if url is not None and not isinstance(url, str):
+        raise InvalidInput(f"the ledger URL must be a str (sqlite:///PATH or postgresql://USER@HOST/DATABASE), not {type(url).__name__}")
     new_file = new_ledger_file(url, create=create)
     if new_file is not None and not create_default and new_file == default_ledger_path():
         return Ledger(Store.open("sqlite://", older=older_schema))
@@ -152,7 +155,7 @@ class Ledger:
     """One ledger database: what every command reads and writes through. Close it (or use ``with``)."""
 
     def __init__(self, store: Store, *, owned: bool = True) -> None:
-        self._store = store
+        self._open_store: Store | None = store
         self._owned = owned
         # The SQLite file :func:`open` created (a new, empty ledger: the embedded default or a file a URL named), else None.
         self.created: Path | None = None
@@ -160,8 +163,17 @@ class Ledger:
     # -- the ledger itself -------------------------------------------------------------------
 
     def close(self) -> None:
-        if self._owned:
-            self._store.close()
+        """Release the ledger's connections; every later call raises :class:`~benchledger.errors.LedgerUnavailable`."""
+        if self._owned and self._open_store is not None:
+            self._open_store.close()
+        self._open_store = None
+
+    @property
+    def _store(self) -> Store:
+        # (a closed store would silently open new connections: a closed ledger says so instead)
+        if self._open_store is None:
+            raise LedgerUnavailable("this ledger is closed (close() or the end of its `with`): benchledger.open(url) opens it again")
+        return self._open_store
 
     def __enter__(self) -> Ledger:
         return self
@@ -304,7 +316,7 @@ class Ledger:
         from benchledger.ledger.read import runs
 
         found = runs.select_runs(self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status)
-        return RunListing("runs", [Run(**view) for view in found[:limit]])
+        return RunListing("runs", [Run(**view) for view in found[:_limit(limit)]])
 
     def current_runs(
         self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
@@ -316,7 +328,7 @@ class Ledger:
         found = runs.select_runs(
             self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status, current=True
         )
-        return RunListing("current_runs", [_current_run(entry) for entry in found[:limit]])
+        return RunListing("current_runs", [_current_run(entry) for entry in found[:_limit(limit)]])
 
     def run_pairs(
         self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
@@ -326,7 +338,7 @@ class Ledger:
         from benchledger.ledger.read import runs
 
         found = runs.select_pairs(self._store, goal_id=goal_id, benchmark=benchmark, case=case, arm=arm, mode=mode, status=status)
-        return RunListing("pairs", [_run_pair(pair) for pair in found[:limit]])
+        return RunListing("pairs", [_run_pair(pair) for pair in found[:_limit(limit)]])
 
     def pass_rates(
         self, *, goal_id: str | None = None, benchmark: str | None = None, case: str | None = None, arm: str | None = None,
@@ -357,8 +369,10 @@ class Ledger:
         """
         from benchledger.ledger.read import compare
 
+        if isinstance(seed, bool) or not isinstance(seed, int) or isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+            raise InvalidInput(f"seed must be an integer and resamples a whole number of at least 1, not {seed!r} and {resamples!r}")
         found = compare.compare(
-            self._store, goal_ids=goal_ids, as_of=as_of, benchmark=benchmark, baseline=baseline, treatment=treatment,
+            self._store, goal_ids=_items("goal_ids", goal_ids), as_of=as_of, benchmark=benchmark, baseline=baseline, treatment=treatment,
             include_archived=include_archived, seed=seed, resamples=resamples,
         )
         return Comparisons(found["scope"], [Comparison(**c) for c in found["comparisons"]])
@@ -631,6 +645,23 @@ class Ledger:
         return ReportViews(self._store)
 
 
+def _items(name: str, given: Any) -> tuple[Any, ...]:
+    """A sequence argument's items: one path or goal id given alone is that one (iterated, it would be its characters)."""
+    if isinstance(given, str | PathLike):
+        return (given,)
+    try:
+        return tuple(given)
+    except TypeError:
+        raise InvalidInput(f"{name} must be a list (or one str), not {type(given).__name__}") from None
+
+
+def _limit(limit: Any) -> int | None:
+    """A ``limit``: None (every row) or a whole number of rows (a negative slice bound would drop rows from the end)."""
+    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0):
+        return limit
+    raise InvalidInput(f"limit must be a whole number of rows (0 or more) or None, not {limit!r}")
+
+
 def _history_entry(entry: dict[str, Any]) -> HistoryEntry:
     outcome, lifecycle, retracted_by = entry["outcome"], entry["lifecycle"], entry["retracted_by"]
     return HistoryEntry(
@@ -722,7 +753,7 @@ def load_artifacts(paths: Iterable[str], *, kind: str | None = None) -> list[Art
     """Every document of ``paths`` read and normalized as ``ingest`` reads it; any refused one raises :class:`InvalidInput` naming each."""
     from benchledger.ledger.service.intake.artifacts import collect_artifacts
 
-    artifacts, _, refused = collect_artifacts([str(path) for path in paths], kind)
+    artifacts, _, refused = collect_artifacts([str(path) for path in _items("paths", paths)], kind)
     if refused:
         raise InvalidInput("; ".join(capped([f"{source}: {reason}" for source, reason in refused])))
     return artifacts
@@ -750,6 +781,9 @@ def plan_ingest(goal_id: str, paths: Sequence[str], *, include: Sequence[str] = 
     sorted; or for what an ``include`` GLOB matches), one batch; no ledger involved."""
     from benchledger.ledger.service.intake.files import expand_paths
 
+    if not isinstance(goal_id, str):
+        raise InvalidInput(f"goal_id must be a goal's name (a str), not {type(goal_id).__name__}")
+    paths = _items("paths", paths)
     return FilesPlan(goal_id, ((None, tuple(expand_paths([str(path) for path in paths], include))),), ", ".join(map(str, paths)))
 
 

@@ -103,13 +103,19 @@ def refuse_an_empty_range(since: str, start: Point, until: str, end: Point) -> N
         raise InvalidAsOf(f"--since {_shown(since)} is after --until {_shown(until)}: no entry lies between them")
 
 
-def parse_point(option: str, value: str) -> Point:
+def parse_point(option: str, value: str | int | datetime) -> Point:
     """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise.
 
     A time without a fraction names a period, the whole of it: ``2026-12-04``
     the day, ``2026-12-04T08:30`` that minute, ``…T08:30:15`` that second
     (the ledger records microseconds); its start and end are the first and last microsecond.
     """
+    if isinstance(value, datetime):  # (the library takes a position or a time as Python has them, too)
+        value = value.isoformat()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    elif not isinstance(value, str):
+        raise InvalidAsOf(f"{option} must be a position or an ISO-8601 time (an int, a str or a datetime), not {type(value).__name__}")
     text = value.strip()
     if _DIGITS.fullmatch(text):
         if len(text.lstrip("0")) > 19 or int(text) > MAX_POSITION:

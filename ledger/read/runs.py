@@ -71,6 +71,8 @@ def collector_paused(build: Callable[Params, Built]) -> Callable[Params, Built]:
 @one_snapshot
 def _model_events(ledger: Store, goal_ids: Sequence[str], up_to_position: int | None = None) -> list[StoredEvent]:
     for goal_id in goal_ids:
+        if not isinstance(goal_id, str):
+            raise InvalidInput(f"a goal is named by its id (a str), not by a {type(goal_id).__name__}: {goal_id!r}")
         ledger.require_goal(goal_id)
     if not goal_ids:
         return list(ledger.read_all(kinds=MODEL_KINDS, up_to_position=up_to_position))
