@@ -83,6 +83,8 @@ def _legend_below(fig: go.Figure, entries: int, plot_height: int) -> int:
     rows = math.ceil(entries / LEGEND_COLUMNS)
     below = BELOW_AXIS + rows * LEGEND_ROW_HEIGHT
     fig.update_layout(
+        # shown for one entry too: Plotly hides a lone trace's legend, and a chart "per arm" then named no arm
+        showlegend=True,
         # entries flow in rows as wide as their names (a fixed share of the width overlapped long names on a narrow page)
         legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -BELOW_AXIS / plot_height, "yanchor": "top", "font": {"size": 11}},
         margin={**LAYOUT["margin"], "b": below},
