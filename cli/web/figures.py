@@ -100,6 +100,11 @@ def _time_axis(fig: go.Figure, times: Sequence[str]) -> None:
         fig.update_xaxes(range=[(instant - SINGLE_INSTANT_SPAN).strftime(PLOTLY_TIME), (instant + SINGLE_INSTANT_SPAN).strftime(PLOTLY_TIME)])
 
 
+def _count_axis(largest: int) -> dict[str, Any]:
+    """An axis of counts (runs, comparisons, ledgers): whole numbers only; a step of 1 up to ten (auto ticks read 0.2, 0.4 …)."""
+    return {"tickformat": ",d", "rangemode": "tozero", **({"dtick": 1} if largest <= 10 else {})}
+
+
 def _instant(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
 
@@ -183,7 +188,7 @@ def claim_strengths(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             hoverinfo="text",
         )
     )
-    fig.update_xaxes(title="comparisons")
+    fig.update_xaxes(title="comparisons", **_count_axis(max((c["attempts"] for c in counts), default=0)))
     fig.update_yaxes(automargin=True)
     height = max(LAYOUT["height"], BARS_AROUND + BAR_HEIGHT * len(counts))
     return _figure(fig, "Claim strengths", empty=None if counts else "no comparison reviewed yet", height=height)
@@ -209,7 +214,7 @@ def attribution_labels(counts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         ]
     )
     fig.update_layout(barmode="stack", colorway=MODE_COLOURS, legend_traceorder="normal")
-    fig.update_xaxes(title="runs")
+    fig.update_xaxes(title="runs", **_count_axis(max((sum(by_key.get((label, arm), 0) for arm in arms) for label in labels), default=0)))
     fig.update_yaxes(automargin=True, autorange="reversed")  # the labels read top to bottom in their order
     height = _legend_below(fig, len(arms), max(LAYOUT["height"] - 90, BAR_HEIGHT * len(labels)))
     return _figure(fig, "Failure labels of the runs, per arm (archived runs left out)", empty=None if counts else "no run names a failure label", height=height)
@@ -240,7 +245,7 @@ def learning_status(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             for status in statuses
         ]
     )
-    fig.update_yaxes(title="learning ledgers so far")
+    fig.update_yaxes(title="learning ledgers so far", **_count_axis(sum(sum(p["counts"].values()) for p in points)))
     fig.update_xaxes(title="recorded at (UTC)")
     _time_axis(fig, times)
     height = _legend_below(fig, len(statuses), LAYOUT["height"] - 90)

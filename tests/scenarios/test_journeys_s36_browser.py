@@ -54,3 +54,15 @@ def test_a_chart_per_arm_names_its_one_arm_and_its_one_status(page, site):
     assert statuses == ["generic_loopx_repair_or_attribution_required"]
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#chart-attribution-labels").screenshot(path=str(ARTIFACTS / f"walk-{kind}-attribution-labels.png"))
+
+
+def test_an_axis_of_counts_reads_whole_numbers(page, site):
+    """One run, one comparison, one learning ledger: their axes read 0.2, 0.4 … 1 (a fifth of a run)."""
+    kind, base, _ = site
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{base}goals/{GOAL}/index.html")
+    for chart, axis in (("attribution-labels", "xtick"), ("claim-strengths", "xtick"), ("learning-status", "ytick")):
+        page.wait_for_selector(f"#chart-{chart} .main-svg", timeout=30_000)
+        ticks = page.locator(f"#chart-{chart} .{axis} text").all_text_contents()
+        assert ticks == ["0", "1"], (chart, ticks)
+    page.locator("#chart-learning-status").screenshot(path=str(ARTIFACTS / f"walk-{kind}-learning-status.png"))
