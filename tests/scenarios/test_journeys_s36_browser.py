@@ -66,3 +66,17 @@ def test_an_axis_of_counts_reads_whole_numbers(page, site):
         ticks = page.locator(f"#chart-{chart} .{axis} text").all_text_contents()
         assert ticks == ["0", "1"], (chart, ticks)
     page.locator("#chart-learning-status").screenshot(path=str(ARTIFACTS / f"walk-{kind}-learning-status.png"))
+
+
+def test_the_goals_index_fits_the_page_pass_rates_and_last_activity_in_view(page, site):
+    """Unwrapped snake_case verdicts and headers pushed the pass rates, events and last activity past a 1280-pixel page."""
+    kind, base, _ = site
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{base}index.html")
+    table = page.locator("table.goals")
+    frame = page.evaluate("() => innerWidth")
+    right = table.evaluate("t => t.getBoundingClientRect().right")
+    assert right <= frame, f"the goals table ends at {right}px on a {frame}px page"
+    last = page.locator("table.goals tbody tr").first.locator("td").last
+    assert last.evaluate("c => c.getBoundingClientRect().right") <= frame and last.inner_text().endswith("Z")
+    page.screenshot(path=str(ARTIFACTS / f"walk-{kind}-index-1280.png"), full_page=True)
