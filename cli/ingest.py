@@ -292,6 +292,16 @@ def retract_command(ctx: click.Context, events: tuple[str, ...], reason: str, go
     before, after = retraction.lifecycle_before, retraction.lifecycle_after
     click.echo(f"\nreason: {retraction.reason}")
     click.echo(f"lifecycle: {_lifecycle_text(before)} -> {_lifecycle_text(after)}" + _gate_changes(before, after))
+    changed = [
+        f"{name.replace('_', ' ')} {retraction.verdicts_before.get(name) or 'none'} -> {value or 'none'}"
+        for name, value in retraction.verdicts_after.items()
+        if value != retraction.verdicts_before.get(name)
+    ]
+    if changed:
+        click.echo(
+            "verdicts: " + "; ".join(changed) + "\nnote: the reviews now read the evidence left, as LoopX reviews what it is "
+            "given; if a comparison does not stand without what was retracted, retract it too"
+        )
 
 
 def _lifecycle_text(lifecycle: Any) -> str:

@@ -583,6 +583,8 @@ class Ledger:
             [RetractedEvent(e.event_id, e.position, e.kind, summary) for e, summary in zip(plan.withdrawn, done.withdrawn_summaries)],
             None if plan.lifecycle_before is None else Lifecycle(**plan.lifecycle_before),
             None if plan.lifecycle_after is None else Lifecycle(**plan.lifecycle_after),
+            plan.verdicts_before,
+            plan.verdicts_after,
         )
 
     # -- exchange ----------------------------------------------------------------------------

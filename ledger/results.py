@@ -729,7 +729,7 @@ class RetractedEvent(_Flat):
 @dataclass(frozen=True, slots=True)
 class Retraction:
     """The retraction ``retract`` appended (``dry_run``: would append): where, which events it withdraws, why, and the
-    goal's lifecycle before and after it."""
+    goal's lifecycle and verdicts before and after it."""
 
     goal_id: str
     event_id: str
@@ -740,6 +740,9 @@ class Retraction:
     events: list[RetractedEvent] = field(default_factory=list)
     lifecycle_before: Lifecycle | None = None
     lifecycle_after: Lifecycle | None = None
+    # The goal's claim strength and learning status (as ``goals`` lists them) before and after.
+    verdicts_before: dict[str, Any] = field(default_factory=dict)
+    verdicts_after: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -747,6 +750,7 @@ class Retraction:
             "reason": self.reason, "dry_run": self.dry_run, "events": [e.as_dict() for e in self.events],
             "lifecycle_before": None if self.lifecycle_before is None else self.lifecycle_before.as_dict(),
             "lifecycle_after": None if self.lifecycle_after is None else self.lifecycle_after.as_dict(),
+            "verdicts_before": self.verdicts_before, "verdicts_after": self.verdicts_after,
         }
 
 

@@ -20,7 +20,7 @@ from benchledger.ledger.storage.guard import UnstorableContent
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import catalog, retraction
 from benchledger.projections.history import event_summary, lifecycle_summary
-from benchledger.projections.projector import project_goal
+from benchledger.projections.projector import GoalProjector, project_goal
 
 # since; a goal that busy writers keep moving is checked again this many times before giving up.
 RETRACT_ATTEMPTS = 5
@@ -28,19 +28,24 @@ RETRACT_ATTEMPTS = 5
 MIN_PREFIX = 4
 # Candidates an ambiguous prefix lists.
 SHOWN_CANDIDATES = 10
+# The goal's verdicts a retraction reports the change of (the goal summary's fields, as ``goals`` lists them).
+VERDICTS = ("claim_strength", "learning_status")
 _POSITION = re.compile(r"@[0-9]{1,19}")
 _PREFIX = re.compile(r"[0-9a-fA-F-]+")
 
 
 @dataclass(frozen=True)
 class RetractionPlan:
-    """A retraction, checked against the goal as it is: what it appends, what it withdraws, and the lifecycle before and after."""
+    """A retraction, checked against the goal as it is: what it appends, what it withdraws, and the lifecycle and the
+    goal's verdicts (``goals``' claim strength and learning status) before and after."""
 
     append: StreamAppend
     withdrawn: list[StoredEvent]
     reason: str
     lifecycle_before: dict[str, Any] | None
     lifecycle_after: dict[str, Any] | None
+    verdicts_before: dict[str, Any]
+    verdicts_after: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -121,12 +126,13 @@ def _retraction_plan(ledger: Store, references: Sequence[str], reason: str, goal
     event = NewEvent(retraction.KIND, payload, retraction.SCHEMA, origin="the retraction")
     planned = _Planned(event_id="(planned)", kind=retraction.KIND, position=head["last_position"] + 1, payload=payload,
                        stream_version=head["last_version"] + 1)
+    # One fold, continued past the planned retraction: the goal as it is, then as it will read.
+    fold = project_goal(goal_events, strict=False)
+    lifecycle_before, verdicts_before = _goal_state(fold)
+    lifecycle_after, verdicts_after = _goal_state(fold.fold([planned]))
     return RetractionPlan(
-        StreamAppend(target, [event], expected_version=head["last_version"]),
-        [found[i] for i in event_ids],
-        reason,
-        _lifecycle(goal_events),
-        _lifecycle([*goal_events, planned]),
+        StreamAppend(target, [event], expected_version=head["last_version"]), [found[i] for i in event_ids], reason,
+        lifecycle_before, lifecycle_after, verdicts_before, verdicts_after,
     )
 
 
@@ -141,12 +147,16 @@ class _Planned:
     stream_version: int
 
 
-def _lifecycle(goal_events: Sequence[Any]) -> dict[str, Any] | None:
-    """The goal's lifecycle after ``goal_events`` (its phase, first blocker, next transition, gates); ``None``: faulted or none."""
-    if not goal_events:
-        return None
-    row = project_goal(goal_events, strict=False, lifecycle_only=True).rows.get((catalog.LIFECYCLE, "current"))
-    return None if row is None or row.payload is None else lifecycle_summary(row.payload)
+def _goal_state(fold: GoalProjector) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The goal's lifecycle after ``fold`` (its phase, first blocker, next transition, gates; ``None``: faulted or none), and its
+    verdicts as ``goals`` lists them: a retracted run changes what its batch's reviews read, as LoopX reviews what it is given."""
+    lifecycle = fold.rows.get((catalog.LIFECYCLE, "current"))
+    summary = fold.rows.get((catalog.SUMMARY, "current"))
+    verdicts = summary.payload if summary is not None and summary.payload is not None else {}
+    return (
+        None if lifecycle is None or lifecycle.payload is None else lifecycle_summary(lifecycle.payload),
+        {name: verdicts.get(name) for name in VERDICTS},
+    )
 
 
 def retract(

@@ -228,3 +228,35 @@ def test_the_same_retraction_made_twice_at_once_is_kept_once(migrated_url, tmp_p
     assert done.exit_code == 2 and "retracted already" in done.output
     entries = _json(invoke(migrated_url, "history", "--goal", "w", "--format", "json"))["entries"]
     assert [e["kind"] for e in entries].count("retraction") == 1
+
+
+def test_retracting_a_baseline_run_says_how_the_goals_verdicts_change_and_matches_loopx(migrated_url, loopx, tmp_path):
+    """A comparison's baseline run retracted: its batch's claim review reads the comparison and the treatment alone, which LoopX
+    answers as strong (no baseline failure to caveat). `retract` says so before anything is written (dry run) and after, in the
+    words `goals` lists, with what to do if the comparison does not stand without the run; the JSON carries both sides."""
+    import subprocess
+
+    files = [DEMO / "04-run-baseline.json", DEMO / "05-run-treatment.json", DEMO / "06-comparison.json"]
+    baseline = _ingest(migrated_url, "g", *files)[0]
+    assert baseline["kind"] == "run"
+    loopx_says = json.loads(subprocess.run(
+        [loopx, "benchmark", "review-claim", "--format", "json", "--benchmark-comparison-json", str(files[2]),
+         "--benchmark-run-json", str(files[1])], capture_output=True, text=True, check=True,
+    ).stdout)["decision"]["claim_strength"]
+    assert loopx_says == "strong_loopx_assisted_score_recovery"
+
+    dry = invoke(migrated_url, "retract", baseline["event_id"], "--reason", "baseline was mistaken", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert f"verdicts: claim strength candidate_score_recovery_needs_attribution_review -> {loopx_says}" in dry.stdout
+    assert "if a comparison does not stand without what was retracted, retract it too" in dry.stdout
+    done = _json(invoke(migrated_url, "retract", baseline["event_id"], "--reason", "baseline was mistaken", "--format", "json"))
+    assert done["verdicts_before"]["claim_strength"] == "candidate_score_recovery_needs_attribution_review"
+    assert done["verdicts_after"] == {"claim_strength": loopx_says, "learning_status": "clean_score_recovery_evidence"}
+    (goal,) = _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]
+    assert (goal["claim_strength"], goal["learning_status"]) == (loopx_says, "clean_score_recovery_evidence")
+
+    # retracting a run no review reads changes no verdict, and says none
+    stray = {**json.loads(files[0].read_text()), "run_id": "a-stray-run"}
+    other = _ingest(migrated_url, "g", _write(tmp_path / "stray.json", stray))
+    quiet = invoke(migrated_url, "retract", other[0]["event_id"], "--reason", "a stray run")
+    assert quiet.exit_code == 0 and "verdicts:" not in quiet.stdout, quiet.stdout
