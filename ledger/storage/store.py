@@ -63,7 +63,7 @@ APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
 class Store:
     """An event ledger on one database (see module docstring)."""
 
-    # Write transactions this process committed to a persistent ledger: after one,
+    # Write transactions this process committed to a persistent ledger that changed a row of it: after one,
     # a failure to print the report is no longer a failure of the command (cli/main.py).
     writes_committed = 0
 
@@ -486,13 +486,24 @@ class _TransactionContext:
         self._transaction = connection.begin()
         if self.write and self.ledger.dialect == "postgresql":  # (the lock serializes writers for the rest of this transaction: module docstring)
             refuse_writes_on_standby(connection, self.ledger.engine.url.render_as_string(hide_password=True), lock_key=APPEND_LOCK_KEY)
+        self._changes_before = self._changes()
         return Transaction(connection)
+
+    def _changes(self) -> int:
+        """A count that differs from an earlier one of this transaction once it has changed a row (SQLite: the
+        connection's rows changed so far; PostgreSQL: whether the transaction was given an id, which a write does)."""
+        if not self.write:
+            return 0
+        if self.ledger.dialect == "sqlite":
+            return int(self._connection.connection.dbapi_connection.total_changes)  # type: ignore[union-attr]
+        return int(self._connection.exec_driver_sql("SELECT txid_current_if_assigned() IS NOT NULL").scalar_one())
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             if exc_type is None:
+                wrote = self._changes() != self._changes_before
                 self._transaction.commit()
-                if self.write and self.ledger.persistent:
+                if wrote and self.ledger.persistent:
                     Store.writes_committed += 1
             else:
                 self._transaction.rollback()

@@ -142,6 +142,30 @@ def test_a_rerun_after_an_interruption_appends_only_the_rest(migrated_url, tmp_p
     assert {goal: g["event_count"] for goal, g in goals.items()} == {"goal-0": 16, "goal-1": 12, "goal-2": 12}
 
 
+def test_an_interruption_counts_only_the_transactions_that_wrote_something(migrated_url, tmp_path, monkeypatch):
+    from benchledger.ledger.service import bulk
+
+    monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # two batches (of three artifacts) per transaction
+    path = _batch_file(tmp_path / "batches.ndjson", _batches(10))
+    first = _batch_file(tmp_path / "first.ndjson", _batches(10)[:4])  # (the file's first two transactions, stored before)
+    assert invoke(migrated_url, "ingest-batches", str(first)).exit_code == 0
+    commits = []
+    real_commit = bulk.Ingest.commit
+
+    def interrupted(unit):
+        commits.append(unit)
+        if len(commits) == 3:
+            raise KeyboardInterrupt  # the user's Ctrl-C, after two transactions of duplicates alone committed
+        return real_commit(unit)
+
+    monkeypatch.setattr(bulk.Ingest, "commit", interrupted)
+    before = row_counts(migrated_url)
+    result = invoke(migrated_url, "ingest-batches", str(path))
+
+    assert result.exit_code == 130 and row_counts(migrated_url) == before
+    assert result.stderr == "benchledger: interrupted; nothing was written\n"
+
+
 def test_standard_input_is_read_like_a_file(migrated_url, tmp_path):
     text = _batch_file(tmp_path / "b.ndjson", _batches(2)).read_text()
 
