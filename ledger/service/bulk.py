@@ -41,7 +41,7 @@ from benchledger.ledger.service.intake.files import (
     parse_document,
     read_lines,
 )
-from benchledger.ledger.storage.canonical import canonical_json
+from benchledger.ledger.storage.canonical import canonical_json, parse_json
 from benchledger.ledger.storage.event_records import NewEvent, validate_goal_id
 from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
@@ -197,7 +197,7 @@ class _SpooledBatch:
 
 def _unspooled(line: bytes) -> _SpooledBatch:
     """A spool line read back, its member events built (what of the append needs no database: done ahead, :class:`_Transactions`)."""
-    (goal_id, source, receipt, listed, new_goal, attempt), *payloads = json.loads(line)
+    (goal_id, source, receipt, listed, new_goal, attempt), *payloads = parse_json(line.decode())  # (json.loads' values, mostly by orjson)
     artifacts = [Artifact(kind, payload, sha, origin=origin) for (kind, sha, origin), payload in zip(listed, payloads)]
     members = [member_event(artifact) for artifact in artifacts]
     for new in members:
