@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import URL, Engine, create_engine, event, make_url, text
+from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.pool import StaticPool
 
@@ -370,3 +370,11 @@ def retry_sqlite_locked(dialect: str, attempt: Callable[[], Any]) -> Any:
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 1.0)
 
+
+def rows_changed(connection: Connection) -> int:
+    """A count that differs from an earlier one of the same transaction once it has changed a row (``Store.writes_committed``):
+    SQLite's rows changed by the connection so far; PostgreSQL's whether the transaction under way was given an id (a write
+    gives one; 0 before it begins)."""
+    if connection.dialect.name == "sqlite":
+        return int(connection.connection.dbapi_connection.total_changes)  # type: ignore[union-attr]
+    return int(connection.in_transaction() and connection.exec_driver_sql("SELECT txid_current_if_assigned() IS NOT NULL").scalar_one())

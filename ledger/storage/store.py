@@ -36,6 +36,7 @@ from benchledger.ledger.storage.engine import (
     database_errors_as_unavailable,
     refuse_writes_on_standby,
     retry_sqlite_locked,
+    rows_changed,
 )
 from benchledger.ledger.storage.event_records import (
     Appended,
@@ -63,8 +64,7 @@ APPEND_LOCK_KEY = 0x62656E63686C6467  # "benchldg"
 class Store:
     """An event ledger on one database (see module docstring)."""
 
-    # Write transactions this process committed to a persistent ledger that changed a row of it: after one,
-    # a failure to print the report is no longer a failure of the command (cli/main.py).
+    # Write transactions committed here that changed a row of a persistent ledger (cli/main.py: what was kept, or written).
     writes_committed = 0
 
     def __init__(self, engine: Engine, *, snapshot_connection: Connection | None = None) -> None:
@@ -161,11 +161,10 @@ class Store:
     def writing(self, work: Callable[[ChunkedAppend], Any]) -> Any:
         """Run ``work`` in one write transaction in which it may append any number of times: all or nothing.
 
-        An input too large to hold at once (a bulk ingest) is appended chunk by
-        chunk (:meth:`ChunkedAppend.append`, each chunk guarded like
-        :meth:`append_streams`) and commits when ``work`` returns; if it raises,
-        nothing is written. Retried as a whole while another SQLite writer holds
-        the lock, so ``work`` must be able to start over (read its input again).
+        An input too large to hold at once (a bulk ingest) is appended chunk by chunk (:meth:`ChunkedAppend.append`,
+        each chunk guarded like :meth:`append_streams`) and commits when ``work`` returns; if it raises, nothing is
+        written. Retried as a whole while another SQLite writer holds the lock, so ``work`` must be able to start over
+        (read its input again).
         """
 
         def attempt() -> Any:
@@ -482,26 +481,16 @@ class _TransactionContext:
         connection = self.ledger.engine.connect()
         if self.write:
             connection = connection.execution_options(benchledger_write=True)
-        self._connection = connection
+        self._connection, self._changes_before = connection, rows_changed(connection)
         self._transaction = connection.begin()
         if self.write and self.ledger.dialect == "postgresql":  # (the lock serializes writers for the rest of this transaction: module docstring)
             refuse_writes_on_standby(connection, self.ledger.engine.url.render_as_string(hide_password=True), lock_key=APPEND_LOCK_KEY)
-        self._changes_before = self._changes()
         return Transaction(connection)
-
-    def _changes(self) -> int:
-        """A count that differs from an earlier one of this transaction once it has changed a row (SQLite: the
-        connection's rows changed so far; PostgreSQL: whether the transaction was given an id, which a write does)."""
-        if not self.write:
-            return 0
-        if self.ledger.dialect == "sqlite":
-            return int(self._connection.connection.dbapi_connection.total_changes)  # type: ignore[union-attr]
-        return int(self._connection.exec_driver_sql("SELECT txid_current_if_assigned() IS NOT NULL").scalar_one())
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             if exc_type is None:
-                wrote = self._changes() != self._changes_before
+                wrote = self.write and rows_changed(self._connection) != self._changes_before
                 self._transaction.commit()
                 if wrote and self.ledger.persistent:
                     Store.writes_committed += 1
