@@ -371,6 +371,19 @@ class _Again(Exception):
     """A transaction's attempt given up after its first chunk was appended (as SQLite's lock retry gives one up)."""
 
 
+def _write_again_once_given_up(monkeypatch) -> None:
+    """``Store.writing`` runs its work again when the first try raises :class:`_Again`: a transaction retried (as a lock retry does)."""
+    real_writing = Store.writing
+
+    def writing_again(self, work):
+        try:
+            return real_writing(self, work)
+        except _Again:
+            return real_writing(self, work)
+
+    monkeypatch.setattr(Store, "writing", writing_again)
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_transaction_attempted_again_after_a_chunk_was_folded_writes_what_one_attempt_writes(migrated_url, twin_url, tmp_path, monkeypatch, jobs):
     from benchledger.ledger.storage import append
@@ -390,16 +403,8 @@ def test_a_transaction_attempted_again_after_a_chunk_was_folded_writes_what_one_
             raise _Again
         return real_append(self, appends_, **kw)
 
-    real_writing = Store.writing
-
-    def writing_again(self, work):
-        try:
-            return real_writing(self, work)
-        except _Again:
-            return real_writing(self, work)
-
     monkeypatch.setattr(ChunkedAppend, "append", appended_then_given_up)
-    monkeypatch.setattr(Store, "writing", writing_again)
+    _write_again_once_given_up(monkeypatch)
 
     again = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
 
@@ -541,16 +546,8 @@ def test_a_transaction_given_up_after_its_fold_with_the_next_prepared_writes_wha
             raise _Again
         return real_write(tx, folded)
 
-    real_writing = Store.writing
-
-    def writing_again(self, work):
-        try:
-            return real_writing(self, work)
-        except _Again:
-            return real_writing(self, work)
-
     monkeypatch.setattr(materialize, "write_goal_rows", given_up_once)
-    monkeypatch.setattr(Store, "writing", writing_again)
+    _write_again_once_given_up(monkeypatch)
 
     again = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", jobs, "--format", "json"))
 
