@@ -397,3 +397,14 @@ def test_history_attempt_takes_what_ingest_attempt_takes(migrated_url):
             assert result.exit_code == 2, (command, typo, result.output)
             assert f"Invalid value for '--attempt': '{typo}' is not an attempt id" in result.stderr, result.stderr
     assert "preflight" in invoke(migrated_url, "history", "--goal", GOAL, "--attempt", "1").stdout
+
+
+def test_a_goal_without_comparisons_says_so_instead_of_an_empty_table(migrated_url, tmp_path):
+    """The Comparisons section of a goal that holds none said '0 comparison(s)' over a table of headers alone."""
+    assert invoke(migrated_url, "ingest", "--goal", "only-preflight", str(DEMO / "01-preflight.json")).exit_code == 0
+    assert invoke(migrated_url, "ingest", "--goal", "demo", str(DEMO)).exit_code == 0
+    assert invoke(migrated_url, "report", "-o", str(tmp_path / "site")).exit_code == 0
+    empty = (tmp_path / "site" / "goals" / "only-preflight" / "index.html").read_text()
+    assert "No comparison in this goal yet" in empty and '<table class="batches">' not in empty and "0 comparison(s)" not in empty
+    held = (tmp_path / "site" / "goals" / "demo" / "index.html").read_text()
+    assert "1 comparison(s)" in held and '<table class="batches">' in held and "No comparison in this goal yet" not in held
