@@ -195,6 +195,14 @@ def _report_interruption(ctx: click.Context, committed: int) -> None:
         )
     else:
         click.echo("benchledger: interrupted; nothing was written", err=True)
+    if getattr(ctx.find_root().command, "whole_process", False):
+        # What is left is the interpreter's exit, which resets a Python-handled SIGINT to the default
+        # action: a SIGINT still pending then killed the process after this line (status -2, not 130;
+        # seen once in CI, workers running). An ignored SIGINT stays ignored, and a pending one is
+        # dropped. (Only as the console script: in a caller's process the disposition is the caller's.)
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     ctx.exit(INTERRUPTED)
 
 
