@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from benchledger.errors import InvalidInput
+from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 from benchledger.projections.history import stored_summary
 
 # The attempts ``show`` lists (the latest first): ``show --projection attempt-lifecycle-state`` lists every one.
@@ -47,7 +48,9 @@ def attempt_span(steps: Iterable[tuple[int, str | None]], attempt: str, lowest: 
 def require_attempt(goal_id: str, attempt: str, attempts: int) -> None:
     """Refuse ``history --attempt`` naming an attempt the goal does not hold (its ``attempts`` are numbered 1 to
     ``attempts``, ``projections.attempts``), as ``runs`` refuses a filter value no run has: naming the ones it holds.
-    A goal whose attempt rows are not stored (0: until ``benchledger replay``) is not judged."""
+    A goal whose attempt rows are not stored (0: until ``benchledger replay``) is judged by the id's syntax alone."""
+    if not valid_attempt_id(attempt):
+        raise InvalidInput(f"{attempt!r} is not an attempt id: {ATTEMPT_ID_SYNTAX}")
     if attempts and int(attempt) > attempts:
         held = "its only attempt is 1" if attempts == 1 else f"its attempts are 1 to {attempts}"
         raise InvalidInput(f"--attempt {attempt} is not an attempt of goal {goal_id!r}: {held}")

@@ -93,3 +93,15 @@ def test_wrong_types_are_the_projects_error_naming_what_was_expected(demo):
     with pytest.raises(InvalidInput, match="the ledger URL must be a str"):
         benchledger.open(5)
     assert issubclass(InvalidInput, BenchledgerError)
+
+
+def test_history_of_an_attempt_that_is_no_attempt_id_is_the_projects_error(demo):
+    """`Ledger.history(goal, attempt="abc")` raised int()'s ValueError: the check the CLI's --attempt makes is the library's
+    too, one line naming what an attempt id is; an attempt the goal does not hold names the ones it does."""
+    with benchledger.open(demo) as ledger:
+        for bad in ("abc", "0", "01", "-1"):
+            with pytest.raises(InvalidInput, match=f"'{bad}' is not an attempt id: a positive whole number"):
+                list(ledger.history(GOAL, attempt=bad))
+        with pytest.raises(InvalidInput, match="--attempt 9 is not an attempt of goal 'demo-db-wal-recovery': its only attempt is 1"):
+            list(ledger.history(GOAL, attempt="9"))
+        assert list(ledger.history(GOAL, attempt="1"))
