@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from benchledger.errors import LedgerUnavailable
+from benchledger.ledger.storage.config import sqlite_file
 from benchledger.ledger.storage.engine import create_ledger_engine, database_errors_as_unavailable, shown_url
 from benchledger.ledger.storage.migrate import HEAD_REVISION, recognized_revision
 from benchledger.ledger.storage.store import Store
@@ -19,7 +20,8 @@ def open_to_read(url: str) -> Store:
     engine = create_ledger_engine(url)
     where = shown_url(engine.url)
     try:
-        if engine.dialect.name == "sqlite" and not (engine.url.database and os.path.isfile(engine.url.database)):
+        file = sqlite_file(engine.url)  # (a URI filename too: file:PATH?immutable=1, a ledger read in place)
+        if engine.dialect.name == "sqlite" and not (file is not None and file.is_file()):
             raise LedgerUnavailable(f"{where}: no ledger file there (a ledger to read from must exist)")
         with database_errors_as_unavailable(url), engine.connect() as connection:
             revision = recognized_revision(connection)
@@ -42,8 +44,8 @@ def same_ledger(one: Engine, other: Engine) -> bool:
     if one.dialect.name != other.dialect.name:
         return False
     if one.dialect.name == "sqlite":
-        first, second = one.url.database, other.url.database
-        if not first or not second or ":memory:" in (first, second):  # (each in-memory ledger is its own)
+        first, second = sqlite_file(one.url), sqlite_file(other.url)  # (a URI filename too: file:PATH?immutable=1)
+        if first is None or second is None:  # (each in-memory ledger is its own)
             return False
         try:
             return os.path.samefile(first, second)

@@ -98,12 +98,14 @@ def test_history_of_an_attempt_the_goal_does_not_hold_is_refused_naming_its_atte
 
 
 def _spellings_of_the_same_ledger(url: str, tmp_path: Path) -> list[str]:
-    """Other URLs of the ledger at ``url``: a symlink and a path through '..' (SQLite), the driver-less scheme (PostgreSQL)."""
+    """Other URLs of the ledger at ``url``: a symlink, a path through '..' and the URI filename (SQLite), the driver-less
+    scheme (PostgreSQL)."""
     if url.startswith("sqlite"):
         path = Path(url.removeprefix("sqlite:///"))
         (tmp_path / "elsewhere").mkdir()
         (tmp_path / "elsewhere" / "link.sqlite").symlink_to(path)
-        return [url, f"sqlite:///{tmp_path / 'elsewhere' / 'link.sqlite'}", f"sqlite:///{path.parent / 'elsewhere' / '..' / path.name}"]
+        return [url, f"sqlite:///{tmp_path / 'elsewhere' / 'link.sqlite'}", f"sqlite:///{path.parent / 'elsewhere' / '..' / path.name}",
+                f"sqlite:///file:{path}?immutable=1&uri=true"]  # (the URI form that reads a ledger in place: same file)
     return [url, url.replace("postgresql+psycopg2://", "postgresql://", 1)]
 
 
@@ -120,7 +122,8 @@ def test_merge_from_the_ledger_it_merges_into_is_refused_in_one_line(migrated_ur
     # another ledger (a SQLite file beside it) still merges
     other = f"sqlite:///{tmp_path / 'other.sqlite'}"
     assert invoke(other, "ingest", "--goal", "another-goal", str(DEMO / "01-preflight.json")).exit_code == 0
-    merged = invoke(migrated_url, "merge", "--from", other)
+    # (read in place, as the refusal of a read-only folder advises: it said "no ledger file there")
+    merged = invoke(migrated_url, "merge", "--from", f"sqlite:///file:{tmp_path / 'other.sqlite'}?immutable=1&uri=true")
     assert merged.exit_code == 0 and "# Merged" in merged.stdout and ": 2 event(s) added" in merged.stdout, merged.output  # (the preflight and its batch)
 
 
