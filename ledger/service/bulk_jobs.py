@@ -78,7 +78,7 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from benchledger.ledger.service.fold_jobs import sigint_held
+    from benchledger.ledger.service.fold_jobs import collector_frozen, sigint_held
 
     def submit(item: _Item) -> Future[_Answer]:
         with sigint_held():  # (submit may fork a worker)
@@ -86,7 +86,9 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),))
     try:
-        pending: deque[Future[_Answer]] = deque(submit(item) for item in held)
+        with collector_frozen():  # (a pool that forks forks every worker at its first submit)
+            pending: deque[Future[_Answer]] = deque([submit(held[0])])
+        pending.extend(submit(item) for item in held[1:])
         while True:
             try:
                 item = next(source, _END)
