@@ -179,7 +179,11 @@ def ingest_file(backend: Backend, path: Path, prep: Prepared, jobs: int, label: 
     url = backend.fresh_url(label)
     ledger = backend.open_store(url)
     measured: dict[str, Any] = {"jobs": jobs}
+    # What this process holds (the workload, earlier runs' results) frozen out of the collector's reach, as the command
+    # freezes what its imports made (cli/main.py): a `benchledger ingest-batches` process holds none of it, and its
+    # collections, and its forked workers' copies of every page they touch, would otherwise be charged to the run.
     gc.collect()
+    gc.freeze()
     with validation_timed(measured), writer_waits_timed(measured):
         own0, children0 = _cpu()
         start = time.perf_counter()
