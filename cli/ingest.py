@@ -208,7 +208,7 @@ def _batches_markdown(report: dict[str, Any]) -> str:
 @format_option("markdown", "json")
 @jobs_option(
     "Worker processes that validate the lines (parse, normalize, the store's guard); 1: validate here. The batches "
-    "are appended by this process alone, in file order, whatever the count"
+    "are appended by this process alone, in file order, whatever the count, while N-1 others fold what it appends"
 )
 @click.argument("file", metavar="FILE|-")
 @click.pass_context
@@ -219,9 +219,10 @@ def ingest_batches_command(ctx: click.Context, fmt: str, jobs: int, file: str) -
     with an optional "source" label and "attempt" (the attempt of the goal the
     batch joins, as ingest --attempt). Every line is validated first: any invalid
     line writes nothing (the lines are named). The batches are then appended in
-    transactions of a few hundred artifacts; running the same file again after
+    transactions of about a thousand artifacts; running the same file again after
     an interruption appends only what is missing. With --jobs N, N worker
-    processes validate the lines; what is written is the same as with --jobs 1.
+    processes validate the lines and N-1 fold what is appended; what is written
+    is the same as with --jobs 1.
     """
     with contextlib.ExitStack() as stack:
         path, name = stack.enter_context(input_path(file))

@@ -549,7 +549,7 @@ class Ledger:
         self, path: str, *, name: str | None = None, started: Callable[[int], None] | None = None,
         progress: Callable[[int], None] | None = None, jobs: int = 1,
     ) -> BatchFileIngest:
-        """``ingest-batches``: an NDJSON file of batches, every line validated first, then appended a few hundred artifacts per transaction.
+        """``ingest-batches``: an NDJSON file of batches, every line validated first, then appended about a thousand artifacts per transaction.
 
         ``name`` is what messages call the file; ``started`` is told how many
         artifacts were validated, ``progress`` how many each transaction committed;

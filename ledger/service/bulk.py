@@ -1,4 +1,4 @@
-"""``ingest-batches``: a file of many batches, validated first, then appended a few hundred artifacts a transaction.
+"""``ingest-batches``: a file of many batches, validated first, then appended about a thousand artifacts a transaction.
 
 Each line is a batch; every line is parsed, normalized and guarded before
 anything is written (with ``jobs``, by worker processes a chunk of lines at a
@@ -7,7 +7,7 @@ guard's receipt for it) to a temporary file, not memory, in file order; then the
 spool is appended by this process alone in
 transactions of about :data:`TRANSACTION_ARTIFACTS` artifacts, each one
 :class:`Ingest` committed as it goes (its goals folded, with ``jobs``, by
-worker processes: ``service.fold_workers``): an interrupted run leaves whole batches,
+``jobs`` - 1 worker processes beside it: ``service.fold_workers``): an interrupted run leaves whole batches,
 and running it again appends only what is missing, because an artifact's
 identity is its source hash within its goal (:func:`embedded_document`) and a
 manifest's is its members. docs/performance.md ("Memory") states the bound.
@@ -47,9 +47,13 @@ from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
 from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 
-# Artifacts per transaction: large enough that its statements carry many rows, small enough that a
-# transaction of 4 MiB documents stays well under the memory bound.
-TRANSACTION_ARTIFACTS = 500
+# A transaction holds whole lines, up to this many artifacts or this many bytes of them (normalized, as spooled), whichever
+# comes first. Each transaction writes its goals' current rows again (the lifecycle, the learning ledger): 500 artifacts a
+# transaction rewrote a third of the rows a file makes, 1,000 a fifth (and its commit's checkpoint is paid half as often),
+# which made the append about 10 % faster (benchmarks/README.md, "`ingest-batches --jobs`"). The bytes bound the memory a
+# transaction of large documents holds (docs/performance.md, "Memory"); a line larger than it is a transaction of its own.
+TRANSACTION_ARTIFACTS = 1000
+TRANSACTION_BYTES = 32 * 1024 * 1024
 # One ingest-batches line is a batch as large as a batch may be, whatever the way in.
 MAX_BATCH_LINE_BYTES = MAX_BATCH_BYTES
 BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal", "attempt"}
@@ -193,6 +197,7 @@ class _SpooledBatch:
     new_goal: bool
     attempt: str | None
     members: list[NewEvent]  # (the artifacts' events, their canonical JSON and ids computed: ready to append)
+    size: int  # (the spool line's bytes)
 
 
 def _unspooled(line: bytes) -> _SpooledBatch:
@@ -202,12 +207,13 @@ def _unspooled(line: bytes) -> _SpooledBatch:
     members = [member_event(artifact) for artifact in artifacts]
     for new in members:
         new.event_id(goal_id)  # (its canonical JSON, hash and ids, computed once: cached by the event)
-    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt, members)
+    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt, members, len(line))
 
 
 class _Transactions:
     """The spool read back as the append's transactions: lines in file order, at most :data:`TRANSACTION_ARTIFACTS` artifacts
-    a transaction (whole lines), each line read and its events built (:func:`_unspooled`) before its transaction begins.
+    and :data:`TRANSACTION_BYTES` a transaction (whole lines: a larger line is one alone), each line read and its events
+    built (:func:`_unspooled`) before its transaction begins.
 
     :meth:`prepare` readies the next transaction a line a call: with ``jobs``, the writer calls it while it waits for the
     fold workers' rows of the transaction it is about to commit (``FoldWorkers``' ``meanwhile``), so it is never idle
@@ -219,7 +225,7 @@ class _Transactions:
     def __init__(self, spool: BinaryIO) -> None:
         self._lines = iter(spool)
         self._next: list[_SpooledBatch] = []
-        self._held = 0  # (the artifacts of _next)
+        self._held = self._held_bytes = 0  # (the artifacts of _next, and their spool lines' bytes)
         self._after: _SpooledBatch | None = None  # (the line read that begins the transaction after the next)
         self._read = False  # (every line is read)
         self._failed: Exception | None = None
@@ -237,11 +243,13 @@ class _Transactions:
         if batch is None:
             self._read = True
             return False
-        if self._next and self._held + len(batch.artifacts) > TRANSACTION_ARTIFACTS:  # (by size only: each batch keeps its own source)
+        full = self._held + len(batch.artifacts) > TRANSACTION_ARTIFACTS or self._held_bytes + batch.size > TRANSACTION_BYTES
+        if self._next and full:  # (by size only: each batch keeps its own source)
             self._after = batch
             return False
         self._next.append(batch)
         self._held += len(batch.artifacts)
+        self._held_bytes += batch.size
         return True
 
     def take(self) -> tuple[list[_SpooledBatch], int] | None:
@@ -250,9 +258,9 @@ class _Transactions:
             pass
         if self._failed is not None:
             raise self._failed
-        taken, self._next, self._held = (self._next, self._held), [], 0
+        taken, self._next, self._held, self._held_bytes = (self._next, self._held), [], 0, 0
         if self._after is not None:
-            self._next, self._held, self._after = [self._after], len(self._after.artifacts), None
+            self._next, self._held, self._held_bytes, self._after = [self._after], len(self._after.artifacts), self._after.size, None
         return taken if taken[0] else None
 
 
@@ -347,7 +355,7 @@ def ingest_batch_file(
     progress: Callable[[int], None] | None = None,
     jobs: int = 1,
 ) -> BatchFileIngest:
-    """``ingest-batches PATH``: validate every line, then append the batches in transactions of a few hundred artifacts.
+    """``ingest-batches PATH``: validate every line, then append the batches in transactions of about a thousand artifacts.
 
     Any invalid line writes nothing (the report lists the first 20 and counts
     them all; messages call the file ``name``, by default ``path``). The file
@@ -356,9 +364,9 @@ def ingest_batch_file(
     validated, whatever happens to the file meanwhile. ``started`` is called
     with the number of artifacts once they are validated, ``progress`` with
     the number each committed transaction held. ``jobs`` worker processes
-    validate the lines, and ``jobs`` others fold the goals of what is appended
-    (the same report, spool, appends and rows as one job: the append is this
-    process's alone, in file order).
+    validate the lines, then ``jobs`` - 1 others fold the goals of what this
+    one appends (the same report, spool, appends and rows as one job: the
+    append is this process's alone, in file order).
     """
     if jobs < 1:
         raise InvalidInput(f"jobs must be at least 1 (1: the lines are validated in this process), not {jobs}")
@@ -391,13 +399,16 @@ def ingest_batch_file(
 
 
 def _goal_folds(jobs: int, meanwhile: Callable[[], bool]) -> contextlib.AbstractContextManager[GoalFolds]:
-    """Where the append's goals are folded: by ``jobs`` worker processes (``service.fold_workers``: the writer calls
-    ``meanwhile`` while it waits for their rows), or here. Either way a goal's fold is kept across transactions: a goal
-    whose batches span many is folded once, not resumed in each."""
+    """Where the append's goals are folded: with ``jobs`` > 1, by ``jobs`` - 1 worker processes beside this one, the
+    writer, so that ``jobs`` processes are busy as in the validation (``service.fold_workers``: the writer calls
+    ``meanwhile`` while it waits for their rows); else here. A writer and as many folders as cores made three busy
+    processes on two cores, the writer (the append's critical path) sharing a core; on two cores one fold worker beside
+    it made ``--jobs 2`` about 10 % faster (benchmarks/README.md). Either way a goal's fold is kept across transactions: a
+    goal whose batches span many is folded once, not resumed in each."""
     if jobs > 1 and hasattr(os, "fork"):
         from benchledger.ledger.service.fold_workers import FoldWorkers
 
-        return FoldWorkers(jobs, meanwhile)
+        return FoldWorkers(jobs - 1, meanwhile)
     return contextlib.nullcontext(FoldsHere())
 
 

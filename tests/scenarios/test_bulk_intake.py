@@ -1,7 +1,7 @@
 """Bulk, streamed intake as a user runs it, on both backends.
 
 ``ingest-batches FILE``: every line validated before anything is written, then
-appended in transactions of a few hundred artifacts that an interrupted run
+appended in transactions of about a thousand artifacts that an interrupted run
 leaves whole and a re-run completes; ``ingest --batch-per-directory ROOT``:
 one batch per directory of a job tree, all or nothing. The memory-bound logic
 (chunked appends inside one transaction) is checked by what it holds, not timed.
@@ -140,6 +140,37 @@ def test_a_rerun_after_an_interruption_appends_only_the_rest(migrated_url, tmp_p
     # each batch went to its own goal, whole (four batches of goal-0, three of the others)
     goals = {g["goal_id"]: g for g in _json(invoke(migrated_url, "goals", "--format", "json"))["goals"]}
     assert {goal: g["event_count"] for goal, g in goals.items()} == {"goal-0": 16, "goal-1": 12, "goal-2": 12}
+
+
+def test_a_transaction_ends_at_its_bytes_too_and_a_larger_line_is_one_alone(migrated_url, tmp_path, monkeypatch):
+    """docs/performance.md ("Memory"): a transaction holds about 1,000 artifacts or 32 MiB of them, whichever comes first,
+    so that one of large documents stays within the bound; a line larger than that is a transaction of its own."""
+    from benchledger.ledger.service import bulk
+
+    path = _batch_file(tmp_path / "batches.ndjson", _batches(6))  # (three artifacts a line: far from the artifact bound)
+    committed: list[int] = []
+    real_transaction = bulk._transaction
+    monkeypatch.setattr(bulk, "_transaction", lambda ledger, batches, folds: (committed.append(len(batches)), real_transaction(ledger, batches, folds))[1])
+    first, second = (_spooled_bytes(line, f"{path}:{number}") for number, line in enumerate(_batches(2), 1))
+    monkeypatch.setattr(bulk, "TRANSACTION_BYTES", first + second)  # (two lines' worth: the lines are all of one size)
+
+    report = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))
+
+    assert committed == [2, 2, 2] and report["transactions"] == 3 and report["appended"] == 18
+    committed.clear()
+    monkeypatch.setattr(bulk, "TRANSACTION_BYTES", 1)  # (every line larger than a transaction's bytes)
+    twin = _batch_file(tmp_path / "twin.ndjson", [{**line, "goal_id": f"twin-{i}"} for i, line in enumerate(_batches(3))])
+    assert _json(invoke(migrated_url, "ingest-batches", str(twin), "--format", "json"))["transactions"] == 3 and committed == [1, 1, 1]
+
+
+def _spooled_bytes(line: dict, where: str) -> int:
+    """The bytes of ``line``'s spool line, as ``ingest-batches`` validates it at ``where`` (``FILE:LINE``, which its
+    artifacts' origins name): what a transaction's byte bound counts."""
+    from benchledger.ledger.service import bulk
+
+    batch = bulk._batch_line(json.dumps(line).encode(), where)
+    judged = bulk.check_batch(batch.goal_id, batch.artifacts, source=batch.source)
+    return len(bulk._spooled(batch, judged.members, judged.receipt))
 
 
 def test_an_interruption_counts_only_the_transactions_that_wrote_something(migrated_url, tmp_path, monkeypatch):

@@ -151,8 +151,12 @@ def _goal_before_the_file(url, tmp_path) -> None:
     assert invoke(url, "retract", run.event_id, "--reason", "ran on a stale image").exit_code == 0
 
 
-@pytest.mark.parametrize(("transaction", "chunk"), [(6, 100), (12, 2)], ids=["a-chunk-a-transaction", "chunks-of-2"])
-def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_path, monkeypatch, validators, folders, transaction, chunk):
+@pytest.mark.parametrize(
+    ("transaction", "chunk", "jobs"),
+    [(6, 100, 2), (12, 2, 2), (6, 100, 3)],
+    ids=["a-chunk-a-transaction", "chunks-of-2", "jobs-3-two-fold-workers"],
+)
+def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_path, monkeypatch, validators, folders, transaction, chunk, jobs):
     from benchledger.ledger.storage import append
 
     moment = append.utc_timestamp(dt.datetime(2026, 12, 5, 4, 0, tzinfo=dt.UTC))
@@ -179,12 +183,12 @@ def test_jobs_2_writes_exactly_what_jobs_1_writes(migrated_url, twin_url, tmp_pa
     one = _json(invoke(twin_url, "ingest-batches", str(path), "--jobs", "1", "--format", "json"))
     assert validators() == {os.getpid()} and folders() == set()  # (one job: no fold worker)
     (tmp_path / "validators.txt").unlink()
-    two = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2", "--format", "json"))
+    two = _json(invoke(migrated_url, "ingest-batches", str(path), "--jobs", str(jobs), "--format", "json"))
 
     workers = validators()
     assert workers and os.getpid() not in workers  # (24 one-line chunks: validated by the workers alone)
     fold = folders()
-    assert len(fold) == 2 and os.getpid() not in fold  # (each goal folded by its worker)
+    assert len(fold) == jobs - 1 and os.getpid() not in fold  # (beside the writer, jobs - 1 fold workers: each goal by its own)
     assert two == one and one["duplicates"] > 0 and one["transactions"] >= 48 // transaction
     written = _written(migrated_url)
     assert written == _written(twin_url)
@@ -346,7 +350,7 @@ def test_a_reducer_raising_in_a_fold_worker_once_other_goals_rows_were_written_r
     path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(8)])
 
     one = invoke(twin_url, "ingest-batches", str(path), "--jobs", "1")
-    two = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
+    two = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "3")  # (two fold workers: one raises, the other's rows come)
 
     assert sum(written) > 0 and folders() - {os.getpid()}  # (other goals' rows were written before the fold raised)
     assert two.exit_code == one.exit_code != 0 and two.stderr == one.stderr and "the last goal's evidence" in one.stderr

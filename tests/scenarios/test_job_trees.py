@@ -41,7 +41,7 @@ def _exported(url) -> list[dict]:
 
 
 def test_lines_of_alternating_sources_share_transactions(migrated_url, tmp_path):
-    """docs/cli.md: "transactions of about 500 artifacts"; a new transaction at every change of "source" made 3,600 of 14,400 artifacts."""
+    """docs/cli.md: "transactions of about 1,000 artifacts"; a new transaction at every change of "source" made 3,600 of 14,400 artifacts."""
     lines = [{"goal_id": f"g{i % 2}", "kind": None, "source": f"harvest-{i % 3}", "artifacts": [_run(f"t{i}")]} for i in range(30)]
     path = tmp_path / "backlog.ndjson"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
