@@ -49,7 +49,16 @@ from benchmarks.contenders import (
     serial_ceiling,
     write_batch_lines,
 )
-from benchmarks.harness import DEFAULT_PG, Backend, PostgresBackend, SQLiteBackend, log
+from benchmarks.harness import (
+    DEFAULT_PG,
+    Backend,
+    PostgresBackend,
+    SQLiteBackend,
+    cli_url,
+    find_benchledger,
+    log,
+    timed_process,
+)
 
 # (owner, attribute, stage) of the stage-cost run.
 STAGES = (
@@ -208,6 +217,19 @@ def ingest_file(backend: Backend, path: Path, prep: Prepared, jobs: int, label: 
     return measured
 
 
+def whole_process(backend: Backend, path: Path, jobs: int, label: str) -> float:
+    """Seconds of ``benchledger ingest-batches --jobs JOBS FILE`` as a user runs it, a process of its own (start-up and
+    the ledger's close included), into a ledger made empty before (``db upgrade``, not timed: one ingests into a ledger)."""
+    url = cli_url(backend.fresh_url(label))
+    benchledger = find_benchledger()
+    env = {**os.environ, "NO_COLOR": "1"}
+    timed_process([*benchledger, "--database-url", url, "db", "upgrade"], env)
+    try:
+        return timed_process([*benchledger, "--database-url", url, "ingest-batches", "--jobs", str(jobs), str(path)], env)
+    finally:
+        backend.drop(url)
+
+
 def normalize_alone(prep: Prepared) -> float:
     """``parse_document`` + ``to_artifact`` of every document (the n of the serial ceiling, as ``benchmarks.run`` times it)."""
     gc.collect()
@@ -251,6 +273,11 @@ def run_backend(backend: Backend, goals: int, seed: int, rounds: int, jobs: int,
                     f"    --jobs {n}: {measured['events_per_s']:,.0f} artifacts/s (validate {measured['validate_seconds']:.2f} s, "
                     f"append {measured['append_seconds']:.2f} s, writer waiting {measured['writer_wait_seconds']:.2f} s; CPU parent {measured['cpu_parent']:.2f} s, children {measured['cpu_children']:.2f} s)"
                 )
+        processes: dict[int, list[float]] = {1: [], jobs: []}
+        for round_ in range(rounds):
+            for n in (1, jobs) if round_ % 2 == 0 else (jobs, 1):
+                processes[n].append(whole_process(backend, path, n, f"process{n}_{round_}"))
+                log(f"    benchledger ingest-batches --jobs {n} (a process of its own): {processes[n][-1]:.2f} s")
         assert kept is not None
         same = {json.dumps(m["result"], sort_keys=True) for n in runs for m in runs[n]}
         if len(same) != 1:
@@ -271,6 +298,7 @@ def run_backend(backend: Backend, goals: int, seed: int, rounds: int, jobs: int,
         "artifacts": artifacts,
         "lines": len(prep.order),
         "runs": {n: [{k: v for k, v in m.items() if k not in ("ledger", "url", "result")} for m in ms] for n, ms in runs.items()},
+        "processes": processes,
         "ceiling": ceiling,
         "normalize_per_s": artifacts / normalize_s,
         "fold_per_s": fold["events_per_s"],
@@ -318,6 +346,7 @@ def render(name: str, res: dict[str, Any], jobs: int) -> str:
         f"fold {res['fold_per_s']:,.0f} events/s, plain insert {res['plain_per_s']:,.0f}/s): "
         f"**{ratio_ceiling:.2f}×** {'✅' if ratio_ceiling >= 0.6 else '❌'} (target ≥ 0.6)",
         "",
+        *_processes_line(res, jobs),
         "Stage costs of one more `--jobs 1` run (exclusive time, µs an artifact; CPU: this process's):",
         "",
         "| stage | wall µs / artifact | share | CPU µs / artifact | share |",
@@ -334,6 +363,20 @@ def render(name: str, res: dict[str, Any], jobs: int) -> str:
         f"| **total** (the instrumented run) | **{1e6 * total / res['artifacts']:.0f}** | | **{1e6 * total_cpu / res['artifacts']:.0f}** | |"
     )
     return "\n".join(lines) + "\n"
+
+
+def _processes_line(res: dict[str, Any], jobs: int) -> list[str]:
+    """The command as a user runs it (:func:`whole_process`), if this run measured it."""
+    processes = res.get("processes")
+    if not processes:
+        return []
+    one, many = (statistics.median(processes[n]) for n in (1, jobs))
+    shown = "; ".join(f"`--jobs {n}` " + ", ".join(f"{s:.2f}" for s in processes[n]) + " s" for n in (1, jobs))
+    return [
+        f"`benchledger ingest-batches` as a process of its own (start-up and close included, into an empty ledger made "
+        f"before): `--jobs 1` {one:.2f} s, `--jobs {jobs}` {many:.2f} s (medians; {shown}): **{one / many:.2f}×**",
+        "",
+    ]
 
 
 def _heading(results: dict[str, Any]) -> str:
@@ -363,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_heading(saved))
         for name, res in saved["backends"].items():
             res["runs"] = {int(n): runs for n, runs in res["runs"].items()}
+            res["processes"] = {int(n): times for n, times in res.get("processes", {}).items()}
             print(render(name, res, max(res["runs"])))
         return 0
     goals = args.goals or (30 if args.quick else 250)
