@@ -175,17 +175,23 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
     return BatchLine(goal_id, artifacts, source, new_goal, attempt)
 
 
+# Between the parts of a spool line: JSON holds no raw control character (a string escapes them), so neither does a part.
+_SPOOL_PART_SEPARATOR = "\x1e"
+
+
 def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> bytes:
-    """One validated batch as a line of the spool: ``[[goal, source, receipt, [[kind, source hash, origin], ...]], payload, ...]``.
+    """One validated batch as a line of the spool: ``[goal, source, receipt, [[kind, source hash, origin], ...], new_goal,
+    attempt]`` then each payload, apart (:data:`_SPOOL_PART_SEPARATOR`).
 
     The payloads are written as the canonical JSON their event ids were
     computed from (``members``: the batch's member events), which is what the
-    store keeps: spooling serializes nothing twice. ``receipt`` is the guard's
-    (:func:`check_batch`), so the append does not guard the batch again.
+    store keeps, and read back as such: spooling serializes nothing twice.
+    ``receipt`` is the guard's (:func:`check_batch`), so the append does not
+    guard the batch again.
     """
     head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts], batch.new_goal, batch.attempt]
     # (the head in ASCII: an origin names the file, whose name may hold undecodable bytes, i.e. lone surrogates)
-    return ("[" + ",".join([json.dumps(head), *(new.canonical[0] for new in members)]) + "]\n").encode()
+    return (_SPOOL_PART_SEPARATOR.join([json.dumps(head), *(new.canonical[0] for new in members)]) + "\n").encode()
 
 
 @dataclass(frozen=True)
@@ -202,11 +208,12 @@ class _SpooledBatch:
 
 def _unspooled(line: bytes) -> _SpooledBatch:
     """A spool line read back, its member events built (what of the append needs no database: done ahead, :class:`_Transactions`)."""
-    (goal_id, source, receipt, listed, new_goal, attempt), *payloads = parse_json(line.decode())  # (json.loads' values, mostly by orjson)
-    artifacts = [Artifact(kind, payload, sha, origin=origin) for (kind, sha, origin), payload in zip(listed, payloads)]
-    members = [member_event(artifact) for artifact in artifacts]
+    head, *bodies = line.decode().rstrip("\n").split(_SPOOL_PART_SEPARATOR)
+    goal_id, source, receipt, listed, new_goal, attempt = parse_json(head)  # (json.loads' values, mostly by orjson)
+    artifacts = [Artifact(kind, parse_json(body), sha, origin=origin) for (kind, sha, origin), body in zip(listed, bodies)]
+    members = [member_event(artifact).with_canonical(body) for artifact, body in zip(artifacts, bodies)]
     for new in members:
-        new.event_id(goal_id)  # (its canonical JSON, hash and ids, computed once: cached by the event)
+        new.event_id(goal_id)  # (its ids, computed once: cached by the event)
     return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt, members, len(line))
 
 

@@ -58,6 +58,12 @@ class NewEvent:
         body = canonical.canonical_json(self.payload)
         return body, canonical.sha256_hex(body)
 
+    def with_canonical(self, body: str) -> NewEvent:
+        """This event, its payload's canonical JSON (:attr:`canonical`) given as ``body`` rather than made again: what
+        ``canonical`` made of the same payload earlier, kept as text (``ingest-batches``' spool). Its hash is ``body``'s."""
+        self.__dict__["canonical"] = (body, canonical.sha256_hex(body))  # (where the cached property keeps its value)
+        return self
+
     def event_id(self, goal_id: str) -> str:
         """The id this event has in ``goal_id``: the same observation again is the same event."""
         return self._ids(goal_id)[0]

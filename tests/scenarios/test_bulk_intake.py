@@ -523,3 +523,25 @@ def test_a_goal_another_writer_appended_to_meanwhile_is_resumed_from_its_checkpo
     assert _json(invoke(migrated_url, "replay", "--format", "json"))["rows_changed"] == 0
     assert _stored_rows(migrated_url) == ingested
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True
+
+
+def test_a_spool_line_read_back_holds_the_validated_events_whatever_their_strings_hold():
+    """The spool keeps each payload as the canonical JSON its event id was made from, and the append reads it back as such
+    (not serialized again): the events read back are the validated ones, a record separator or a newline inside a string
+    included (JSON escapes them, so a part of the line never holds one raw)."""
+    from benchledger.ledger.service import bulk
+
+    run = {**_demo("04-run-baseline.json"), "job_name": "split\x1ehere\nand é ✓ \U0001f600", "score": 0.1 + 0.2}
+    line = {"goal_id": "goal-spool", "kind": None, "artifacts": [run, _demo("01-preflight.json")], "attempt": 2}
+    batch = bulk._batch_line(json.dumps(line).encode(), "batches.ndjson:1")
+    judged = bulk.check_batch(batch.goal_id, batch.artifacts, source=batch.source, attempt=batch.attempt)
+    spooled = bulk._spooled(batch, judged.members, judged.receipt)
+
+    back = bulk._unspooled(spooled)
+
+    assert spooled.count(b"\n") == 1 and spooled.endswith(b"\n")
+    assert (back.goal_id, back.source, back.receipt, back.attempt, back.size) == ("goal-spool", batch.source, judged.receipt, "2", len(spooled))
+    assert [a.payload for a in back.artifacts] == [a.payload for a in batch.artifacts]
+    assert [(n.canonical, n.event_id("goal-spool"), n.kind) for n in back.members] == [
+        (n.canonical, n.event_id("goal-spool"), n.kind) for n in judged.members
+    ]
