@@ -104,13 +104,14 @@ class FoldWorkers:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
-        for _ in range(self.jobs):  # (every worker forked before a sender thread starts: a fork copies no thread)
-            here, there = context.Pipe()
-            process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
-            with sigint_held(), collector_frozen():
-                process.start()
-            there.close()
-            self._workers.append((process, here))
+        with collector_frozen():  # (once for every fork: it counts the frozen objects)
+            for _ in range(self.jobs):  # (every worker forked before a sender thread starts: a fork copies no thread)
+                here, there = context.Pipe()
+                process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
+                with sigint_held():
+                    process.start()
+                there.close()
+                self._workers.append((process, here))
         for _, pipe in self._workers:
             outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
             sender = threading.Thread(target=_send_all, args=(pipe, outbox), daemon=True, name="benchledger-fold-sender")
