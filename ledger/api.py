@@ -404,7 +404,7 @@ class Ledger:
         from benchledger.ledger.service import maintenance
 
         started = time.perf_counter()
-        report = maintenance.replay(self._store, goal_id=goal_id, projection=projection, progress=progress, jobs=jobs)
+        report = maintenance.replay(self._store, goal_id=goal_id, projection=projection, progress=progress, jobs=_jobs(jobs))
         elapsed = time.perf_counter() - started
         return ReplayReport(
             report["goals"],
@@ -431,7 +431,7 @@ class Ledger:
         """
         from benchledger.ledger.service import maintenance
 
-        report = maintenance.audit(self._store, goal_id=goal_id, expect_digest=expect_digest, jobs=jobs, progress=progress, projections=projections)
+        report = maintenance.audit(self._store, goal_id=goal_id, expect_digest=expect_digest, jobs=_jobs(jobs), progress=progress, projections=projections)
         return AuditReport(
             report["ok"],
             report["events_checked"],
@@ -557,7 +557,7 @@ class Ledger:
         """
         from benchledger.ledger.service.bulk import ingest_batch_file
 
-        return ingest_batch_file(self._store, path, name=name, started=started, progress=progress, jobs=jobs)
+        return ingest_batch_file(self._store, path, name=name, started=started, progress=progress, jobs=_jobs(jobs))
 
     def archive_goal(self, goal_id: str, *, archived: bool = True, source: str = LIBRARY_SOURCE) -> GoalArchive:
         """Archive ``goal_id`` (``archived=False``: unarchive it): an event that hides it from :meth:`goals` and the
@@ -655,6 +655,13 @@ def _items(name: str, given: Any) -> tuple[Any, ...]:
         return tuple(given)
     except TypeError:
         raise InvalidInput(f"{name} must be a list (or one str), not {type(given).__name__}") from None
+
+
+def _jobs(jobs: Any) -> int:
+    """A ``jobs``: a whole number of worker processes, 1 or more (1: all in this process); 0, ``True`` or ``"2"`` is a mistake."""
+    if isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1:
+        return jobs
+    raise InvalidInput(f"jobs must be a whole number of worker processes, 1 or more (1: all in this process), not {jobs!r}")
 
 
 def _limit(limit: Any) -> int | None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, InvalidInput
+from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
 from benchledger.ledger.service.bulk_jobs import in_order
 from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, GoalFolds
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
@@ -375,8 +375,6 @@ def ingest_batch_file(
     one appends (the same report, spool, appends and rows as one job: the
     append is this process's alone, in file order).
     """
-    if jobs < 1:
-        raise InvalidInput(f"jobs must be at least 1 (1: the lines are validated in this process), not {jobs}")
     name = name or path
     report = BatchFileIngest(name)
     refused = not_json_lines(path, what="an ingest-batches file", shape=BATCH_LINE_SHAPE, limit=MAX_BATCH_LINE_BYTES)
