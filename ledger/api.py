@@ -268,7 +268,9 @@ class Ledger:
         """
         from benchledger.ledger.read import views
 
-        shown = views.show(self._store, goal_id, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
+        shown = views.show(
+            self._store, goal_id, as_of=as_of, projection=projection, key=key, limit=_limit(limit), offset=_whole_number("offset", offset)
+        )
         return GoalView(
             shown["goal_id"],
             shown["as_of_position"],
@@ -293,7 +295,10 @@ class Ledger:
         ``history --help`` says.)
         """
         from benchledger.ledger.read import views
+        from benchledger.projections.catalog import EVENT_KINDS
 
+        if kind is not None and kind not in EVENT_KINDS:  # (else: an empty history, as if the goal held none of a kind it may hold)
+            raise InvalidInput(f"kind {kind!r} is not an event kind; one of: {', '.join(EVENT_KINDS)} (or None: every kind)")
         query = views.HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only, attempt=attempt)
         with ExitStack() as held:
             view = held.enter_context(views.history_reader(self._store, goal_id, query))
@@ -450,7 +455,7 @@ class Ledger:
         """The C2SP checkpoint (unsigned) of the tree of the first ``tree_size`` events (default: every event)."""
         from benchledger.ledger.service import proofs
 
-        head = proofs.tree_head(self._store, tree_size=tree_size, origin=origin or proofs.DEFAULT_ORIGIN)
+        head = proofs.tree_head(self._store, tree_size=_whole_number("tree_size", tree_size, none=True), origin=origin or proofs.DEFAULT_ORIGIN)
         return TreeHead(head.origin, head.size, head.root.hex(), head.text())
 
     def sign_checkpoint(self, signing_key: str, *, origin: str | None = None, key_source: str = "signing key") -> SignedCheckpoint:
@@ -485,13 +490,15 @@ class Ledger:
         or in the tree of signed checkpoint number ``checkpoint``."""
         from benchledger.ledger.service import proofs
 
-        report = proofs.prove(self._store, event_ids, tree_size=tree_size, checkpoint=checkpoint)
+        tree_size, checkpoint = _whole_number("tree_size", tree_size, none=True), _whole_number("checkpoint", checkpoint, none=True)
+        report = proofs.prove(self._store, _items("event_ids", event_ids), tree_size=tree_size, checkpoint=checkpoint)
         return InclusionProofs(report["tree_size"], report["root_hash"], report["checkpoint"], [InclusionProof(**p) for p in report["proofs"]])
 
     def prove_consistency(self, old_size: int, new_size: int | None = None) -> ConsistencyProof:
         """An RFC 9162 consistency proof from the tree of ``old_size`` events to the tree of ``new_size`` (default: every event)."""
         from benchledger.ledger.service import proofs
 
+        old_size, new_size = _whole_number("old_size", old_size), _whole_number("new_size", new_size, none=True)
         return ConsistencyProof(**proofs.prove_consistency(self._store, old_size, new_size))
 
     # -- writing -----------------------------------------------------------------------------
@@ -530,7 +537,8 @@ class Ledger:
         """
         from benchledger.ledger.service.ingest import Ingest
 
-        unit = Ingest(self._store, source, dry_run=dry_run, inputs=plan.inputs, skip_unknown=skip_unknown)
+        dry_run, skip_unknown, new_goal = _flag("dry_run", dry_run), _flag("skip_unknown", skip_unknown), _flag("new_goal", new_goal)
+        unit = Ingest(self._store, _text("source", source), dry_run=dry_run, inputs=plan.inputs, skip_unknown=skip_unknown)
         for label, files in plan.batches:
             unit.add_files(plan.goal_id, files, kind=kind, label=label, progress=progress, new_goal=new_goal, attempt=attempt)
         return unit.commit()
@@ -543,7 +551,10 @@ class Ledger:
         (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written)."""
         from benchledger.ledger.service.ingest import ingest
 
-        return ingest(self._store, goal_id, artifacts, source=source, dry_run=dry_run, new_goal=new_goal, attempt=attempt)
+        return ingest(
+            self._store, goal_id, artifacts, source=_text("source", source), dry_run=_flag("dry_run", dry_run), new_goal=_flag("new_goal", new_goal),
+            attempt=attempt,
+        )
 
     def ingest_batch_file(
         self, path: str, *, name: str | None = None, started: Callable[[int], None] | None = None,
@@ -564,7 +575,7 @@ class Ledger:
         report's index, never a deletion; nothing is written when it is so already."""
         from benchledger.ledger.service.goal_archive import set_archived
 
-        return set_archived(self._store, goal_id, archived, source=source)
+        return set_archived(self._store, goal_id, _flag("archived", archived), source=_text("source", source))
 
     def retract(
         self, event_ids: Sequence[str], reason: str, *, goal_id: str | None = None, source: str = LIBRARY_SOURCE, dry_run: bool = False
@@ -576,7 +587,10 @@ class Ledger:
         """
         from benchledger.ledger.service.retract import retract
 
-        done = retract(self._store, event_ids, reason, goal_id=goal_id, source=source, dry_run=dry_run)
+        done = retract(
+            self._store, _items("event_ids", event_ids), _text("reason", reason), goal_id=goal_id, source=_text("source", source),
+            dry_run=_flag("dry_run", dry_run),
+        )
         plan = done.plan
         return Retraction(
             done.goal_id, done.event_id, done.position, [e.event_id for e in plan.withdrawn], plan.reason, done.dry_run,
@@ -666,9 +680,29 @@ def _jobs(jobs: Any) -> int:
 
 def _limit(limit: Any) -> int | None:
     """A ``limit``: None (every row) or a whole number of rows (a negative slice bound would drop rows from the end)."""
-    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0):
-        return limit
-    raise InvalidInput(f"limit must be a whole number of rows (0 or more) or None, not {limit!r}")
+    return _whole_number("limit", limit, what="of rows", none=True)
+
+
+def _whole_number(name: str, value: Any, *, what: str = "", none: bool = False) -> Any:
+    """A count, size or offset a caller gives: a whole number, 0 or more (``none``: or None, the default it stands for);
+    ``"3"``, ``2.5`` or ``True`` is a mistake, not a number."""
+    if (none and value is None) or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    raise InvalidInput(f"{name} must be a whole number{f' {what}' if what else ''} (0 or more){' or None' if none else ''}, not {value!r}")
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A yes-or-no a caller gives: ``True`` or ``False`` (``archived="no"`` would otherwise archive)."""
+    if isinstance(value, bool):
+        return value
+    raise InvalidInput(f"{name} must be True or False, not {value!r}")
+
+
+def _text(name: str, value: Any) -> str:
+    """A label or reason a caller gives: a string."""
+    if isinstance(value, str):
+        return value
+    raise InvalidInput(f"{name} must be a string, not {value!r}")
 
 
 def _history_entry(entry: dict[str, Any]) -> HistoryEntry:
