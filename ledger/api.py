@@ -672,10 +672,8 @@ def _items(name: str, given: Any) -> tuple[Any, ...]:
 
 
 def _jobs(jobs: Any) -> int:
-    """A ``jobs``: a whole number of worker processes, 1 or more (1: all in this process); 0, ``True`` or ``"2"`` is a mistake."""
-    if isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1:
-        return jobs
-    raise InvalidInput(f"jobs must be a whole number of worker processes, 1 or more (1: all in this process), not {jobs!r}")
+    """A ``jobs``: a whole number of worker processes, 1 or more (1: all in this process)."""
+    return int(_whole_number("jobs", jobs, what="of worker processes", least=1))
 
 
 def _limit(limit: Any) -> int | None:
@@ -683,12 +681,12 @@ def _limit(limit: Any) -> int | None:
     return _whole_number("limit", limit, what="of rows", none=True)
 
 
-def _whole_number(name: str, value: Any, *, what: str = "", none: bool = False) -> Any:
-    """A count, size or offset a caller gives: a whole number, 0 or more (``none``: or None, the default it stands for);
-    ``"3"``, ``2.5`` or ``True`` is a mistake, not a number."""
-    if (none and value is None) or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+def _whole_number(name: str, value: Any, *, what: str = "", least: int = 0, none: bool = False) -> Any:
+    """A count, size or offset a caller gives: a whole number, ``least`` or more (``none``: or None, the default it stands
+    for); ``"3"``, ``2.5`` or ``True`` is a mistake, not a number."""
+    if (none and value is None) or (isinstance(value, int) and not isinstance(value, bool) and value >= least):
         return value
-    raise InvalidInput(f"{name} must be a whole number{f' {what}' if what else ''} (0 or more){' or None' if none else ''}, not {value!r}")
+    raise InvalidInput(f"{name} must be a whole number{f' {what}' if what else ''} ({least} or more){' or None' if none else ''}, not {value!r}")
 
 
 def _flag(name: str, value: Any) -> bool:
