@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import sys
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from benchledger.errors import InvalidInput, LedgerUnavailable, capped, redact_url
 from benchledger.ledger.results import (
@@ -50,6 +51,7 @@ from benchledger.ledger.results import (
     LaggingGoal,
     LedgerInfo,
     Lifecycle,
+    Listing,
     LoopxImport,
     MissingProjection,
     Outcome,
@@ -151,22 +153,35 @@ def is_goal_id(text: str) -> bool:
     return GOAL_ID_PATTERN.fullmatch(text) is not None
 
 
+ListingType = TypeVar("ListingType", bound=Listing[Any])
+
+
 class Ledger:
     """One ledger database: what every command reads and writes through. Close it (or use ``with``)."""
 
     def __init__(self, store: Store, *, owned: bool = True) -> None:
         self._open_store: Store | None = store
         self._owned = owned
+        # The streamed listings it made and a caller may not have read to their end: each holds a snapshot's
+        # connection until it is released, which close() does (a half-read listing would otherwise keep it).
+        self._listings: weakref.WeakSet[Listing[Any]] = weakref.WeakSet()
         # The SQLite file :func:`open` created (a new, empty ledger: the embedded default or a file a URL named), else None.
         self.created: Path | None = None
 
     # -- the ledger itself -------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the ledger's connections; every later call raises :class:`~benchledger.errors.LedgerUnavailable`."""
+        """Release the ledger's connections, those of its listings not read to their end included; every later call
+        (and reading on in such a listing) raises :class:`~benchledger.errors.LedgerUnavailable`."""
+        for listing in list(self._listings):
+            listing.close()
         if self._owned and self._open_store is not None:
             self._open_store.close()
         self._open_store = None
+
+    def _held(self, listing: ListingType) -> ListingType:
+        self._listings.add(listing)
+        return listing
 
     @property
     def _store(self) -> Store:
@@ -256,7 +271,7 @@ class Ledger:
         with ExitStack() as held:
             view = held.enter_context(self._store.snapshot())
             rows = (GoalRow(**row) for row in views.goal_listing(view, limit=limit, after=after, include_archived=include_archived))
-            return Goals(rows, held.pop_all().close)
+            return self._held(Goals(rows, held.pop_all().close))
 
     def show(
         self, goal_id: str, *, as_of: str | None = None, projection: str | None = None, key: str | None = None,
@@ -303,10 +318,10 @@ class Ledger:
         with ExitStack() as held:
             view = held.enter_context(views.history_reader(self._store, goal_id, query))
             as_of = view.as_of
-            return History(
+            return self._held(History(
                 goal_id, as_of and as_of.position, map(_history_entry, view.entries), held.pop_all().close,
                 as_of and as_of.time, as_of and as_of.period,
-            )
+            ))
 
     # -- runs --------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
-from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError
+from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, LedgerUnavailable
 
 PANDAS_EXTRA = "pip install 'benchledger[pandas]'"
 
@@ -110,29 +110,44 @@ Row = TypeVar("Row")
 class Listing(Generic[Row]):
     """Rows read from one snapshot as they are iterated (once), never all in memory.
 
-    The snapshot is released when the rows run out, on :meth:`close`, or at the
-    end of a ``with`` block. ``as_dict()`` reads the rest of the rows into the
-    listing's ``--format json`` document: :meth:`head`, then the rows under :attr:`rows_name`.
+    The snapshot is released when the rows run out, on :meth:`close`, at the
+    end of a ``with`` block, or when the ledger that made the listing is closed;
+    reading on after that raises :class:`~benchledger.errors.LedgerUnavailable`
+    (the snapshot's connection is gone: the rows are not silently cut short).
+    ``as_dict()`` reads the rest of the rows into the listing's ``--format json``
+    document: :meth:`head`, then the rows under :attr:`rows_name`.
     """
 
     rows_name: ClassVar[str]
 
     def __init__(self, rows: Iterator[Row], close: Callable[[], None]) -> None:
-        self._close = close
+        self._close: Callable[[], None] | None = close
         self._rows = self._closing(rows)
 
     def _closing(self, rows: Iterator[Row]) -> Iterator[Row]:
         try:
-            yield from rows
+            for row in rows:
+                yield row
+                if self._close is None:  # closed while the caller held a row: the next one cannot be read
+                    raise LedgerUnavailable(
+                        "this listing was closed before it was read to its end (close(), the end of its `with`, "
+                        "or the close of the ledger that made it): read it again from an open ledger"
+                    )
         finally:
             self.close()
 
     def __iter__(self) -> Iterator[Row]:
         return self._rows
 
+    @property
+    def closed(self) -> bool:
+        """True once its snapshot is released (read to its end, or closed)."""
+        return self._close is None
+
     def close(self) -> None:
-        close, self._close = self._close, lambda: None
-        close()
+        close, self._close = self._close, None
+        if close is not None:
+            close()
 
     def __enter__(self) -> Listing[Row]:
         return self

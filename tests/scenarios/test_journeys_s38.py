@@ -1,0 +1,81 @@
+"""The walk of session 38, on both backends.
+
+A notebook user reads the first goal of a listing and closes the ledger (``next(iter(ledger.goals()))``, then
+``ledger.close()`` or the end of its ``with``): the listing kept its snapshot's connection until it was
+garbage-collected, so on PostgreSQL a ``TRUNCATE`` (a test fixture's, an operator's) waited behind it, and on SQLite
+the WAL could not be checkpointed; reading on after the close asked a connection that was gone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+import benchledger
+from benchledger.errors import LedgerUnavailable
+from benchledger.ledger.read import views
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "examples" / "demo"
+PREFLIGHT = str(DEMO / "01-preflight.json")
+
+
+def _nobody_reads(url: str) -> bool:
+    """True when no other connection holds a read snapshot of the ledger (a lock or a checkpoint would wait for it)."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            if engine.dialect.name == "sqlite":
+                busy, _, _ = connection.execute(text("PRAGMA wal_checkpoint(TRUNCATE)")).one()
+                return busy == 0
+            connection.execute(text("SET lock_timeout = '2s'"))
+            try:
+                connection.execute(text("LOCK TABLE events IN ACCESS EXCLUSIVE MODE"))
+            except Exception:  # the lock timed out: a snapshot still reads the table
+                return False
+            connection.rollback()
+            return True
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def three_goals(migrated_url, monkeypatch):
+    with benchledger.open(migrated_url) as ledger:
+        for goal in ("goal-a", "goal-b", "goal-c"):
+            assert ledger.ingest(goal, [PREFLIGHT], kind="preflight").ok
+    monkeypatch.setattr(views, "GOALS_PAGE", 1)  # a page a goal: the second goal is read after the first is handed over
+    return migrated_url
+
+
+@pytest.mark.parametrize("listing", ["goals", "history"])
+def test_closing_the_ledger_releases_a_half_read_listing_and_reading_on_says_so(three_goals, listing):
+    ledger = benchledger.open(three_goals)
+    rows = ledger.goals() if listing == "goals" else ledger.history("goal-a")
+    first = next(iter(rows))
+    assert first is not None
+    assert not rows.closed
+    ledger.close()
+    assert rows.closed
+    assert _nobody_reads(three_goals), "the half-read listing still holds its snapshot after Ledger.close()"
+    with pytest.raises(LedgerUnavailable, match="this listing was closed before it was read to its end"):
+        next(iter(rows))
+
+
+def test_a_listing_closed_by_the_caller_says_so_too_and_one_read_to_its_end_is_closed(three_goals):
+    with benchledger.open(three_goals) as ledger:
+        goals = ledger.goals()
+        assert next(iter(goals)).goal_id == "goal-a"
+        goals.close()
+        assert _nobody_reads(three_goals)
+        with pytest.raises(LedgerUnavailable, match="closed before it was read to its end"):
+            list(goals)
+        whole = ledger.goals()
+        assert [g.goal_id for g in whole] == ["goal-a", "goal-b", "goal-c"]
+        assert whole.closed
+        assert list(whole) == [], "a listing is read once: after its end there is nothing, not an error"
+        with ledger.goals() as inside:
+            assert next(iter(inside)).goal_id == "goal-a"
+        assert inside.closed and _nobody_reads(three_goals)
