@@ -179,6 +179,40 @@ class _OutputStream:
         return getattr(self._stream, name)
 
 
+class _ErrorStream(_OutputStream):
+    """Standard error, where a note or an error that cannot be written (a closed pipe, ``2>&1 | head``) is dropped.
+
+    Standard error is the last place to say anything: a failed write there must not turn the command's own
+    outcome (its output, its exit status) into an internal error. The descriptor is pointed at the null device,
+    so later notes and the interpreter's final flush do not fail again (a failed flush at exit is status 120).
+    """
+
+    def write(self, data: Any) -> int:
+        try:
+            return super().write(data)
+        except _OutputFailed:
+            _silence(self._stream)
+            return len(data)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except _OutputFailed:
+            _silence(self._stream)
+
+    @property
+    def buffer(self) -> _OutputStream:
+        return _ErrorStream(self._stream.buffer)
+
+
+def _silence(stream: Any) -> None:
+    """Point ``stream``'s descriptor at the null device (no descriptor: an in-process test runner's stream, left as it is)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def _report_interruption(ctx: click.Context, committed: int) -> None:
     """Ctrl-C: one line saying what the ledger kept, exit 130 (not click's "Aborted!" and 1, which reads as "a check said no").
 
@@ -222,10 +256,7 @@ def _report_output_failure(ctx: click.Context, exc: OSError, committed: int) -> 
     from benchledger.errors import USAGE
 
     reason = exc.strerror or str(exc)
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # (no file descriptor: an in-process test runner)
-        pass
+    _silence(sys.stdout)
     if exc.errno == errno.EPIPE:
         ctx.exit(0 if committed else CLOSED_PIPE)
     if committed:
@@ -318,6 +349,8 @@ def _print_version(ctx: click.Context) -> None:
 def main() -> None:
     """The ``benchledger`` console script (and ``python -m benchledger``)."""
     cli.whole_process = True
+    # (for the whole process, not only the command: click prints a usage error after the command's invoke has ended)
+    sys.stderr = _ErrorStream(sys.stderr)
     try:
         cli(prog_name="benchledger")
     finally:

@@ -8,6 +8,9 @@ the WAL could not be checkpointed; reading on after the close asked a connection
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +82,30 @@ def test_a_listing_closed_by_the_caller_says_so_too_and_one_read_to_its_end_is_c
         with ledger.goals() as inside:
             assert next(iter(inside)).goal_id == "goal-a"
         assert inside.closed and _nobody_reads(three_goals)
+
+
+# -- standard error closed (`benchledger runs --summary 2>&1 | head`, a log reader gone) ------------------------------
+
+
+def _with_stderr_closed(url: str, *args: str) -> int:
+    """The command as a whole process whose standard error is a pipe nobody reads (its read end closed)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchledger", "--database-url", url, *args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=write_end, timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    return done.returncode
+
+
+def test_a_closed_standard_error_leaves_each_command_its_own_exit_status(migrated_url):
+    """A note, an error or a usage error that cannot be written was an internal error, exit 1, whatever the command's outcome."""
+    assert _with_stderr_closed(migrated_url, "goals") == 0  # (an empty ledger: a note on stderr)
+    assert _with_stderr_closed(migrated_url, "history", "--goal", "no-such-goal") == 2
+    assert _with_stderr_closed(migrated_url, "history", "--no-such-option") == 2
+    assert _with_stderr_closed(migrated_url, "ingest", "--goal", "goal-a", "--kind", "preflight", PREFLIGHT) == 0
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.has_goal("goal-a"), "the ingest whose report could not be written committed"
