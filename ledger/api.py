@@ -388,12 +388,17 @@ class Ledger:
         benchmarks of this call, and a verdict (docs/statistics.md).
         """
         from benchledger.ledger.read import compare
+        from benchledger.projections.runs import arm_of
 
-        if isinstance(seed, bool) or not isinstance(seed, int) or isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-            raise InvalidInput(f"seed must be an integer and resamples a whole number of at least 1, not {seed!r} and {resamples!r}")
+        # (the bootstrap's generator takes a seed of 0 or more: -1 was its raw ValueError, an internal error)
+        seed, resamples = _whole_number("seed", seed), _whole_number("resamples", resamples, least=1)
+        if baseline is not None and treatment is not None and arm_of(baseline) == arm_of(treatment):
+            raise InvalidInput(
+                f"baseline {baseline!r} and treatment {treatment!r} are the same arm ({arm_of(baseline)!r}): a comparison needs two arms"
+            )
         found = compare.compare(
             self._store, goal_ids=_items("goal_ids", goal_ids), as_of=as_of, benchmark=benchmark, baseline=baseline, treatment=treatment,
-            include_archived=include_archived, seed=seed, resamples=resamples,
+            include_archived=_flag("include_archived", include_archived), seed=seed, resamples=resamples,
         )
         return Comparisons(found["scope"], [Comparison(**c) for c in found["comparisons"]])
 

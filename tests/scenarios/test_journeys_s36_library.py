@@ -87,8 +87,8 @@ def test_wrong_types_are_the_projects_error_naming_what_was_expected(demo):
             ledger.run_pairs(goal_id=[GOAL])
         with pytest.raises(InvalidInput, match="goal_id must be a goal's name"):
             ledger.ingest(None, RUNS, dry_run=True)
-        for options in ({"seed": "a"}, {"resamples": 0}, {"resamples": "10"}):
-            with pytest.raises(InvalidInput, match="seed must be an integer and resamples a whole number of at least 1"):
+        for options, wrong in (({"seed": "a"}, "seed"), ({"seed": -1}, "seed"), ({"resamples": 0}, "resamples"), ({"resamples": "10"}, "resamples")):
+            with pytest.raises(InvalidInput, match=f"{wrong} must be a whole number"):
                 ledger.compare(**options)
     with pytest.raises(InvalidInput, match="the ledger URL must be a str"):
         benchledger.open(5)

@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, text
 import benchledger
 from benchledger.errors import LedgerUnavailable
 from benchledger.ledger.read import views
+from tests.helpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
@@ -109,3 +110,34 @@ def test_a_closed_standard_error_leaves_each_command_its_own_exit_status(migrate
     assert _with_stderr_closed(migrated_url, "ingest", "--goal", "goal-a", "--kind", "preflight", PREFLIGHT) == 0
     with benchledger.open(migrated_url) as ledger:
         assert ledger.has_goal("goal-a"), "the ingest whose report could not be written committed"
+
+
+# -- compare: a seed below 0, the same arm twice -------------------------------------------------------------------
+
+
+RUNS = [str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json")]
+
+
+@pytest.fixture
+def demo_runs(migrated_url):
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.ingest("demo-goal", RUNS).ok
+    return migrated_url
+
+
+def test_compare_refuses_a_negative_seed_as_a_usage_error(demo_runs):
+    """``compare --seed -1`` was the bootstrap generator's ValueError: an internal error, exit 70."""
+    done = invoke(demo_runs, "compare", "--seed", "-1")
+    assert done.exit_code == 2, done.output
+    assert "seed must be a whole number (0 or more), not -1" in done.output
+    assert "internal error" not in done.output
+    assert invoke(demo_runs, "compare", "--seed", "7").exit_code == 0
+
+
+@pytest.mark.parametrize("treatment", ["codex-loopx", "codex_loopx", "CODEX-LOOPX"])
+def test_compare_refuses_one_arm_as_both_baseline_and_treatment(demo_runs, treatment):
+    """The same arm on both sides printed a comparison of an arm with itself (+0.0, "no detectable difference"), exit 0."""
+    done = invoke(demo_runs, "compare", "--baseline", "codex-loopx", "--treatment", treatment)
+    assert done.exit_code == 2, done.output
+    assert "are the same arm" in done.output and "a comparison needs two arms" in done.output
+    assert invoke(demo_runs, "compare", "--baseline", "hardened-codex", "--treatment", "codex-loopx").exit_code == 0
