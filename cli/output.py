@@ -10,10 +10,11 @@
 * Tables fit the terminal: ``$COLUMNS``, else the terminal's width
   (``shutil.get_terminal_size``); output that goes to a pipe or file is not cut.
   Columns keep their natural width while they fit; else empty columns are left
-  out, then the widest are narrowed, never an id, a time or a number
-  (:func:`fit_columns`), and a cut cell keeps what tells it from its column's
-  other cells (:func:`abbreviate`). ``--wide`` prints every cell whole. CSV,
-  JSON and markdown are never cut.
+  out, then the widest are narrowed, never an id, a time or a cell that is
+  wholly a number (a count, ``100%``, ``+100.0``, a p-value, an interval
+  ``[+100.0, +100.0]``) in whatever column (:func:`fit_columns`), and a cut
+  cell keeps what tells it from its column's other cells (:func:`abbreviate`).
+  ``--wide`` prints every cell whole. CSV, JSON and markdown are never cut.
 * Times in tables, CSV and markdown are UTC, ``YYYY-MM-DDTHH:MM:SSZ`` whatever
   form the ledger or an artifact wrote them in (JSON keeps each value as recorded).
 * Invisible format characters (Unicode category Cf: bidi overrides such as
@@ -189,7 +190,7 @@ def terminal_width() -> int | None:
 def fit_widths(natural: Sequence[int], limit: int | None, floors: Sequence[int] | None = None) -> list[int]:
     """Column widths that fit ``limit``: the narrow columns whole, the widest cut to one common width, none below its floor.
 
-    When even the floors do not fit (ids and times are never cut), the floors are the widths and the lines run past ``limit``.
+    When even the floors do not fit (ids, times and numbers are never cut), the floors are the widths and the lines run past ``limit``.
     """
     widths = list(natural)
     if limit is None or not widths:
@@ -272,12 +273,19 @@ def abbreviate(text: str, width: int, shared: int = 0) -> str:
     return ELLIPSIS + _cut_middle(rest, width - 1)
 
 
-# A cell printed whole however narrow the terminal: a cut one would read as another value. Times,
-# event and run ids (UUIDs), digests, numbers (positions, counts, scores, 1/2, +0.5, 50 %), a retraction's "by @POS".
+# A number as a table cell shows one: signed or not (ASCII or U+2212 minus), decimal or in exponent form (a p-value
+# of 1e-05), a percentage (100%, 12.5 %), infinite or not a number; a p-value may say only its bound (<0.001).
+_NUMBER = r"(?:[<>≤≥]=? ?)?[+\-−]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+\-−]?[0-9]+)?|(?i:inf|nan))(?: ?%)?"
+# A cell printed whole however narrow the terminal, in whichever column it is: a cut one would read as another value.
+# Times, event and run ids (UUIDs), digests, a retraction's "by @POS", and a cell that is wholly a number: a position,
+# count, score, delta, percentage or p-value (12, 0.75, +100.0, 100%, 1e-05), a fraction (3/4), a value with its
+# margin (0.5 ± 0.1) or an interval ([+100.0, +100.0], (-0.5; 0.25)). A label and a number ("failed 0") is text.
 _WHOLE_CELL = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}(?:\.[0-9]+)?Z"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,64}"
-    r"|[+-]?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+| ?%)?|by @[0-9]+"
+    rf"|{_NUMBER}(?:/[0-9]+| ?± ?{_NUMBER})?"
+    rf"|[\[(] ?{_NUMBER} ?[,;] ?{_NUMBER} ?[\])]"
+    r"|by @[0-9]+"
 )
 # Columns of identities (goals, runs, pairs, events), printed whole whatever their values look like.
 IDENTITY_COLUMNS = frozenset({"goal", "run", "current run", "pair", "event id"})
@@ -297,8 +305,12 @@ class _Column:
     prefix: str  # what all its measured cells start with
 
     def shown(self, value: str) -> str:
-        """``value`` as this column prints it: whole, or abbreviated to its width past the column's common prefix."""
-        if self.whole:
+        """``value`` as this column prints it: whole, or abbreviated to its width past the column's common prefix.
+
+        A cell that is an id, a time or a number (:data:`_WHOLE_CELL`) is whole in any column: the column is at
+        least as wide as its measured ones, and a later, wider one runs past it.
+        """
+        if self.whole or display_width(value) <= self.width or _WHOLE_CELL.fullmatch(value):
             return value
         return abbreviate(value, self.width, len(self.prefix) if value.startswith(self.prefix) else 0)
 
@@ -317,9 +329,12 @@ def fit_columns(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
     the widest columns are narrowed to one common width, never an id, a time or
     a number (:data:`_WHOLE_CELL`, :data:`IDENTITY_COLUMNS`) and not below
     :data:`MIN_CUT_WIDTH` unless the columns left to cut cannot all have it
-    (then 3, ``a…z``, then 1, ``…``). A table whose whole columns leave too
-    little runs past ``width`` (its cut columns at :data:`MIN_CUT_WIDTH`): an
-    id or a time is never cut to make it fit.
+    (then 3, ``a…z``, then 1, ``…``). The rule is a cell's, not a column's: a
+    column of text is never narrower than its widest cell that is wholly a
+    number, an interval, an id or a time (``0.8125`` among ``failed 0`` and
+    ``missing``), and prints that cell whole. A table whose whole cells leave
+    too little runs past ``width`` (its cut columns at :data:`MIN_CUT_WIDTH`):
+    an id, a time or a number is never cut to make it fit.
     """
     natural = [max([display_width(h)] + [display_width(r[i]) for r in rows]) for i, h in enumerate(headers)]
     everything = [_Column(i, w, True, "") for i, w in enumerate(natural)]
@@ -329,10 +344,14 @@ def fit_columns(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
     shown = [i for i in range(len(headers)) if any(r[i] for r in rows)] or list(range(len(headers)))
     whole = [headers[i] in IDENTITY_COLUMNS or all(_WHOLE_CELL.fullmatch(r[i]) for r in rows if r[i]) for i in shown]
     content = [max([0] + [display_width(r[i]) for r in rows]) for i in shown]
+    # What a cut column cannot go below: its widest cell never cut (a bare score among "failed 0" cells).
+    uncut = [0 if keep else max([0] + [display_width(r[i]) for r in rows if r[i] and _WHOLE_CELL.fullmatch(r[i])])
+             for i, keep in zip(shown, whole)]
     # The narrowest a cut column goes: MIN_CUT_WIDTH while every one can have it, else 3 ("a…z"), else 1 ("…", see
-    # --wide); when even that does not fit (the whole columns take it all) the line runs past anyway, so readably.
+    # --wide); when even that does not fit (the whole cells take it all) the line runs past anyway, so readably.
     tiers = [
-        [max(filled, min(display_width(headers[i]), 3)) if keep else min(natural[i], least) for i, keep, filled in zip(shown, whole, content)]
+        [max(filled, min(display_width(headers[i]), 3)) if keep else max(kept, min(natural[i], least))
+         for i, keep, filled, kept in zip(shown, whole, content, uncut)]
         for least in (MIN_CUT_WIDTH, 3, 1)
     ]
     room = budget + COLUMN_GAP * (len(headers) - len(shown))  # (the gaps of the columns left out)
