@@ -8,6 +8,7 @@ the WAL could not be checkpointed; reading on after the close asked a connection
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -141,3 +142,55 @@ def test_compare_refuses_one_arm_as_both_baseline_and_treatment(demo_runs, treat
     assert done.exit_code == 2, done.output
     assert "are the same arm" in done.output and "a comparison needs two arms" in done.output
     assert invoke(demo_runs, "compare", "--baseline", "hardened-codex", "--treatment", "codex-loopx").exit_code == 0
+
+
+# -- an integer beyond the range of a float (valid JSON: 10**400) ---------------------------------------------------
+
+
+def _huge_run(tmp_path: Path) -> Path:
+    run = json.loads((DEMO / "04-run-baseline.json").read_text())
+    run["official_task_score"]["value"] = 10**400
+    path = tmp_path / "huge-run.json"
+    path.write_text(json.dumps(run))
+    return path
+
+
+def test_an_integer_no_float_can_hold_is_refused_at_intake_naming_the_file_and_nothing_is_written(migrated_url, tmp_path):
+    """It passed intake (``1e999`` did not), then every review reading the score as a float failed: ``ingest`` ended in
+    "projection … failed: OverflowError" naming neither file nor field, ``--dry-run`` said it would append, an
+    ``ingest-batches`` had committed its earlier transactions, and an ``import-loopx``'d row broke ``runs`` and ``history``."""
+    huge = _huge_run(tmp_path)
+    for args in (["ingest", "--goal", "goal-huge", "--dry-run", str(huge)], ["ingest", "--goal", "goal-huge", str(huge)]):
+        done = invoke(migrated_url, *args)
+        assert done.exit_code == 1, done.output
+        assert f"{huge.name}: the number 100000000000...(401 digits) is out of range" in done.output
+        assert "OverflowError" not in done.output
+    good = json.loads((DEMO / "05-run-treatment.json").read_text())
+    lines = [{"goal_id": "goal-bulk", "kind": None, "artifacts": [dict(good, job_name=f"job-{i}")]} for i in range(3)]
+    lines.append({"goal_id": "goal-bulk", "kind": None, "artifacts": [json.loads(huge.read_text())]})
+    batches = tmp_path / "batches.ndjson"
+    batches.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    done = invoke(migrated_url, "ingest-batches", str(batches))
+    assert done.exit_code == 1, done.output
+    assert "line 4: the number 100000000000...(401 digits) is out of range" in done.output
+    ledger_file = json.loads((REPO / "tests" / "data" / "loopx-public" / "benchmark-run-ledger.json").read_text())
+    benchmark = next(iter(ledger_file["benchmarks"].values()))
+    next(iter(benchmark["cases"].values()))["runs"][0]["official_score"] = 10**400
+    imported = tmp_path / "loopx-ledger.json"
+    imported.write_text(json.dumps(ledger_file))
+    done = invoke(migrated_url, "import-loopx", "--goal", "goal-loopx", str(imported))
+    assert done.exit_code != 0 and "out of range" in done.output, done.output
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.event_count() == 0
+
+
+def test_the_storage_guard_refuses_it_on_every_way_in():
+    """``merge`` and ``import-ndjson`` do not parse through intake: the guard that every write passes refuses it too."""
+    from benchledger.ledger.storage.canonical import canonical_json
+    from benchledger.ledger.storage.guard import payload_problems
+
+    payload = {"schema_version": "benchmark_run_v0", "scores": [1, -(10**400)], "fine": 10**300, "text": "9" * 400}
+    assert payload_problems(payload, canonical_json(payload)) == [
+        ("$.scores[1]", "is an integer of 401 digits, beyond the range of a float: the reviews read scores and counts as "
+         "floats, so the ledger stores only numbers within a float's range, about ±1.8e308"),
+    ]
