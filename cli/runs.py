@@ -36,7 +36,8 @@ def _percent(value: float | None) -> str:
 @click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (see below).")
 @click.option("--paired", is_flag=True, help="One row per pair: a task's baseline and treatment runs side by side, with the score delta.")
 @click.option("--summary", is_flag=True, help="Pass rates per benchmark and arm (with --current: over each arm's current run).")
-@click.option("--include-archived", is_flag=True, help="With --summary: count archived runs in the rates too.")
+@click.option("--include-archived", is_flag=True,
+              help="With --summary: count archived runs in the rates too (not those left out for another reason as well).")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N rows of the listing (not with --summary).")
 @format_option("table", "json", "markdown", "csv")
 @wide_option
@@ -80,8 +81,10 @@ def runs_command(
 
     --summary: pass rate = passed / (passed + failed) per benchmark and arm,
     over current, countable, unretracted runs; archived, superseded, retracted
-    and not countable runs are counted in their own columns (--include-archived
-    counts archived runs in the rate). The first line says what is counted.
+    and not countable runs are counted in their own columns, each run once
+    (an archived run that is also no countable attempt is not countable).
+    --include-archived counts the archived column in the rate too. The first
+    line says what is counted.
     """
     if paired and (current or summary):
         raise click.UsageError("--paired cannot be combined with --current or --summary", ctx)
@@ -222,7 +225,7 @@ def _unpaired_lines(comparisons: Comparisons) -> list[str]:
 @click.option("--benchmark", metavar="ID", help="Only this benchmark.")
 @click.option("--baseline", metavar="ARM", help="The baseline arm (any spelling); with --treatment.")
 @click.option("--treatment", metavar="ARM", help="The treatment arm (any spelling); with --baseline.")
-@click.option("--include-archived", is_flag=True, help="Count archived runs as evidence too.")
+@click.option("--include-archived", is_flag=True, help="Count archived runs as evidence too (not those left out for another reason as well).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The bootstrap's seed: the same ledger and seed give the same interval.")
 @click.option("--resamples", type=click.IntRange(min=100, max=100_000), default=2000, show_default=True, help="Bootstrap resamples.")
 @format_option("table", "json", "markdown", "csv")

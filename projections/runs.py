@@ -25,7 +25,10 @@ What the listings, the report, ``compare`` and the library read (docs/interop.md
 * **countable**: a run counts in a pass rate when it is the current version of
   itself (not *superseded* by a later import of the same LoopX row), not
   *retracted*, not *archived*, not still running, and LoopX's attempt
-  accounting does not exclude it (:func:`not_countable_reason`).
+  accounting does not exclude it (:func:`not_countable_reason`). A run left out
+  for several of these names one: the archive last, so that a run whose reason
+  is ``archived`` is one that nothing else leaves out, which is what
+  ``--include-archived`` counts (:func:`counts_in_rate`).
 * **pair**: :func:`pairs`.
 
 Pure functions over events (anything with ``kind``, ``payload``, ``event_id``,
@@ -172,9 +175,11 @@ def score_text(score_status: str | None, score: float | int | None) -> str:
     return f"{score_status} {score:g}" if score_status else f"{score:g}"
 
 
-# Why a run stays out of a pass rate, most telling first (a run without a score is *unscored*, not excluded).
+# Why a run stays out of a pass rate, most telling first (a run without a score is *unscored*, not excluded). LoopX's
+# attempt-accounting flags (``case_attempt_countable=false``, ...) come after ``running`` and before ``archived``: the
+# archive is named only when nothing else leaves the run out, since --include-archived lifts it and nothing else.
 RETRACTED, SUPERSEDED, ARCHIVED, RUNNING = "retracted", "superseded", "archived", "running"
-EXCLUSION_ORDER = (RETRACTED, SUPERSEDED, ARCHIVED, RUNNING)
+EXCLUSION_ORDER = (RETRACTED, SUPERSEDED, RUNNING, ARCHIVED)
 # How a pair's side was found (pairs): the comparison's named arm in its batch, the run the claim
 # review reads as that side, the latest countable run of that task and arm before it, a LoopX run group.
 BY_SCENARIO, BY_CLAIM_REVIEW, BY_EARLIER_RUN, BY_RUN_GROUP = "scenario", "claim_review", "earlier_run", "run_group"
@@ -208,15 +213,27 @@ def _own_case(kind: str, payload: Mapping[str, Any], benchmark_id: str | None) -
 
 
 def not_countable_reason(view: Mapping[str, Any], payload: Mapping[str, Any]) -> str | None:
-    """Why LoopX's accounting leaves this run out (archived, running, an attempt-accounting flag); ``None``: it counts."""
-    if view["archived"]:
-        return ARCHIVED
+    """Why LoopX's accounting leaves this run out (running, an attempt-accounting flag, archived); ``None``: it counts.
+
+    The archive comes last: an archived run that is also still running or not a countable attempt is
+    left out for that (``view["archived"]`` still says it is archived), so ``archived`` names the runs
+    that ``--include-archived`` counts (:func:`counts_in_rate`). Naming the archive first lost the other
+    reason, and the flag counted 9 of the public ledger's SkillsBench rows LoopX does not count.
+    """
     if view["status"] == RUNNING:
         return RUNNING
     for flag in NOT_COUNTABLE_FLAGS:
         if payload.get(flag) is False:
             return f"{flag}=false"
+    if view["archived"]:
+        return ARCHIVED
     return None
+
+
+def counts_in_rate(view: Mapping[str, Any], *, include_archived: bool = False) -> bool:
+    """Whether a pass rate (``runs --summary``, ``compare``) counts the run: it is countable, or (``include_archived``)
+    archived and left out for nothing else (its reason is ``archived``: :func:`not_countable_reason`)."""
+    return bool(view["countable"]) or (include_archived and view["not_countable_reason"] == ARCHIVED)
 
 
 def run_view(event: EventLike) -> dict[str, Any]:
@@ -388,11 +405,14 @@ class PassRateCounts:
     """Pass rates per benchmark × arm, counted one run at a time (memory: one entry per benchmark and arm).
 
     A run counts when it is countable (``include_archived``: archived runs
-    count too); ``passed`` / ``failed`` follow the score status and the rate is
-    passed / (passed + failed); a counted run with another score status
-    (``missing``, a LoopX probe's own) is *unscored*. Runs left out are counted
-    by why: ``archived``, ``superseded``, ``retracted``, ``not_countable``
-    (running, or excluded by LoopX's attempt accounting).
+    that nothing else leaves out count too, :func:`counts_in_rate`); ``passed`` /
+    ``failed`` follow the score status and the rate is passed / (passed + failed);
+    a counted run with another score status (``missing``, a LoopX probe's own) is
+    *unscored*. Runs left out are counted once each, by the reason the run names
+    (:func:`not_countable_reason`): ``archived``, ``superseded``, ``retracted``,
+    ``not_countable`` (running, or excluded by LoopX's attempt accounting, archived
+    or not). ``archived`` is therefore what ``include_archived`` moves into ``runs``
+    (it still counts them there).
     """
 
     COLUMNS = ("runs", "passed", "failed", "unscored", ARCHIVED, SUPERSEDED, RETRACTED, "not_countable")
@@ -408,7 +428,7 @@ class PassRateCounts:
         if view["arm_spelling"]:
             self._spellings.setdefault(key, set()).add(view["arm_spelling"])
         reason = view["not_countable_reason"]
-        if view["countable"] or (self.include_archived and reason == ARCHIVED):
+        if counts_in_rate(view, include_archived=self.include_archived):
             group["runs"] += 1
             outcome = view["score_status"]
             group[outcome if outcome in SCORED_OUTCOMES else "unscored"] += 1
@@ -729,7 +749,6 @@ def task_outcomes(
     """Per task of ``benchmark``, each of ``arms``' trial outcomes (passed?): the countable, scored runs with a task."""
     outcomes: dict[str, dict[str, list[bool]]] = {}
     for view in views:
-        counted = view["countable"] or (include_archived and view["not_countable_reason"] == ARCHIVED)
-        if counted and view["benchmark_id"] == benchmark and view["arm"] in arms and view["case_id"] and view["score_status"] in SCORED_OUTCOMES:
+        if counts_in_rate(view, include_archived=include_archived) and view["benchmark_id"] == benchmark and view["arm"] in arms and view["case_id"] and view["score_status"] in SCORED_OUTCOMES:
             outcomes.setdefault(view["case_id"], {arm: [] for arm in arms})[view["arm"]].append(view["score_status"] == "passed")
     return outcomes

@@ -225,7 +225,7 @@ def _streamed_pass_rates(ledger: Store, goal_id: str | None, include_archived: b
 def counted_sentence(current: bool = False, include_archived: bool = False) -> str:
     """What a pass rate counts, said first wherever pass rates are printed."""
     runs_counted = "each arm's current countable run" if current else "current, countable, unretracted runs"
-    archived = " and archived ones (--include-archived)" if include_archived else ""
+    archived = " and archived ones that nothing else leaves out (--include-archived)" if include_archived else ""
     return (
         f"Pass rates count {runs_counted}{archived} per benchmark and arm: passed / (passed + failed); "
         "runs left out are counted by why (archived, superseded, retracted, not countable)."
