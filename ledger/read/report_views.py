@@ -31,7 +31,6 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, literal, or_, select, true
 from sqlalchemy.sql.elements import ColumnElement
 
-from benchledger.errors import UnknownGoal
 from benchledger.ledger.read.compare import compare_model
 from benchledger.ledger.read.json_sql import (
     Path,
@@ -55,6 +54,7 @@ from benchledger.ledger.read.views import (
     withdrawn_by,
 )
 from benchledger.ledger.storage.event_records import row_to_event
+from benchledger.ledger.storage.goal_names import unknown_goal
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store
 from benchledger.projections import catalog, retraction, runs
@@ -78,7 +78,7 @@ def require_goals(ledger: Store, goal_ids: Sequence[str]) -> None:
         found = set(connection.execute(select(stream_heads.c.goal_id).where(stream_heads.c.goal_id.in_(goal_ids))).scalars())
     missing = [g for g in goal_ids if g not in found]
     if missing:
-        raise UnknownGoal.named(missing[0])
+        raise unknown_goal(missing[0], (h["goal_id"] for h in ledger.heads()))
 
 
 def rows_of(projection: str, goal_id: str | ColumnElement[Any], *, alias: str) -> Any:

@@ -28,7 +28,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy import Connection, Engine, and_, bindparam, func, insert, select
 from sqlalchemy.exc import DataError
 
-from benchledger.errors import InvalidEvent, LedgerError, UnknownGoal
+from benchledger.errors import InvalidEvent, LedgerError
 from benchledger.ledger.storage import merkle_log
 from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
@@ -47,6 +47,7 @@ from benchledger.ledger.storage.event_records import (
     head_record,
     row_to_event,
 )
+from benchledger.ledger.storage.goal_names import unknown_goal
 from benchledger.ledger.storage.guard import Storable, refuse_unstorable
 from benchledger.ledger.storage.migrate import UPGRADE, OlderRevision, Upgraded, ensure_current
 from benchledger.ledger.storage.schema import events, metadata, projection_counts, projection_rows, stream_heads
@@ -310,9 +311,8 @@ class Store:
 
     def require_goal(self, goal_id: str) -> dict[str, Any]:
         """The head of ``goal_id``; :class:`UnknownGoal` when the ledger holds no such goal (every command that reads a goal)."""
-        head = self.head(goal_id)
-        if head is None:
-            raise UnknownGoal.named(goal_id)
+        if (head := self.head(goal_id)) is None:
+            raise unknown_goal(goal_id, (h["goal_id"] for h in self.heads()))
         return head
 
     def event_count(self) -> int:

@@ -22,6 +22,7 @@ Exit codes (docs/cli.md, "Exit codes", states them for users):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 OK = 0
 CHECK_FAILED = 1
@@ -50,9 +51,10 @@ class UnknownGoal(InvalidInput, LookupError):
     """The ledger holds no goal of that id."""
 
     @classmethod
-    def named(cls, goal_id: str) -> UnknownGoal:
-        """The one message every command gives for a goal the ledger does not hold."""
-        return cls(f"no goal {goal_id!r} in this ledger (`benchledger goals` lists them)")
+    def named(cls, goal_id: str, close: Sequence[str] = ()) -> UnknownGoal:
+        """The one message every command gives for a goal the ledger does not hold (``close``: goals one typo away)."""
+        suggestion = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
+        return cls(f"no goal {goal_id!r} in this ledger{suggestion} (`benchledger goals` lists them)")
 
 
 class LedgerUnavailable(BenchledgerError):

@@ -194,3 +194,29 @@ def test_the_storage_guard_refuses_it_on_every_way_in():
         ("$.scores[1]", "is an integer of 401 digits, beyond the range of a float: the reviews read scores and counts as "
          "floats, so the ledger stores only numbers within a float's range, about ±1.8e308"),
     ]
+
+
+# -- a read of a goal one typo away -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["history"], ["show"], ["runs"], ["compare"], ["export"], ["audit"]],
+    ids=lambda c: c[0],
+)
+def test_a_read_of_a_goal_one_typo_away_names_the_goal_meant(demo_runs, command):
+    """A write said "did you mean" for a goal one typo away; every read said only that there is no such goal."""
+    done = invoke(demo_runs, *command, "--goal", "demo-gaol")
+    assert done.exit_code == 2, done.output
+    assert done.output.strip() == (
+        "benchledger: no goal 'demo-gaol' in this ledger; did you mean 'demo-goal'? (`benchledger goals` lists them)"
+    )
+    done = invoke(demo_runs, *command, "--goal", "another-goal")
+    assert done.output.strip() == "benchledger: no goal 'another-goal' in this ledger (`benchledger goals` lists them)"
+
+
+def test_the_library_says_it_too(demo_runs):
+    from benchledger.errors import UnknownGoal
+
+    with benchledger.open(demo_runs) as ledger, pytest.raises(UnknownGoal, match=r"did you mean 'demo-goal'\?"):
+        ledger.show("DEMO-GOAL")

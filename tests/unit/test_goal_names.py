@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchledger.ledger.service.goal_names import GoalNames, _closeness, are_close
+from benchledger.ledger.storage.goal_names import GoalNames, _closeness, are_close
 
 # Few characters, names of lengths around the two-edit threshold: close pairs, series and case variants are common.
 NAMES = st.text(alphabet="abAB-_.:019", min_size=3, max_size=13)
