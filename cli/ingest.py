@@ -83,7 +83,8 @@ def _markdown(outcome: IngestOutcome) -> Iterator[str]:
 
 def _refused_markdown(outcome: IngestOutcome) -> str:
     lines = [f"# Ingest refused: nothing written to `{outcome.goal_id}`", ""]
-    lines += [f"- {line}" for line in capped([f"{source}: {error}" for source, error in outcome.errors[:SHOWN_PROBLEMS]])]
+    shown = [f"{source}: {error}" for source, error in outcome.errors[:SHOWN_PROBLEMS]]
+    lines += [f"- {line}" for line in capped(shown, total=len(outcome.errors))]  # (the count of the rest, as stderr says it)
     return "".join(line + "\n" for line in lines)
 
 

@@ -1,0 +1,37 @@
+"""Session 38's bulk-intake defects, as a user types the commands, on both backends: what ``ingest`` and ``ingest-batches``
+say of what they refused or wrote is the whole truth, and ``ingest-batches`` refuses before writing anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import invoke, row_counts
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+
+
+def _demo(name: str) -> dict:
+    return json.loads((DEMO / name).read_text())
+
+
+def _file(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_ingest_refusing_more_files_than_it_lists_says_how_many_more_on_stdout_too(migrated_url, tmp_path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(1, 26):
+        (folder / f"b{i:02}.json").write_text('{"schema_version":"benchmark_run_v0","x":NaN}')
+    before = row_counts(migrated_url)
+
+    result = invoke(migrated_url, "ingest", "--goal", "many-nans", str(folder))
+
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    listed = [line for line in result.stdout.splitlines() if line.startswith("- ")]
+    assert len(listed) == 21 and listed[-2].endswith("b20.json: NaN is not valid JSON (the ledger stores only finite numbers)")
+    assert listed[-1] == "- ... and 5 more"
+    assert result.stderr.splitlines()[-1] == "error: ... and 5 more"
+    assert row_counts(migrated_url) == before
