@@ -35,7 +35,7 @@ def _percent(value: float | None) -> str:
 @click.option("--status", metavar="S", help="Only runs whose run status (completed, recorded, blocked, running) or score status (passed, failed, missing) is S.")
 @click.option("--current", is_flag=True, help="Show the current countable run of each case and arm instead (see below).")
 @click.option("--paired", is_flag=True, help="One row per pair: a task's baseline and treatment runs side by side, with the score delta.")
-@click.option("--summary", is_flag=True, help="Pass rates per benchmark and arm (with --current: over each arm's current run).")
+@click.option("--summary", is_flag=True, help="Pass rates per benchmark and arm (with --current: over each case's current run per arm).")
 @click.option("--include-archived", is_flag=True,
               help="With --summary: count archived runs in the rates too (not those left out for another reason as well).")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N rows of the listing (not with --summary).")
@@ -84,7 +84,9 @@ def runs_command(
     and not countable runs are counted in their own columns, each run once
     (an archived run that is also no countable attempt is not countable).
     --include-archived counts the archived column in the rate too. The first
-    line says what is counted.
+    line says what is counted. --current --summary: the rate is over each case's
+    current countable run per arm (its earlier countable runs are not counted);
+    the runs left out are counted as --summary counts them.
     """
     if paired and (current or summary):
         raise click.UsageError("--paired cannot be combined with --current or --summary", ctx)
@@ -92,6 +94,8 @@ def runs_command(
         raise click.UsageError("--limit does not apply to --summary (one row per benchmark and arm)", ctx)
     if include_archived and not summary:
         raise click.UsageError("--include-archived applies to --summary only", ctx)
+    if include_archived and current:
+        raise click.UsageError("--include-archived does not apply to --current: an archived run is never a current run", ctx)
     filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
     with open_ledger(ctx) as ledger:
         if paired:

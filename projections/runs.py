@@ -377,12 +377,16 @@ def _latest(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     return dict(latest)
 
 
+def _case_arm(view: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """The goal, benchmark, case and arm a run (or a :func:`current_runs` entry) is of, ``""`` for none."""
+    return (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", view["arm"] or "")
+
+
 def current_runs(views: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One entry per goal, benchmark, case and arm with its current countable run (rule: docs/interop.md)."""
     arms: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     for view in views:
-        key = (view["goal_id"], view["benchmark_id"] or "", view["case_id"] or "", view["arm"] or "")
-        arms.setdefault(key, []).append(view)
+        arms.setdefault(_case_arm(view), []).append(view)
     entries = []
     for (goal, benchmark, case, arm), runs in sorted(arms.items()):
         countable = [v for v in runs if v["countable"]]
@@ -485,6 +489,32 @@ def pass_rates(views: Iterable[Mapping[str, Any]], *, include_archived: bool = F
     counts = PassRateCounts(include_archived=include_archived)
     for view in views:
         counts.add(view)
+    return counts.entries()
+
+
+def current_pass_rates(
+    views: Iterable[Mapping[str, Any]], *, arm: str | None = None, mode: str | None = None, status: str | None = None
+) -> list[dict[str, Any]]:
+    """``runs --current --summary``: :class:`PassRateCounts` of each case's current countable run per arm, and of the runs left out.
+
+    ``views``: every run of the cases chosen, superseded and retracted ones included (the model's runs).
+    A case's current run (:func:`current_runs`) is counted in the rate; a run that is not countable is
+    counted by why, as ``runs --summary`` counts it, so the two agree on every run left out and an arm
+    whose every run was left out is listed with none counted. A case's earlier countable runs are in
+    neither: the current run replaces them. ``arm`` chooses the arms (an arm is the same row with or
+    without it); ``mode`` and ``status`` the cases and arms whose current run matches, as ``runs
+    --current`` lists them, and only their runs are counted.
+    """
+    views = [v for v in views if arm is None or v["arm"] == arm_of(arm)]
+    entries = current_runs(filter(is_shown, views))
+    current = {e["current"]["event_id"] for e in entries if e["current"] is not None}
+    chosen = None if mode is None and status is None else {
+        _case_arm(e) for e in entries if e["current"] is not None and matches(e["current"], mode=mode, status=status)
+    }
+    counts = PassRateCounts()
+    for view in views:
+        if (chosen is None or _case_arm(view) in chosen) and (view["event_id"] in current or not view["countable"]):
+            counts.add(view)
     return counts.entries()
 
 

@@ -192,14 +192,20 @@ def run_pass_rates(
     """``runs --summary``: pass rates per benchmark and arm (``projections.runs.PassRateCounts``).
 
     Over every run the filters match (archived, superseded and retracted ones
-    counted in their own columns), or with ``current`` over each arm's current
-    countable run. Without ``current`` or ``case`` the runs are counted as they
-    stream past; a case filter needs the model, which gives a compact run its
-    comparison's task.
+    counted in their own columns), or with ``current`` over each case's current
+    countable run per arm, the runs left out counted as without it
+    (``projections.runs.current_pass_rates``; an archived run is never current,
+    so ``include_archived`` does not apply). Without ``current`` or ``case`` the
+    runs are counted as they stream past; ``current`` and a case filter need the
+    model, which gives a compact run its comparison's task.
     """
     if current:
-        selected = select_runs(ledger, goal_id=goal_id, current=True, **filters)
-        return runs.pass_rates((e["current"] for e in selected if e["current"] is not None), include_archived=include_archived)
+        if include_archived:
+            raise InvalidInput("--include-archived does not apply to --current: an archived run is never a current run")
+        views = runs_model(ledger, goal_ids=[goal_id] if goal_id else []).runs
+        check_filters(filter(runs.is_shown, views), **filters)
+        chosen = [v for v in views if runs.matches(v, benchmark=filters.get("benchmark"), case=filters.get("case"))]
+        return runs.current_pass_rates(chosen, arm=filters.get("arm"), mode=filters.get("mode"), status=filters.get("status"))
     if filters.get("case") is not None:
         views = runs_model(ledger, goal_ids=[goal_id] if goal_id else []).runs
         check_filters(views, **filters)
@@ -224,11 +230,12 @@ def _streamed_pass_rates(ledger: Store, goal_id: str | None, include_archived: b
 
 def counted_sentence(current: bool = False, include_archived: bool = False) -> str:
     """What a pass rate counts, said first wherever pass rates are printed."""
-    runs_counted = "each arm's current countable run" if current else "current, countable, unretracted runs"
-    archived = " and archived ones that nothing else leaves out (--include-archived)" if include_archived else ""
+    runs_counted = "each arm's current countable run of each case" if current else "current, countable, unretracted runs"
+    archived = " and archived ones that nothing else leaves out (--include-archived)" if include_archived and not current else ""
+    replaced = "; a case's earlier countable runs of an arm are not counted at all: its current run replaces them" if current else ""
     return (
         f"Pass rates count {runs_counted}{archived} per benchmark and arm: passed / (passed + failed); "
-        "runs left out are counted by why (archived, superseded, retracted, not countable)."
+        f"runs left out are counted by why (archived, superseded, retracted, not countable){replaced}."
     )
 
 
