@@ -198,10 +198,14 @@ def _batches_markdown(report: dict[str, Any]) -> str:
         shown = [f"line {e['line']}: {e['error']}" if e["line"] is not None else e["error"] for e in report["errors"]]
         lines += [f"- {line}" for line in capped(shown, total=report["error_count"])]
         return "\n".join(lines) + "\n"
+    # The counts are of artifacts, as ingest's: each new batch is an ingest_batch event more, said beside them (so that 5
+    # lines of one run "appending" 5 events do not leave `info` counting 10 unexplained).
+    batches = report["batches_appended"]
+    grouped = f" (artifacts; +{batches} ingest_batch event(s) grouping them: {report['events_appended']} in all)" if batches else ""
     return (
         f"# ingest-batches from `{report['file']}`\n\n"
-        f"- batches: {report['batches']} ({report['batches_appended']} new), artifacts: {report['artifacts']}\n"
-        f"- appended: {report['appended']} event(s); duplicates: {report['duplicates']}; transactions: {report['transactions']}\n"
+        f"- batches: {report['batches']} ({batches} new), artifacts: {report['artifacts']}\n"
+        f"- appended: {report['appended']} event(s); duplicates: {report['duplicates']}{grouped}; transactions: {report['transactions']}\n"
     )
 
 

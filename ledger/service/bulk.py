@@ -93,9 +93,9 @@ class BatchFileIngest:
     path: str
     batches: int = 0
     artifacts: int = 0
-    appended: int = 0
+    appended: int = 0  # artifacts appended (as ``ingest`` counts them) ...
     duplicates: int = 0
-    batches_appended: int = 0
+    batches_appended: int = 0  # ... and batches: each one an ingest_batch event more (:attr:`events_appended`)
     transactions: int = 0
     error_count: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
@@ -103,6 +103,11 @@ class BatchFileIngest:
     @property
     def ok(self) -> bool:
         return not self.error_count
+
+    @property
+    def events_appended(self) -> int:
+        """Every event appended: the artifacts and the batches' ingest_batch events (what ``info`` and ``goals`` count)."""
+        return self.appended + self.batches_appended
 
     def refuse(self, line: int | None, error: str) -> None:
         self.error_count += 1
@@ -118,6 +123,7 @@ class BatchFileIngest:
             "appended": self.appended,
             "duplicates": self.duplicates,
             "batches_appended": self.batches_appended,
+            "events_appended": self.events_appended,
             "transactions": self.transactions,
             "error_count": self.error_count,
             "errors": self.errors,
