@@ -6,7 +6,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from benchledger.errors import capped
-from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS, MAX_BATCH_BYTES, SourceDocument, read_documents
+from benchledger.ledger.service.intake.files import (
+    MAX_BATCH_ARTIFACTS,
+    MAX_BATCH_BYTES,
+    InputFileError,
+    SourceDocument,
+    read_each_document,
+)
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import (
     DECLARED_KINDS,
@@ -167,16 +173,23 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
     which :meth:`Census.advised` completes once everything is read.
     A batch past :data:`MAX_BATCH_ARTIFACTS` documents or :data:`MAX_BATCH_BYTES`
     is refused at the document that passes the limit, and read no further.
+    A line of NDJSON that does not parse is refused and the lines after it are read
+    on (:func:`read_each_document`): every problem of the file is named at once.
     """
     count = size = 0
     for file in files:
         try:
-            for document in read_documents(file):
-                count, size = count + 1, size + document.size
+            for document in read_each_document(file):
+                # (a line that does not parse is refused and the lines after it are read on; it counts as a document
+                # of the batch, which keeps a file of bad lines to as many refusals as a batch holds documents)
+                count, size = count + 1, size + (document.size if isinstance(document, SourceDocument) else 0)
                 over = _over_batch_limit(document.source, count, size)
                 if over is not None:
                     yield over
                     return
+                if isinstance(document, InputFileError):
+                    yield Refused(document.source, document.reason)
+                    continue
                 declared = _declared_kind(document.value)
                 if declared is not None:
                     census.declared.add(declared)

@@ -311,9 +311,13 @@ def read_lines(handle: BinaryIO, source: str, *, limit: int | None, line_limit: 
             yield number, line
 
 
-def _ndjson(handle: BinaryIO, source: str, limit: int, what: str = "file") -> Iterator[SourceDocument]:
+def _ndjson(handle: BinaryIO, source: str, limit: int, what: str = "file") -> Iterator[SourceDocument | InputFileError]:
+    """Each line's document, or why that line was refused (the reading goes on: every line's problem is named)."""
     for number, line in read_lines(handle, source, limit=limit, line_limit=MAX_DOCUMENT_BYTES, what=what):
-        yield parse_document(line, f"{source}:{number}")
+        try:
+            yield parse_document(line, f"{source}:{number}")
+        except InputFileError as refused:
+            yield refused
 
 
 def _included(relative: PurePosixPath, include: Sequence[str]) -> bool:
@@ -353,10 +357,24 @@ def expand_paths(paths: list[str], include: Sequence[str] = ()) -> list[str]:
 
 
 def read_documents(file: str) -> Iterator[SourceDocument]:
-    """The documents of one file from :func:`expand_paths` (``-`` is standard input), read as they are needed.
+    """The documents of one file from :func:`expand_paths` (``-`` is standard input), read as they are needed; the first
+    refusal raises (:func:`read_each_document` goes on past a line that is refused)."""
+    for document in read_each_document(file):
+        if isinstance(document, InputFileError):
+            raise document
+        yield document
+
+
+def read_each_document(file: str) -> Iterator[SourceDocument | InputFileError]:
+    """The documents of one file from :func:`expand_paths` (``-`` is standard input), read as they are needed, each
+    one or why it was refused.
 
     An NDJSON file is read a line at a time (at most :data:`MAX_NDJSON_BYTES`
-    in all); any other file is one document of at most :data:`MAX_DOCUMENT_BYTES`.
+    in all): a line that does not parse is yielded as its :class:`InputFileError`
+    and the reading goes on, so that every line's problem can be named at once.
+    Any other file is one document of at most :data:`MAX_DOCUMENT_BYTES`.
+    What stops the reading of the file (it cannot be opened or read, it passes a
+    limit, a line longer than a document may be) raises :class:`InputFileError`.
     A gzip file (by its first bytes) is read decompressed, as the file its name
     names without ``.gz``; the limits count the decompressed bytes.
     """

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from benchledger.errors import InvalidInput, capped
-from benchledger.ledger.service.intake.files import InputFileError, directory_files, read_documents
+from benchledger.ledger.service.intake.files import InputFileError, SourceDocument, directory_files, read_each_document
 from benchledger.projections.artifacts import IntakeError
 from benchledger.projections.history import ARTIFACT_TIME_FIELDS
 from benchledger.projections.runs import utc_instant
@@ -24,14 +24,14 @@ class NoBatchTime(InvalidInput):
 def batch_time(files: Sequence[str]) -> datetime | None:
     """The earliest time the documents of ``files`` state (:data:`BATCH_TIME_FIELDS`), if any.
 
-    Read one document at a time; a file that does not read is passed over here
-    (the ingest that follows refuses it, naming why).
+    Read one document at a time; a file or a line that does not read is passed over
+    here (the ingest that follows refuses it, naming why).
     """
     earliest: datetime | None = None
     for file in files:
         try:
-            for document in read_documents(file):
-                value = document.value
+            for document in read_each_document(file):
+                value = document.value if isinstance(document, SourceDocument) else None
                 if not isinstance(value, dict):
                     continue
                 for name in BATCH_TIME_FIELDS:
