@@ -329,17 +329,25 @@ class Ingest:
         files = [item for item in self._items if isinstance(item, _FilesBatch)]
         if files and not outcome.batches and not outcome.events:  # (so is a dry run: it would write nothing either)
             named = self.inputs or ", ".join(file for item in files for file in item.files) or "the inputs"
-            goals = ", ".join(sorted({repr(item.goal_id) for item in files})) or "no goal"
             left_out = f"; --skip-unknown left out {len(census.skipped)} document(s)" if census.skipped else ""
             raise NothingToIngest(
                 f"{named}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl, gzipped or not, or what "
-                f"--include matches{left_out}); nothing was written, goal {goals} was not created"
+                f"--include matches{left_out}); nothing was written{_goals_untouched(session.tx, [item.goal_id for item in files])}"
             )
         if self.dry_run:
             raise _RolledBack(outcome)
         if self.materialize and writer.first_new:
             materialize_goals(session.tx, writer.first_new, writer.new_events, self.folds)
         return outcome
+
+
+def _goals_untouched(tx: Transaction, goal_ids: Sequence[str]) -> str:
+    """What a write that wrote nothing says of its goals: a goal the ledger lacks "was not created"; one it holds is unchanged."""
+    named = sorted(set(goal_ids))
+    held = tx.heads_of(named)
+    new, old = [repr(g) for g in named if g not in held], [repr(g) for g in named if g in held]
+    said = ([f"goal {', '.join(new)} was not created"] if new else []) + ([f"goal {', '.join(old)} is unchanged"] if old else [])
+    return "".join(f", {part}" for part in said)
 
 
 class _RolledBack(Exception):

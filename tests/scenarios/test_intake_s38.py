@@ -71,3 +71,20 @@ def test_the_library_names_every_problem_of_an_ndjson_file_too(migrated_url, tmp
         outcome = ledger.ingest("n1", [str(path)])
     assert not outcome.ok
     assert outcome.errors == ((f"{path}:1", BAD_JSON), (f"{path}:2", LOCAL_PATH))
+
+
+# -- 2. "was not created" only of a goal that does not exist ----------------------------------------------------------
+
+
+def test_an_empty_folder_into_an_existing_goal_does_not_say_the_goal_was_not_created(migrated_url, tmp_path):
+    assert invoke(migrated_url, "ingest", "--goal", "g1", str(DEMO / "04-run-baseline.json")).exit_code == 0
+    (tmp_path / "emptydir").mkdir()
+    before = row_counts(migrated_url)
+
+    held = invoke(migrated_url, "ingest", "--goal", "g1", str(tmp_path / "emptydir"))
+    new = invoke(migrated_url, "ingest", "--goal", "brand-new", str(tmp_path / "emptydir"))
+
+    said = f"{tmp_path / 'emptydir'}: no artifact to ingest (a folder is read for *.json, *.ndjson and *.jsonl, gzipped or not, or what --include matches); nothing was written"
+    assert (held.exit_code, held.stderr) == (2, f"benchledger: {said}, goal 'g1' is unchanged\n")
+    assert (new.exit_code, new.stderr) == (2, f"benchledger: {said}, goal 'brand-new' was not created\n")
+    assert row_counts(migrated_url) == before
