@@ -30,8 +30,9 @@ _DIGITS = re.compile(r"[0-9]+")
 # week, with or without its day; then the hour, minute, second and a fraction, each optional).
 _PRECISION = re.compile(
     r"(?P<date>[0-9]{4}-?(?:W[0-9]{2}(?P<weekday>-?[0-9])?|[0-9]{2}-?[0-9]{2}|[0-9]{3}))"
-    r"(?:[T ](?P<hour>[0-9]{2})(?::?(?P<minute>[0-9]{2})(?::?(?P<second>[0-9]{2})(?P<fraction>[.,][0-9]+)?)?)?)?"
+    r"(?:[Tt ](?P<hour>[0-9]{2})(?::?(?P<minute>[0-9]{2})(?::?(?P<second>[0-9]{2})(?P<fraction>[.,][0-9]+)?)?)?)?"
 )
+_MONTH = re.compile(r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})")
 _PERIODS = {"week": timedelta(weeks=1), "day": timedelta(days=1), "hour": timedelta(hours=1), "minute": timedelta(minutes=1), "second": timedelta(seconds=1)}
 
 
@@ -106,8 +107,8 @@ def refuse_an_empty_range(since: str, start: Point, until: str, end: Point) -> N
 def parse_point(option: str, value: str | int | datetime) -> Point:
     """A position (ASCII digits) or an ISO-8601 time as the ledger's ``recorded_at`` text; :class:`InvalidAsOf` otherwise.
 
-    A time without a fraction names a period, the whole of it: ``2026-12-04``
-    the day, ``2026-12-04T08:30`` that minute, ``…T08:30:15`` that second
+    A time without a fraction names a period, the whole of it: ``2026-12`` the
+    month, ``2026-12-04`` the day, ``2026-12-04T08:30`` that minute, ``…T08:30:15`` that second
     (the ledger records microseconds); its start and end are the first and last microsecond.
     """
     if isinstance(value, datetime):  # (the library takes a position or a time as Python has them, too)
@@ -121,8 +122,18 @@ def parse_point(option: str, value: str | int | datetime) -> Point:
         if len(text.lstrip("0")) > 19 or int(text) > MAX_POSITION:
             raise InvalidAsOf(f"{option} {_shown(text)} is beyond any position (at most {MAX_POSITION})")
         return Point(position=int(text))
+    month = _MONTH.fullmatch(text)
+    if month:  # (a calendar month, which fromisoformat does not read: the whole month)
+        year, number = int(month["year"]), int(month["month"])
+        if not 1 <= number <= 12:
+            raise InvalidAsOf(f"{option} {_shown(value)} is neither a position nor an ISO-8601 time (month must be in 1..12)")
+        start = datetime(year, number, 1, tzinfo=UTC)
+        after = datetime(year + number // 12, number % 12 + 1, 1, tzinfo=UTC) if year < 9999 or number < 12 else None
+        end = after - timedelta(microseconds=1) if after else datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+        return Point(start=utc_timestamp(start), end=utc_timestamp(end), period="month")
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        # (RFC 3339 allows a lower-case "z", and "t" between date and time)
+        moment = datetime.fromisoformat(re.sub("[Zz]$", "+00:00", text))
     except ValueError as exc:
         reason = "" if str(exc).startswith("Invalid isoformat") else f" ({exc})"
         raise InvalidAsOf(f"{option} {_shown(value)} is neither a position nor an ISO-8601 time{reason}") from None

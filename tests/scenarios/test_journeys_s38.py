@@ -220,3 +220,27 @@ def test_the_library_says_it_too(demo_runs):
 
     with benchledger.open(demo_runs) as ledger, pytest.raises(UnknownGoal, match=r"did you mean 'demo-goal'\?"):
         ledger.show("DEMO-GOAL")
+
+
+# -- --as-of as a user types a time ----------------------------------------------------------------------------------
+
+
+def test_as_of_takes_a_month_and_rfc_3339_lower_case_letters(demo_runs):
+    """``--as-of 2026-12`` (a month) and ``…T07:23:37z`` (RFC 3339's lower-case z) were refused as no ISO-8601 time."""
+    with benchledger.open(demo_runs) as ledger:
+        last = ledger.last_position()
+        recorded = next(iter(ledger.history("demo-goal", limit=1))).recorded_at
+    month = recorded[:7]
+    done = invoke(demo_runs, "history", "--goal", "demo-goal", "--as-of", month, "--format", "json")
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.output)
+    assert (document["as_of_position"], document["as_of_period"]) == (last, "month")
+    assert document["as_of_time"].startswith(month) and document["as_of_time"].endswith("T23:59:59.999999Z")
+    before = invoke(demo_runs, "history", "--goal", "demo-goal", "--as-of", "2000-01", "--format", "json")
+    assert json.loads(before.output)["as_of_position"] == 0
+    lower = recorded[:19].replace("T", "t") + "z"
+    done = invoke(demo_runs, "history", "--goal", "demo-goal", "--as-of", lower, "--format", "json")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["as_of_period"] == "second"
+    done = invoke(demo_runs, "history", "--goal", "demo-goal", "--as-of", "2026-13")
+    assert done.exit_code == 2 and "month must be in 1..12" in done.output
