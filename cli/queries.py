@@ -26,7 +26,7 @@ from benchledger.projections.catalog import EVENT_KINDS
 AS_OF_HELP = (
     "Only the events up to this global position, or those the ledger recorded at or before TIME "
     "(ISO-8601, no offset = UTC; compared with the ledger's recording time, recorded_at, never an artifact's own time; "
-    "a TIME without a fraction takes in the whole day, hour, minute or second it names: 2026-12-04 is up to its last microsecond)."
+    "a TIME without a fraction takes in the whole month, week, day, hour, minute or second it names: 2026-12-04 is up to its last microsecond)."
 )
 
 
@@ -159,6 +159,8 @@ def show_command(
         raise click.UsageError("--key, --limit and --offset go with --projection NAME", ctx)
     with open_ledger(ctx) as ledger:
         view = ledger.show(goal, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
+    if as_of is not None and not view.counts:  # (an --as-of before the goal's first event: say so, not only an empty page)
+        click.echo(f"benchledger: note: no event of goal '{goal}' at or before position {view.as_of_position}: it held nothing then", err=True)
     if fmt == "json":
         echo_json(view.as_dict())
         return

@@ -244,3 +244,15 @@ def test_as_of_takes_a_month_and_rfc_3339_lower_case_letters(demo_runs):
     assert json.loads(done.output)["as_of_period"] == "second"
     done = invoke(demo_runs, "history", "--goal", "demo-goal", "--as-of", "2026-13")
     assert done.exit_code == 2 and "month must be in 1..12" in done.output
+
+
+def test_show_as_of_before_the_goal_existed_says_so(demo_runs):
+    """``show --as-of`` before the goal's first event printed an empty page (rows per projection: none), exit 0, no word."""
+    invoke(demo_runs, "ingest", "--goal", "later-goal", "--kind", "preflight", PREFLIGHT)
+    note = "benchledger: note: no event of goal 'later-goal' at or before position 1: it held nothing then"
+    for fmt in ("json", "markdown"):
+        done = invoke(demo_runs, "show", "--goal", "later-goal", "--as-of", "1", "--format", fmt)
+        assert done.exit_code == 0, done.output
+        assert note in done.stderr
+    assert "note" not in invoke(demo_runs, "show", "--goal", "later-goal").stderr
+    assert json.loads(invoke(demo_runs, "show", "--goal", "later-goal", "--as-of", "1", "--format", "json").stdout)["counts"] == {}
