@@ -466,7 +466,7 @@ class BootstrapDiagnosis:
     def __init__(self, run: Mapping[str, Any]):
         self.attribution = run.get(ATTRIBUTION) or ""
         self.labels = labels_of(run)
-        self.final_timeout = FINAL_VERIFIER_TIMEOUT in (self.attribution, *self.labels)
+        self.final_timeout = self.attribution == FINAL_VERIFIER_TIMEOUT or FINAL_VERIFIER_TIMEOUT in self.labels
         self.risk = BootstrapRisk(run)
 
     def replaceable_labels(self) -> frozenset[str]:
