@@ -124,6 +124,10 @@ class _Root(click.Group):
         except BenchledgerError as exc:
             click.echo(f"benchledger: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except click.exceptions.NoSuchOption as unknown:
+            if unknown.option_name.lstrip("-") in FORMATS:  # (`history --json`: click would suggest a look-alike such as --since)
+                unknown.possibilities = [f"--format {unknown.option_name.lstrip('-')}"]
+            raise
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:

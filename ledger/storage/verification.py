@@ -160,9 +160,11 @@ def verify_events(
                 ))
 
     if expected_position is not None and not digest_checked:
-        report.problems.append(
-            Problem("digest_mismatch", scope_goal, None, f"the {_scope_name(scope_goal)} has no event at {_covered_name(scope_goal)} {expected_position}: history was truncated")
-        )
+        report.problems.append(Problem(
+            "digest_mismatch", scope_goal, None,
+            f"the {_scope_name(scope_goal)} has no event at {_covered_name(scope_goal)} {expected_position}: "
+            "history was truncated, or the digest is another ledger's",
+        ))
     if expected_position is not None:
         report.expected_digest_verified = digest_checked and not any(p.kind == "digest_mismatch" for p in report.problems)
 

@@ -256,3 +256,21 @@ def test_show_as_of_before_the_goal_existed_says_so(demo_runs):
         assert note in done.stderr
     assert "note" not in invoke(demo_runs, "show", "--goal", "later-goal").stderr
     assert json.loads(invoke(demo_runs, "show", "--goal", "later-goal", "--as-of", "1", "--format", "json").stdout)["counts"] == {}
+
+
+# -- small words a user read wrong -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--json", "--csv"])
+def test_a_format_given_as_its_own_flag_is_pointed_at_format(demo_runs, flag):
+    """``history --json`` was answered "Did you mean one of: '--as-of', '--since'?"."""
+    done = invoke(demo_runs, "history", "--goal", "demo-goal", flag)
+    assert done.exit_code == 2
+    assert f"No such option '{flag}'. Did you mean '--format {flag[2:]}'?" in done.output
+
+
+def test_a_digest_beyond_the_ledger_may_be_another_ledgers(demo_runs):
+    """``audit --expect-digest`` of a position the ledger does not reach said "history was truncated" only."""
+    done = invoke(demo_runs, "audit", "--expect-digest", "99999:" + "0" * 64)
+    assert done.exit_code == 1
+    assert "has no event at position 99999: history was truncated, or the digest is another ledger's" in done.output
