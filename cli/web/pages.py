@@ -145,6 +145,9 @@ class Site:
         # Per goal, the pass rates the comparisons' runs model gave, with the position that reading covers at least.
         self._runs_rates: dict[str, tuple[int, list[dict[str, Any]]]] = {}
         self._ledger_runs_at: int | None = None  # the position the last runs model of the whole ledger covers
+        # The goals the index lists when none are named and archived ones are left out, with how many are archived, as of
+        # the ledger's last position (an archive mark is an event): what its comparisons read.
+        self._listed_goals: tuple[int, tuple[str, ...], int] | None = None
         # per (goal, listing: "attempts" or "batches")
         self._page_starts: dict[tuple[str, str], tuple[int, dict[int, tuple[int, str] | None]]] = {}  # None: no row there
         # The last comparison whose own reviews were read: (goal, batch key, the goal's last position) and its rows.
@@ -171,7 +174,7 @@ class Site:
             figures.paired_differences,
         ):
             build([])
-        self._runs(self.goal_ids)
+        self._index_comparisons()
 
     # -- addressing ----------------------------------------------------------------------
 
@@ -280,13 +283,14 @@ class Site:
         pages = _pages(listing["total"], size)
         if number > pages:
             return None
-        compared = self._runs(self.goal_ids)["comparisons"]
+        compared, archived_left_out = self._index_comparisons()
         rates = self._rates(listing["goals"])
         listing = {**listing, "goals": [{**goal, "pass_rates": rates[goal["goal_id"]]} for goal in listing["goals"]]}
         standby = self.ledger.standby()
         return self._html(
             "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name),
-            comparisons=compared, figures={"paired-differences": figures.paired_differences(compared["comparisons"])},
+            comparisons=compared, archived_left_out=archived_left_out,
+            figures={"paired-differences": figures.paired_differences(compared["comparisons"])},
             standby=None if standby is None else standby_lag_text(standby.replayed_at, standby.lag_seconds),
         )
 
@@ -398,17 +402,40 @@ class Site:
             self._timelines[goal] = cached
         return cached[1]
 
-    def _runs(self, goal_ids: list[str] | None) -> dict[str, Any]:
+    def _index_comparisons(self) -> tuple[dict[str, Any], int]:
+        """The index's comparisons, ``compare`` over the goals it lists, and how many archived goals that leaves out.
+
+        The goals named, else every goal, but the archived ones unless ``include_archived``: the listing
+        leaves them out (``goals archive``), so their runs are no evidence of what the index shows. The
+        comparisons compared the whole ledger, and an archived goal's arms stayed in the table above
+        "0 goal(s).". (``compare`` and ``runs`` themselves read every goal unless goals are named.)
+        """
+        if self.goal_ids or self.include_archived:
+            return self._runs(self.goal_ids)["comparisons"], 0
+        last_position = self.ledger.last_position()
+        if self._listed_goals is None or self._listed_goals[0] != last_position:
+            with self.ledger.goals(include_archived=True) as goals:
+                found = [(goal.goal_id, goal.archived) for goal in goals]
+            self._listed_goals = (last_position, tuple(g for g, archived in found if not archived), sum(a for _, a in found))
+        _, listed, archived = self._listed_goals
+        if not archived:
+            return self._runs(None, last_position)["comparisons"], 0
+        if not listed:  # (every goal archived: no run is evidence here)
+            return {"scope": {"goals": []}, "comparisons": []}, archived
+        return self._runs(list(listed), last_position)["comparisons"], archived
+
+    def _runs(self, goal_ids: list[str] | None, last_position: int | None = None) -> dict[str, Any]:
         """``compare`` over the goals (None: the ledger), their pass rates and failure labels (``goal_runs``: one runs model); kept
         while nothing new is recorded in them (it reads every run of its scope).
 
-        Kept by scope and the last position of what it reads (the goals' last events, or the ledger's), so the index of
-        ``report --goal G`` and G's own page share one reading.
+        Kept by scope and the last position of what it reads (the goals' last events, or the ledger's; ``last_position``
+        when the caller read it), so the index of ``report --goal G`` and G's own page share one reading.
         """
         scope = tuple(goal_ids or ())
-        last_position = self.ledger.last_position() if not scope else max(self.views.goal_last_position(g) or 0 for g in scope)
+        if last_position is None:
+            last_position = self.ledger.last_position() if not scope else max(self.views.goal_last_position(g) or 0 for g in scope)
         cached = self._read_runs.get(scope)
-        if cached is None or cached[0] != last_position:
+        if cached is None or cached[0] < last_position:  # (a reading at a later position covers the scope too: positions only grow)
             read = self.views.goal_runs(list(scope))
             cached = (last_position, read)
             self._read_runs[scope] = cached
