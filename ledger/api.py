@@ -567,13 +567,14 @@ class Ledger:
         self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE, new_goal: bool = False,
         attempt: str | None = None,
     ) -> BatchOutcome:
-        """Append normalized ``artifacts`` (:func:`load_artifacts`) to ``goal_id`` as one batch, in one transaction
-        (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written)."""
+        """Append normalized ``artifacts`` (:func:`load_artifacts`; one alone, or a list) to ``goal_id`` as one batch, in one
+        transaction (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written; anything
+        but artifacts, such as documents as dicts, :class:`~benchledger.errors.InvalidInput`)."""
         from benchledger.ledger.service.ingest import ingest
 
         return ingest(
-            self._store, goal_id, artifacts, source=_text("source", source), dry_run=_flag("dry_run", dry_run), new_goal=_flag("new_goal", new_goal),
-            attempt=attempt,
+            self._store, goal_id, _artifacts(artifacts), source=_text("source", source), dry_run=_flag("dry_run", dry_run),
+            new_goal=_flag("new_goal", new_goal), attempt=attempt,
         )
 
     def ingest_batch_file(
@@ -1006,3 +1007,24 @@ class ReportViews:
     def goal_runs(self, goal_ids: Sequence[str] | None = None) -> dict[str, Any]:
         """``compare`` over the goals (none: the ledger) and each goal's pass rates, from one reading of their runs."""
         return self._views.goal_runs(self._store, goal_ids)
+
+
+def _artifacts(given: Any) -> tuple[Artifact, ...]:
+    """``ingest_artifacts``' artifacts: :class:`Artifact` s (one alone is that one); documents (dicts, JSON text) are
+    refused, naming what reads them (an ``AttributeError`` from deep in the write, before)."""
+    from benchledger.projections.artifacts import Artifact
+
+    how = "load_artifacts(paths) reads and normalizes documents into them; ingest(goal_id, paths) takes the files"
+    if isinstance(given, Artifact):
+        return (given,)
+    if isinstance(given, Mapping | str | bytes | PathLike) or not isinstance(given, Iterable):
+        raise InvalidInput(f"artifacts must be a list of Artifact (or one), not {_a(type(given).__name__)}: {how}")
+    items = tuple(given)
+    for index, item in enumerate(items):
+        if not isinstance(item, Artifact):
+            raise InvalidInput(f"artifacts[{index}] is {_a(type(item).__name__)}, not an Artifact: {how}")
+    return items
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

@@ -36,7 +36,7 @@ from benchledger.ledger.service.ingest_outcome import (
     MemberOutcome,
     stored_lifecycle_note,
 )
-from benchledger.ledger.service.intake.artifacts import Census, Refused, read_artifacts
+from benchledger.ledger.service.intake.artifacts import Census, Refused, checked_kind, read_artifacts
 from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
 from benchledger.ledger.service.materialize import materialize_goals
 from benchledger.ledger.storage.append import guard_receipt, unstorable_problems
@@ -45,7 +45,7 @@ from benchledger.ledger.storage.guard import UnstorableContent
 from benchledger.ledger.storage.store import ChunkedAppend, Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections.artifacts import Artifact
-from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
+from benchledger.projections.attempts import valid_attempt_id
 from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, batch_manifest, claim_review_without_runs
 
 # Events a statement appends: many rows a statement, and a chunk of 4 MiB documents read from files
@@ -89,11 +89,23 @@ def batch_events(goal_id: str, artifacts: Sequence[Artifact], attempt: str | Non
     return [*members, manifest_event(manifest, attempt=attempt)]
 
 
-def checked_attempt(attempt: Any, where: str = "--attempt") -> str | None:
-    """``attempt`` (an attempt id, or ``None``: the rule places the batch), or :class:`InvalidAttempt` naming ``where``."""
-    if attempt is None or valid_attempt_id(attempt):
-        return attempt
-    raise InvalidAttempt(f"{where}: {attempt!r} is not an attempt id: {ATTEMPT_ID_SYNTAX}; nothing was written")
+def checked_attempt(attempt: Any) -> str | None:
+    """``attempt`` as an attempt id (``None``: the rule places the batch): its digits (``"2"``) or, as a library caller
+    may give it, an ``int`` (``2``, as an ``ingest-batches`` line's ``"attempt": 2``); else :class:`InvalidAttempt`.
+    (``--attempt`` is refused by the command line before it gets here: the wording is the library's.)"""
+    named = str(attempt) if isinstance(attempt, int) and not isinstance(attempt, bool) else attempt
+    if named is None or valid_attempt_id(named):
+        return named
+    raise InvalidAttempt(
+        f"attempt {_shown(attempt)} is not an attempt id: a whole number from 1 to 999999999 (an int, or its digits as a "
+        "str such as '2'); nothing was written"
+    )
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a refusal quotes it, cut short."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
@@ -248,10 +260,11 @@ class Ingest:
     ) -> None:
         """A batch of the documents of ``files``, read and normalized (as ``kind`` when they declare none) in the transaction.
 
+        A ``kind`` that is no artifact kind raises :class:`NotAKind` here, before anything is read.
         A document whose schema contradicts ``kind`` raises :class:`KindContradicted` once all are read; files
         holding no document make no batch. ``progress`` wraps the list of files each time it is read.
         """
-        self._register(_FilesBatch(goal_id, files, kind, label, progress, checked_attempt(attempt)), new_goal)
+        self._register(_FilesBatch(goal_id, files, checked_kind(kind), label, progress, checked_attempt(attempt)), new_goal)
 
     def add_events(self, goal_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None, new_goal: bool = False) -> None:
         """``events`` appended to ``goal_id`` as they are, no manifest (an import's rows, a retraction); ``expected_version``:

@@ -88,3 +88,65 @@ def test_an_empty_folder_into_an_existing_goal_does_not_say_the_goal_was_not_cre
     assert (held.exit_code, held.stderr) == (2, f"benchledger: {said}, goal 'g1' is unchanged\n")
     assert (new.exit_code, new.stderr) == (2, f"benchledger: {said}, goal 'brand-new' was not created\n")
     assert row_counts(migrated_url) == before
+
+
+# -- 3. the library refuses what it does not take with a BenchledgerError that says what it takes ---------------------
+
+TAKES = "load_artifacts(paths) reads and normalizes documents into them; ingest(goal_id, paths) takes the files"
+KIND_LIST = "run, comparison, result, learning-ledger, claim-review, preflight, launch, post-launch, adapter-invocation"
+
+
+def _refusal(call) -> str:
+    import pytest
+
+    from benchledger.errors import BenchledgerError, InvalidInput
+
+    with pytest.raises(BenchledgerError) as raised:
+        call()
+    assert isinstance(raised.value, InvalidInput) and raised.value.exit_code == 2
+    return str(raised.value)
+
+
+def test_ingest_artifacts_refuses_documents_as_dicts_naming_what_it_takes(migrated_url):
+    import benchledger
+    from benchledger.ledger import load_artifacts
+
+    with benchledger.open(migrated_url) as ledger:
+        assert _refusal(lambda: ledger.ingest_artifacts("g", [RUN])) == f"artifacts[0] is a dict, not an Artifact: {TAKES}"
+        assert _refusal(lambda: ledger.ingest_artifacts("g", RUN)) == f"artifacts must be a list of Artifact (or one), not a dict: {TAKES}"
+        assert _refusal(lambda: ledger.ingest_artifacts("g", 5)) == f"artifacts must be a list of Artifact (or one), not an int: {TAKES}"
+        assert row_counts(migrated_url)["events"] == 0
+        (artifact,) = load_artifacts([str(DEMO / "04-run-baseline.json")])
+        assert ledger.ingest_artifacts("g", artifact).batch.status == "appended"  # (one alone, as a path alone is one)
+
+
+def test_ingest_takes_an_int_attempt_and_refuses_what_is_none_in_the_librarys_words(migrated_url):
+    import benchledger
+
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.ingest("g", [str(DEMO / "04-run-baseline.json")], attempt=1).ok
+        assert ledger.ingest("g", [str(DEMO / "05-run-treatment.json")], attempt=2).ok
+        with ledger.history("g", attempt="2") as history:
+            assert [entry.kind for entry in history] == ["run", "ingest_batch"]
+        before = row_counts(migrated_url)
+        for wrong, shown in ((0, "0"), (-1, "-1"), (True, "True"), ("02", "'02'"), (2.0, "2.0")):
+            assert _refusal(lambda: ledger.ingest("g", [str(DEMO / "06-comparison.json")], attempt=wrong)) == (
+                f"attempt {shown} is not an attempt id: a whole number from 1 to 999999999 (an int, or its digits as a str "
+                "such as '2'); nothing was written"
+            )
+        assert row_counts(migrated_url) == before
+
+
+def test_an_unknown_kind_is_refused_as_no_kind_listing_the_kinds(migrated_url):
+    import benchledger
+    from benchledger.ledger import load_artifacts
+
+    said = f"kind 'bogus' is not an artifact kind; the kinds are: {KIND_LIST} (None: each document's own)"
+    with benchledger.open(migrated_url) as ledger:
+        assert _refusal(lambda: ledger.ingest("g", [str(DEMO / "04-run-baseline.json")], kind="bogus")) == said
+        assert _refusal(lambda: ledger.ingest("g", [str(DEMO / "01-preflight.json")], kind=3)).startswith("kind 3 is not an artifact kind;")
+    assert _refusal(lambda: load_artifacts([str(DEMO / "01-preflight.json")], kind="bogus")) == said
+    assert row_counts(migrated_url)["events"] == 0
+    # the command line offers the same kinds
+    cli = invoke(migrated_url, "ingest", "--goal", "g", "--kind", "bogus", str(DEMO / "01-preflight.json"))
+    assert cli.exit_code == 2 and all(f"'{kind}'" in cli.stderr for kind in KIND_LIST.split(", "))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from benchledger.errors import capped
+from benchledger.errors import InvalidInput, capped
 from benchledger.ledger.service.intake.files import (
     MAX_BATCH_ARTIFACTS,
     MAX_BATCH_BYTES,
@@ -30,6 +30,19 @@ class KindContradicted(IntakeError):
 
 class UnknownKind(IntakeError):
     """A document whose kind cannot be told: it declares no schema we know and no kind was given for it."""
+
+
+class NotAKind(InvalidInput):
+    """A kind given for documents that is none of the artifact kinds (a usage error: exit 2, nothing read or written)."""
+
+
+def checked_kind(kind: object) -> str | None:
+    """``kind`` (``None``: each document's own), refused as :class:`NotAKind` unless it is one of :data:`KINDS`
+    (what ``--kind`` offers; the command line refuses another before it gets here: the wording is the library's)."""
+    if kind is None or (isinstance(kind, str) and kind in KINDS):
+        return kind
+    shown = repr(kind) if len(repr(kind)) <= 40 else repr(kind)[:37] + "..."
+    raise NotAKind(f"kind {shown} is not an artifact kind; the kinds are: {', '.join(KINDS)} (None: each document's own)")
 
 
 class RunLedger(UnknownKind):
@@ -221,7 +234,7 @@ def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Arti
     artifacts: list[Artifact] = []
     errors: list[tuple[str, str]] = []
     census = Census()
-    for item in read_artifacts(files, kind, census):
+    for item in read_artifacts(files, checked_kind(kind), census):
         if isinstance(item, Refused):
             errors.append((item.source, item.reason))
         else:
