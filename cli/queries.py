@@ -100,7 +100,7 @@ def goals_command(ctx: click.Context, limit: int | None, after: str | None, incl
         headers = ["goal", "events", "attempts", "last activity (UTC)", "phase", "first blocker", "claim strength", "learning"]
         rows = (
             [g.goal_id, g.event_count, g.attempts, utc_text(g.last_activity), g.current_phase, g.first_blocker, g.claim_strength, g.learning_status]
-            + (["yes" if g.archived else ""] if include_archived else [])
+            + (["yes" if g.archived else "no"] if include_archived else [])
             for g in listing
         )
         where = f"after '{after}' " if after is not None else ""

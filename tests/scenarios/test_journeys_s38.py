@@ -274,3 +274,13 @@ def test_a_digest_beyond_the_ledger_may_be_another_ledgers(demo_runs):
     done = invoke(demo_runs, "audit", "--expect-digest", "99999:" + "0" * 64)
     assert done.exit_code == 1
     assert "has no event at position 99999: history was truncated, or the digest is another ledger's" in done.output
+
+
+def test_goals_include_archived_says_no_of_a_goal_not_archived(demo_runs):
+    """The ``archived`` column was blank for the goals not archived: a cell a reader cannot tell from a missing value."""
+    invoke(demo_runs, "ingest", "--goal", "kept-goal", "--kind", "preflight", PREFLIGHT)
+    assert invoke(demo_runs, "goals", "archive", "demo-goal").exit_code == 0
+    rows = invoke(demo_runs, "goals", "--include-archived", "--format", "csv").stdout.splitlines()
+    archived = {line.split(",")[0]: line.split(",")[-1] for line in rows[1:]}
+    assert rows[0].split(",")[-1] == "archived"
+    assert archived == {"demo-goal": "yes", "kept-goal": "no"}
