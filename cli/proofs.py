@@ -9,7 +9,7 @@ import os
 import click
 
 from benchledger.cli.common import open_ledger, with_goal
-from benchledger.cli.output import echo_json, echo_rows, format_option
+from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text
 from benchledger.errors import InvalidInput
 
 TREE_SIZE_HELP = "The tree of the first N events (default: every event the ledger holds)."
@@ -96,7 +96,7 @@ def checkpoints_command(ctx: click.Context, fmt: str) -> None:
     if fmt == "json":
         echo_json([checkpoint.as_dict() for checkpoint in kept])
         return
-    echo_rows(["number", "tree size", "root hash", "recorded at"], [(c.number, c.tree_size, c.root_hash, c.recorded_at) for c in kept], fmt,
+    echo_rows(["number", "tree size", "root hash", "recorded at"], [(c.number, c.tree_size, c.root_hash, utc_text(c.recorded_at)) for c in kept], fmt,
               empty="no checkpoint has been signed in this ledger (`benchledger checkpoint --key KEY` signs one)")
 
 

@@ -162,6 +162,9 @@ def test_signed_checkpoints_are_kept_and_verified_with_the_public_key(migrated_u
     assert [c["note"] for c in kept] == [Path(first).read_text(), Path(second).read_text()]
     # The key never enters the ledger.
     assert not any(Path(key).read_text().strip() in c["note"] for c in kept)
+    # A table's times are to the second, as in every table (the JSON keeps the recorded microseconds).
+    table = _ok(migrated_url, "checkpoints", "--format", "table")
+    assert all(f" {c['recorded_at'][:19]}Z" in table and c["recorded_at"] not in table for c in kept)
 
     proof = _keep(tmp_path, "proof.json", _ok(migrated_url, "prove-consistency", "7", "--format", "json"))
     checked = invoke(migrated_url, "verify-consistency", first, second, proof, "--key", public)
