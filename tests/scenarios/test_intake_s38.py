@@ -130,7 +130,7 @@ def test_ingest_takes_an_int_attempt_and_refuses_what_is_none_in_the_librarys_wo
             assert [entry.kind for entry in history] == ["run", "ingest_batch"]
         before = row_counts(migrated_url)
         for wrong, shown in ((0, "0"), (-1, "-1"), (True, "True"), ("02", "'02'"), (2.0, "2.0")):
-            assert _refusal(lambda: ledger.ingest("g", [str(DEMO / "06-comparison.json")], attempt=wrong)) == (
+            assert _refusal(lambda wrong=wrong: ledger.ingest("g", [str(DEMO / "06-comparison.json")], attempt=wrong)) == (
                 f"attempt {shown} is not an attempt id: a whole number from 1 to 999999999 (an int, or its digits as a str "
                 "such as '2'); nothing was written"
             )
@@ -150,3 +150,103 @@ def test_an_unknown_kind_is_refused_as_no_kind_listing_the_kinds(migrated_url):
     # the command line offers the same kinds
     cli = invoke(migrated_url, "ingest", "--goal", "g", "--kind", "bogus", str(DEMO / "01-preflight.json"))
     assert cli.exit_code == 2 and all(f"'{kind}'" in cli.stderr for kind in KIND_LIST.split(", "))
+
+
+# -- 4. a document of unknown kind: what it declares, what is known, and a --kind only where one would read it ----------
+
+KNOWN = (
+    "the schema_versions benchledger knows: benchmark_run_v0, benchmark_comparison_v0, benchmark_result_v0, "
+    "benchmark_learning_ledger_v0, benchmark_claim_review_v0, benchmark_preflight_v0, benchmark_preflight_envelope_v0, "
+    "benchmark_preflight_fixture_v0, terminal_bench_managed_preflight_v0, benchmark_launch_fixture_v0, "
+    "terminal_bench_case_run_launch_v0, terminal_bench_post_launch_materialization_v0"
+)
+SKIP = "--skip-unknown leaves it out (listed)"
+
+
+def _write(path: Path, value) -> Path:
+    path.write_text(json.dumps(value))
+    return path
+
+
+def test_a_newer_run_schema_is_quoted_with_the_known_ones_and_no_kind_is_advised(migrated_url, tmp_path):
+    path = _write(tmp_path / "v9.json", {**RUN, "schema_version": "benchmark_run_v9"})
+
+    result = invoke(migrated_url, "ingest", "--goal", "g", str(path))
+    forced = invoke(migrated_url, "ingest", "--goal", "g", "--kind", "run", str(path))
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: {path}: cannot tell the artifact kind: its schema_version 'benchmark_run_v9' is not one benchledger reads "
+        f"(a run's is benchmark_run_v0); {SKIP}; {KNOWN}\n"
+    )
+    assert "--kind" not in result.stderr
+    # what --kind run would have said, had it been advised: no such run is read
+    assert forced.stderr == (
+        f"error: {path}: not a compactable run artifact: no benchmark_run_v0 object "
+        "(its schema_version is 'benchmark_run_v9', which benchledger does not read)\n"
+    )
+    assert row_counts(migrated_url)["events"] == 0
+
+
+def test_another_schema_is_quoted_shortened_and_the_kinds_that_read_any_are_advised(migrated_url, tmp_path):
+    path = _write(tmp_path / "other.json", {"schema_version": "acme_runner_summary_" + "x" * 60, "ok": True})
+
+    result = invoke(migrated_url, "ingest", "--goal", "g", str(path))
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: {path}: cannot tell the artifact kind (no known schema_version); pass --kind, one of: preflight, launch, "
+        f"post-launch, adapter-invocation, if it is a lifecycle input or an adapter invocation; or {SKIP}; "
+        f"its schema_version, 'acme_runner_summary_{'x' * 17}...', is none of {KNOWN}\n"  # (40 characters shown)
+    )
+    # and the advice works: a lifecycle input declaring a schema of its own is read as the kind given
+    assert invoke(migrated_url, "ingest", "--goal", "g", "--kind", "preflight", str(path)).exit_code == 0
+
+
+def test_a_schema_version_that_is_a_path_or_a_secret_is_never_echoed(migrated_url, tmp_path):
+    for secret in ("/home/alice/private/schema", "token=ghp_0123456789abcdefghijABCDEFGHIJ012345"):
+        path = _write(tmp_path / "leak.json", {"schema_version": secret})
+        result = invoke(migrated_url, "ingest", "--goal", "g", "--format", "json", str(path))
+        assert result.exit_code == 1 and secret not in result.output and "alice" not in result.output and "ghp_" not in result.output
+        assert "its schema_version, a text withheld here (a local path or a secret), is none of" in result.output
+
+
+def test_an_array_is_not_a_json_object_and_only_an_argv_list_is_advised_a_kind(migrated_url, tmp_path):
+    numbers, argv, number = _write(tmp_path / "numbers.json", [1, 2, 3]), _write(tmp_path / "argv.json", ["--n-tasks", "5"]), _write(tmp_path / "n.json", 3)
+
+    result = invoke(migrated_url, "ingest", "--goal", "g", str(numbers), str(argv), str(number))
+
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"error: {numbers}: cannot tell the artifact kind: not a JSON object but a JSON array (an artifact is a JSON object); {SKIP}",
+        f"error: {argv}: cannot tell the artifact kind: not a JSON object but a JSON array (an artifact is a JSON object); "
+        f"pass --kind, one of: adapter-invocation, if it is an adapter invocation's argv list; or {SKIP}",
+        f"error: {number}: cannot tell the artifact kind: not a JSON object but a JSON number (an artifact is a JSON object); {SKIP}",
+    ]
+    assert invoke(migrated_url, "ingest", "--goal", "g", "--kind", "adapter-invocation", str(argv)).exit_code == 0
+
+
+def test_beside_documents_that_declare_their_kind_the_advice_is_still_skip_or_include_and_the_schema_is_quoted(migrated_url, tmp_path):
+    other = _write(tmp_path / "other.json", {"schema_version": "no_such_schema_v0"})
+
+    result = invoke(migrated_url, "ingest", "--goal", "g", str(DEMO / "04-run-baseline.json"), str(other))
+    skipped = invoke(migrated_url, "ingest", "--goal", "g", "--skip-unknown", "--format", "json", str(DEMO / "04-run-baseline.json"), str(other))
+
+    assert result.stderr == (
+        f"error: {other}: cannot tell the artifact kind (no known schema_version); {SKIP}, or --include GLOB reads only the "
+        "files of folders it matches; not --kind, which would contradict the documents that declare their kind (run); "
+        f"its schema_version, 'no_such_schema_v0', is none of {KNOWN}\n"
+    )
+    assert json.loads(skipped.stdout)["skipped"] == [{"source": str(other), "reason": "cannot tell the artifact kind (no known schema_version)"}]
+
+
+def test_ingest_batches_quotes_the_schema_it_does_not_read_too(migrated_url, tmp_path):
+    path = _ndjson(tmp_path / "b.ndjson", [{"goal_id": "g", "kind": None, "artifacts": [{**RUN, "schema_version": "benchmark_run_v9"}]}])
+
+    result = invoke(migrated_url, "ingest-batches", str(path))
+
+    assert result.exit_code == 1
+    assert (
+        f"error: {path}:1: artifacts[0]: cannot tell the artifact kind: its schema_version 'benchmark_run_v9' is not one "
+        f"benchledger reads (a run's is benchmark_run_v0); {KNOWN}"
+    ) in result.stderr

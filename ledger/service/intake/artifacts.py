@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from benchledger.ledger.service.intake.files import (
     SourceDocument,
     read_each_document,
 )
+from benchledger.ledger.storage.privacy import privacy_rule
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError, NotCompactable
 from benchledger.projections.artifacts.kinds import (
     DECLARED_KINDS,
@@ -29,7 +31,16 @@ class KindContradicted(IntakeError):
 
 
 class UnknownKind(IntakeError):
-    """A document whose kind cannot be told: it declares no schema we know and no kind was given for it."""
+    """A document whose kind cannot be told: it declares no schema we know and no kind was given for it.
+
+    ``str()`` is the whole refusal, advice included, for the :class:`KindSetting` it was raised for; its parts, for a
+    caller that advises by what else it reads (:class:`Census`): ``what`` the document is, ``kinds`` a kind given for it
+    could be (none: no kind reads it), ``when`` when one of them would, ``detail`` what it declares and what is known.
+    """
+
+    def __init__(self, message: str, *, what: str | None = None, kinds: tuple[str, ...] = (), when: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.what, self.kinds, self.when, self.detail = message if what is None else what, kinds, when, detail
 
 
 class NotAKind(InvalidInput):
@@ -54,6 +65,11 @@ EXPORT_RECORD = frozenset({"event_id", "stream_version", "payload_sha256", "prev
 
 
 UNKNOWN_KIND = "cannot tell the artifact kind (no known schema_version)"
+# The kinds that read a document whatever schema_version it declares, if any: LoopX reads the lifecycle inputs raw and an
+# adapter invocation by its keys; every other kind is read only from its own schema (``--kind run`` of another is refused).
+SCHEMA_FREE_KINDS = ("preflight", "launch", "post-launch", "adapter-invocation")
+# Within a refusal, a value the document gave is shown at most this long.
+SHOWN_CHARACTERS = 40
 
 
 @dataclass(frozen=True)
@@ -102,7 +118,7 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
                 f"this is a LoopX run ledger ({LOOPX_RUN_LEDGER_SCHEMA}), not an artifact: "
                 "bring it in with `benchledger import-loopx FILE --goal GOAL`"
             )
-        raise UnknownKind(f"{UNKNOWN_KIND}; {setting.give}, one of: " + ", ".join(KINDS))
+        raise unknown_kind(value, setting)
     try:
         payload = normalize(kind, value)
     except NotCompactable as exc:
@@ -111,13 +127,81 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
                 return Artifact(*normalize_result_else_run(value), document.sha256, origin=document.source)
             except NotCompactable:
                 pass
-        raise IntakeError(f"not a compactable {kind} artifact" + (f": {exc}" if str(exc) else "")) from exc
+        unread = f" (its schema_version is {shown_value(schema)}, which benchledger does not read)" if schema is not None and _declared_kind(value) is None else ""
+        raise IntakeError(f"not a compactable {kind} artifact" + (f": {exc}" if str(exc) else "") + unread) from exc
     except IntakeError:
         raise
     except Exception as exc:  # the front door never answers with a traceback
         raise IntakeError(f"the {kind} normalizer could not read it ({type(exc).__name__}: {exc})") from exc
     # What may be stored (no local path or secret, finite numbers, ...) the store itself decides: ledger.storage.guard.
     return Artifact(kind, payload, document.sha256, origin=document.source)
+
+
+def shown_value(value: object) -> str:
+    """A value a document gave, as a refusal may quote it: text shortened to :data:`SHOWN_CHARACTERS`, and never text the
+    ledger may not keep (a local path, a secret: ``ledger.storage.privacy``), which is only said to be withheld; any
+    other JSON value by its type."""
+    if not isinstance(value, str):
+        return f"a JSON {_json_type(value)}"
+    if privacy_rule(value) is not None:
+        return "a text withheld here (a local path or a secret)"
+    return repr(value if len(value) <= SHOWN_CHARACTERS else value[: SHOWN_CHARACTERS - 3] + "...")
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _family(schema: str) -> str:
+    """A schema_version without its version (``benchmark_run_v9``: ``benchmark_run``)."""
+    return re.sub(r"_v[0-9]+$", "", schema)
+
+
+def unknown_kind(value: object, setting: KindSetting = KIND_OPTION) -> UnknownKind:
+    """Why ``value`` (whose kind is not detected, none given) cannot be stored, advising a kind only where one would read it.
+
+    * an object without ``schema_version``: any kind may be meant (a lifecycle input carries none): :data:`UNKNOWN_KIND`;
+    * an object whose ``schema_version`` is a newer (or older) version of a schema a kind reads only from it
+      (``benchmark_run_v9``): no kind reads it, and the refusal says which version is read;
+    * an object with another ``schema_version``: a lifecycle input or an adapter invocation may declare one of its own
+      (:data:`SCHEMA_FREE_KINDS`); the refusal quotes it (:func:`shown_value`) and lists the schema_versions known;
+    * an array: not an object; only an adapter invocation's argv list (strings) is one to read;
+    * any other JSON value: not an object, and no kind reads it.
+    """
+    known = "the schema_versions benchledger knows: " + ", ".join(DECLARED_KINDS)
+    if isinstance(value, dict):
+        schema = value.get("schema_version")
+        if schema is None:
+            return _unknown(setting, UNKNOWN_KIND, KINDS)
+        if isinstance(schema, str):
+            read_only_from = {_family(s): (k, s) for s, k in DECLARED_KINDS.items() if k not in SCHEMA_FREE_KINDS}
+            if _family(schema) in read_only_from:
+                family_kind, read = read_only_from[_family(schema)]
+                what = f"cannot tell the artifact kind: its schema_version {shown_value(schema)} is not one benchledger reads (a {family_kind}'s is {read})"
+                return _unknown(setting, what, (), detail=known)
+        declared = f"its schema_version, {shown_value(schema)}, is none of {known}"
+        return _unknown(setting, UNKNOWN_KIND, SCHEMA_FREE_KINDS, when=", if it is a lifecycle input or an adapter invocation", detail=declared)
+    what = f"cannot tell the artifact kind: not a JSON object but a JSON {_json_type(value)} (an artifact is a JSON object)"
+    if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        return _unknown(setting, what, ("adapter-invocation",), when=", if it is an adapter invocation's argv list")
+    return _unknown(setting, what, ())
+
+
+def _unknown(setting: KindSetting, what: str, kinds: tuple[str, ...], *, when: str = "", detail: str = "") -> UnknownKind:
+    advice = f"; {setting.give}, one of: {', '.join(kinds)}{when}" if kinds else ""
+    return UnknownKind(f"{what}{advice}{_detail(detail)}", what=what, kinds=kinds, when=when, detail=detail)
+
+
+def _detail(detail: str) -> str:
+    return f"; {detail}" if detail else ""
 
 
 @dataclass(frozen=True)
@@ -143,18 +227,25 @@ class Census:
     contradicted: list[str] = field(default_factory=list)  # "source: reason", a usage error once all is read
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (source, why)
     declared: set[str] = field(default_factory=set)  # the kinds documents declared
+    unknown: dict[tuple[str, str], UnknownKind] = field(default_factory=dict)  # (source, reason refused with): why
 
     def advised(self, refusals: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``refusals`` (``(source, reason)``, in reading order) with each of a document of unknown kind (its reason
-        :data:`UNKNOWN_KIND`, as :func:`read_artifacts` refused it) advising only what would take it in with the rest."""
-        if self.declared:
+        what :func:`read_artifacts` refused it as, noted in ``unknown``) advising only what would take it in with the rest:
+        a kind that would read it when no document declares its kind, else --skip-unknown or --include."""
+        return [(source, self._advice(self.unknown[source, reason]) if (source, reason) in self.unknown else reason) for source, reason in refusals]
+
+    def _advice(self, why: UnknownKind) -> str:
+        if not why.kinds:
+            advice = "--skip-unknown leaves it out (listed)"
+        elif self.declared:
             advice = (
                 "--skip-unknown leaves it out (listed), or --include GLOB reads only the files of folders it matches; "
                 f"not --kind, which would contradict the documents that declare their kind ({', '.join(sorted(self.declared))})"
             )
         else:
-            advice = "pass --kind, one of: " + ", ".join(KINDS) + "; or --skip-unknown leaves it out (listed)"
-        return [(source, f"{UNKNOWN_KIND}; {advice}" if reason == UNKNOWN_KIND else reason) for source, reason in refusals]
+            advice = f"pass --kind, one of: {', '.join(why.kinds)}{why.when}; or --skip-unknown leaves it out (listed)"
+        return f"{why.what}; {advice}{_detail(why.detail)}"
 
     def refuse_contradicted(self) -> None:
         """Raise :class:`KindContradicted` naming the documents found contradicting ``--kind``."""
@@ -182,7 +273,7 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
     A document whose schema contradicts ``kind`` is not yielded but noted in
     ``census`` (the caller raises :meth:`Census.refuse_contradicted` once
     everything is read, as that is a usage error). One whose kind cannot be
-    told is skipped (``census.skip_unknown``) or refused as :data:`UNKNOWN_KIND`,
+    told is skipped (``census.skip_unknown``) or refused as what it is (:func:`unknown_kind`),
     which :meth:`Census.advised` completes once everything is read.
     A batch past :data:`MAX_BATCH_ARTIFACTS` documents or :data:`MAX_BATCH_BYTES`
     is refused at the document that passes the limit, and read no further.
@@ -212,11 +303,12 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
                     census.contradicted.append(f"{document.source}: {exc}")
                 except UnknownKind as exc:
                     if census.skip_unknown:
-                        census.skipped.append((document.source, str(exc) if isinstance(exc, RunLedger) else UNKNOWN_KIND))
+                        census.skipped.append((document.source, str(exc) if isinstance(exc, RunLedger) else exc.what))
                     elif isinstance(exc, RunLedger):
                         yield Refused(document.source, f"{exc}; or --skip-unknown leaves it out (listed)")
                     else:
-                        yield Refused(document.source, UNKNOWN_KIND)
+                        census.unknown[document.source, exc.what] = exc
+                        yield Refused(document.source, exc.what)
                 except IntakeError as exc:
                     yield Refused(document.source, str(exc))
         except IntakeError as exc:
