@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import uuid
 from typing import Any
 
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 
 from benchledger.errors import LedgerUnavailable
 from benchledger.ledger.storage.config import sqlite_file
@@ -38,9 +40,10 @@ def open_to_read(url: str) -> Store:
 
 
 def same_ledger(one: Engine, other: Engine) -> bool:
-    """Whether two engines reach one ledger (``merge --from`` the ledger it merges into): one SQLite file, its path
-    resolved (symlinks, ``..``, a hard link), or one PostgreSQL server (host and port as the URLs give them), database
-    and schema (as each connection's ``search_path`` finds it: a schema per ledger is as good as a database per ledger)."""
+    """Whether two engines reach one ledger (``merge --from`` the ledger it merges into), whatever the URLs' spelling: one
+    SQLite file, its path resolved (symlinks, ``..``, a hard link), or one PostgreSQL server, database and schema as the
+    servers themselves say (:func:`_same_postgresql`: ``localhost`` and ``127.0.0.1``, a socket, another port forwarded
+    to it, are one server)."""
     if one.dialect.name != other.dialect.name:
         return False
     if one.dialect.name == "sqlite":
@@ -51,7 +54,35 @@ def same_ledger(one: Engine, other: Engine) -> bool:
             return os.path.samefile(first, second)
         except OSError:
             return os.path.realpath(first) == os.path.realpath(second)
-    return _server_database_schema(one) == _server_database_schema(other)
+    try:
+        return _same_postgresql(one, other)
+    except DBAPIError:  # (a server that will not say: the URLs' server, database and schema, as they are spelled)
+        return _server_database_schema(one) == _server_database_schema(other)
+
+
+def _same_postgresql(one: Engine, other: Engine) -> bool:
+    """Whether ``other`` reaches the very server, database and schema of ``one``, by asking it.
+
+    A connection of ``one`` names itself, for its transaction only, with a name no other session has (its
+    ``application_name``, which ``pg_stat_activity`` shows every role, privileged or not); ``other``'s server is
+    the same one if it sees that session, in its own database, and its schema is the same. Neither the URLs' host
+    names (``localhost``, ``127.0.0.1``, a socket directory, a forwarded port) nor a copy of the server (a
+    promoted replica shares its ``system_identifier``) can mislead it.
+    """
+    probe = f"benchledger-same-ledger-{uuid.uuid4().hex}"
+    with one.connect() as mine:
+        mine.execute(text("SELECT set_config('application_name', :probe, true)"), {"probe": probe})  # (true: this transaction's)
+        schema = mine.execute(text("SELECT current_schema()")).scalar_one()
+        with other.connect() as theirs:
+            seen = theirs.execute(
+                text(
+                    "SELECT current_schema() FROM pg_stat_activity "
+                    "WHERE application_name = :probe AND datname = current_database()"
+                ),
+                {"probe": probe},
+            ).first()
+        mine.rollback()
+    return seen is not None and seen[0] == schema
 
 
 def _server_database_schema(engine: Engine) -> tuple[str, int, Any]:

@@ -250,3 +250,62 @@ def test_ingest_batches_quotes_the_schema_it_does_not_read_too(migrated_url, tmp
         f"error: {path}:1: artifacts[0]: cannot tell the artifact kind: its schema_version 'benchmark_run_v9' is not one "
         f"benchledger reads (a run's is benchmark_run_v0); {KNOWN}"
     ) in result.stderr
+
+
+# -- 5. merge --from the ledger it merges into, whatever the spelling of its server -----------------------------------
+
+
+def _other_spellings(url: str, tmp_path: Path) -> list[str]:
+    """URLs that reach the ledger at ``url`` by another way: a hard link (SQLite); another host name for the same server,
+    the default port left out, the socket directory (PostgreSQL)."""
+    from sqlalchemy.engine import make_url
+
+    if url.startswith("sqlite"):
+        link = tmp_path / "hard-link.sqlite"
+        link.hardlink_to(url.removeprefix("sqlite:///"))
+        return [f"sqlite:///{link}"]
+    parsed = make_url(url)
+    host = {"127.0.0.1": "localhost", "localhost": "127.0.0.1"}.get(parsed.host or "localhost", "localhost")
+    spellings = [parsed.set(host=host), parsed.set(host=host, port=None)]
+    sockets = [d for d in ("/var/run/postgresql", "/run/postgresql", "/tmp") if Path(d, f".s.PGSQL.{parsed.port or 5432}").exists()]
+    if sockets:
+        spellings.append(parsed.set(host=None, port=None, query={**parsed.query, "host": sockets[0]}))
+    return [spelling.render_as_string(hide_password=False) for spelling in spellings]
+
+
+def test_merge_from_the_same_server_under_another_host_name_is_refused_as_itself(migrated_url, tmp_path):
+    assert invoke(migrated_url, "ingest", "--goal", "g1", str(DEMO / "04-run-baseline.json")).exit_code == 0
+    before = row_counts(migrated_url)
+    for same in _other_spellings(migrated_url, tmp_path):
+        result = invoke(migrated_url, "merge", "--from", same)
+        assert (result.exit_code, result.stdout) == (2, ""), (same, result.output)
+        assert result.stderr.endswith(" is the ledger this merges into: there is nothing to merge (name another ledger)\n"), result.stderr
+    assert row_counts(migrated_url) == before
+
+
+def test_another_schema_of_the_same_postgresql_database_is_another_ledger_and_merges(migrated_url):
+    import uuid
+
+    import pytest
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    if not migrated_url.startswith("postgresql"):
+        pytest.skip("a schema of a PostgreSQL database")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    admin_url = make_url(migrated_url).difference_update_query(["options"])
+    admin = create_engine(admin_url)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        other = make_url(migrated_url).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
+        other = other.replace("127.0.0.1", "localhost")  # (another spelling of the same server: still another ledger)
+        assert invoke(other, "db", "upgrade").exit_code == 0
+        assert invoke(other, "ingest", "--goal", "elsewhere", str(DEMO / "04-run-baseline.json")).exit_code == 0
+        merged = invoke(migrated_url, "merge", "--from", other, "--format", "json")
+        assert merged.exit_code == 0, merged.output
+        assert json.loads(merged.stdout)["events_added"] == 2
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
