@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId
+from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidEvent, InvalidGoalId, InvalidInput
+from benchledger.ledger.service.attempt_identity import AttemptPlacement, InvalidAttempt
 from benchledger.ledger.service.bulk_jobs import in_order
 from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, GoalFolds
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
@@ -114,6 +115,14 @@ class BatchFileIngest:
         if len(self.errors) < SHOWN_PROBLEMS:
             self.errors.append({"line": line, "error": error})
 
+    def refuse_lines(self, refusals: Sequence[tuple[int, str]]) -> None:
+        """Refusals of lines found once every line was read (:func:`_check_attempts`), merged with the others in line order:
+        the report still lists the first :data:`SHOWN_PROBLEMS` of the file and counts them all."""
+        self.error_count += len(refusals)
+        merged = self.errors + [{"line": line, "error": error} for line, error in refusals[:SHOWN_PROBLEMS]]
+        # (stable: a line's own refusals keep their order; a refusal of the file, no line, stays after the lines read)
+        self.errors = sorted(merged, key=lambda e: (e["line"] is None, e["line"] or 0))[:SHOWN_PROBLEMS]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
@@ -185,9 +194,9 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
 _SPOOL_PART_SEPARATOR = "\x1e"
 
 
-def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> bytes:
+def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes, number: int = 0) -> bytes:
     """One validated batch as a line of the spool: ``[goal, source, receipt, [[kind, source hash, origin], ...], new_goal,
-    attempt]`` then each payload, apart (:data:`_SPOOL_PART_SEPARATOR`).
+    attempt, number]`` then each payload, apart (:data:`_SPOOL_PART_SEPARATOR`); ``number``: its line in the file.
 
     The payloads are written as the canonical JSON their event ids were
     computed from (``members``: the batch's member events), which is what the
@@ -195,7 +204,7 @@ def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes) -> b
     ``receipt`` is the guard's (:func:`check_batch`), so the append does not
     guard the batch again.
     """
-    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts], batch.new_goal, batch.attempt]
+    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts], batch.new_goal, batch.attempt, number]
     # (the head in ASCII: an origin names the file, whose name may hold undecodable bytes, i.e. lone surrogates)
     return (_SPOOL_PART_SEPARATOR.join([json.dumps(head), *(new.canonical[0] for new in members)]) + "\n").encode()
 
@@ -210,17 +219,25 @@ class _SpooledBatch:
     attempt: str | None
     members: list[NewEvent]  # (the artifacts' events, their canonical JSON and ids computed: ready to append)
     size: int  # (the spool line's bytes)
+    line: int = 0  # (its line in the file)
 
 
 def _unspooled(line: bytes) -> _SpooledBatch:
     """A spool line read back, its member events built (what of the append needs no database: done ahead, :class:`_Transactions`)."""
     head, *bodies = line.decode().rstrip("\n").split(_SPOOL_PART_SEPARATOR)
-    goal_id, source, receipt, listed, new_goal, attempt = parse_json(head)  # (json.loads' values, mostly by orjson)
+    goal_id, source, receipt, listed, new_goal, attempt, number = parse_json(head)  # (json.loads' values, mostly by orjson)
     artifacts = [Artifact(kind, parse_json(body), sha, origin=origin) for (kind, sha, origin), body in zip(listed, bodies)]
     members = [member_event(artifact).with_canonical(body) for artifact, body in zip(artifacts, bodies)]
     for new in members:
         new.event_id(goal_id)  # (its ids, computed once: cached by the event)
-    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt, members, len(line))
+    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt, members, len(line), number)
+
+
+def _spooled_head(line: bytes) -> tuple[str, str | None]:
+    """A spool line's goal and named attempt, its payloads left unread."""
+    end = line.find(_SPOOL_PART_SEPARATOR.encode())
+    head = parse_json((line[:end] if end >= 0 else line).decode())
+    return head[0], head[5]
 
 
 class _Transactions:
@@ -289,6 +306,7 @@ class _CheckedLine:
     artifacts: int = 0
     problems: tuple[str, ...] = ()
     spooled: bytes | None = None
+    attempt: str | None = None
 
 
 def _checked_lines(name: str, lines: Sequence[tuple[int, bytes]]) -> list[_CheckedLine]:
@@ -307,8 +325,8 @@ def _checked_lines(name: str, lines: Sequence[tuple[int, bytes]]) -> list[_Check
         judged = check_batch(batch.goal_id, batch.artifacts, source=batch.source, attempt=batch.attempt)
         # (the report names the line: the place within it is enough)
         problems = tuple(f"{place.removeprefix(f'{name}:{number} ')}: {problem}" for place, problem in judged.problems)
-        spooled = None if judged.receipt is None else _spooled(batch, judged.members, judged.receipt)
-        checked.append(_CheckedLine(number, None, batch.goal_id, batch.new_goal, len(batch.artifacts), problems, spooled))
+        spooled = None if judged.receipt is None else _spooled(batch, judged.members, judged.receipt, number)
+        checked.append(_CheckedLine(number, None, batch.goal_id, batch.new_goal, len(batch.artifacts), problems, spooled, batch.attempt))
     return checked
 
 
@@ -326,15 +344,18 @@ def _chunks(lines: Iterable[tuple[int, bytes]]) -> Iterator[list[tuple[int, byte
         yield chunk
 
 
-def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str], jobs: int) -> None:
+def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str], jobs: int) -> set[str]:
     """Pass 1: every line parsed, normalized and guarded (by ``jobs`` worker processes); each valid batch is written to
-    ``spool`` as normalized (:func:`_spooled`), in file order.
+    ``spool`` as normalized (:func:`_spooled`), in file order. Returns the goals of the valid lines that name an attempt,
+    whose attempts :func:`_check_attempts` checks next.
 
     ``goals`` are the ledger's goal names and ``held`` their set: a line creating a goal whose name is close to one
     of them, or to a goal an earlier line creates, is refused here (as :class:`Ingest` would refuse it in its
     transaction, after the earlier transactions committed), unless it says ``"new_goal": true``. What is found is
-    reported line after line, whatever ``jobs``: the workers' answers come back in file order.
+    reported line after line, whatever ``jobs``: the workers' answers come back in file order. After a refusal nothing
+    will be appended, but the valid lines are still spooled: the attempts they name are checked all the same.
     """
+    named: set[str] = set()
     try:
         with open_input(path, name) as (handle, what):
             lines = read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES, what=what)
@@ -343,20 +364,69 @@ def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, go
                     if line.refusal is not None:
                         report.refuse(line.number, line.refusal)
                         continue
+                    refused = bool(line.problems)
                     if line.goal_id not in held:
                         close = [] if line.new_goal else goals.close_to(line.goal_id)
                         if close:
                             report.refuse(line.number, close_name_problem(line.goal_id, close, how_meant=NEW_GOAL_HOW))
+                            refused = True
                         goals.add(line.goal_id)
                         held.add(line.goal_id)
                     for problem in line.problems:
                         report.refuse(line.number, problem)
                     report.batches += 1
                     report.artifacts += line.artifacts
-                    if line.spooled is not None and report.ok:  # (after a refusal nothing is appended: only the problems are still counted)
+                    if line.spooled is not None and not refused:
                         spool.write(line.spooled)
+                        if line.attempt is not None:
+                            named.add(line.goal_id)
     except InputFileError as exc:
         report.refuse(None, str(exc))
+    return named
+
+
+def _check_attempts(ledger: Store, spool: BinaryIO, named: set[str], report: BatchFileIngest) -> None:
+    """Pass 1 continued: the attempts the lines name (``"attempt"``), checked as the append checks them, before it.
+
+    A line may name its goal's next attempt (which opens it) or one the goal has, not one past the next: the rule of
+    ``ingest --attempt``, which the append applies to each transaction (:class:`AttemptPlacement`, whose check fired only
+    there, after the earlier transactions committed). So the same :class:`AttemptPlacement` is run here over the spooled
+    lines in file order, in a read transaction: each goal's attempts as the ledger holds them, then as the file's
+    earlier lines leave them (a line opening attempt 1 of a new goal, or whose launch opens the next attempt, lets a
+    later line name the number after it; an artifact the ledger or an earlier line holds already opens nothing, as
+    in the append). Only the goals of ``named`` (those a line names an attempt of) are placed: a file naming no attempt
+    costs nothing more, and what is held (the ids of those goals' artifacts placed) follows them alone. A line refused
+    here is left out of what the later lines are checked against, as it will not be appended.
+    """
+    refusals: list[tuple[int, str]] = []
+    spool.seek(0)
+    with ledger.transaction() as tx:
+        placement = AttemptPlacement(tx)
+        unnamed: list[tuple[str, NewEvent, bool, str | None]] = []  # (placed a chunk at a time: none can be refused)
+        placed: set[str] = set()  # goals the file's earlier lines place artifacts in
+        for raw in spool:
+            goal_id, attempt = _spooled_head(raw)
+            if goal_id not in named:
+                continue
+            batch = _unspooled(raw)
+            appends = [(goal_id, new, True, attempt) for new in batch.members]
+            if attempt is None:
+                unnamed += appends
+                if len(unnamed) >= APPEND_CHUNK_ARTIFACTS:
+                    placement.events(unnamed)
+                    unnamed = []
+            else:
+                if unnamed:
+                    placement.events(unnamed)
+                    unnamed = []
+                try:
+                    placement.events(appends)  # (refused at its first artifact, before any is placed)
+                except InvalidAttempt as exc:
+                    counted = " (counting what the file's earlier lines open)" if goal_id in placed else ""
+                    refusals.append((batch.line, str(exc).removesuffix("; nothing was written") + counted))
+                    continue
+            placed.add(goal_id)
+    report.refuse_lines(refusals)
 
 
 def ingest_batch_file(
@@ -390,7 +460,9 @@ def ingest_batch_file(
     with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
         try:
             existing = [head["goal_id"] for head in ledger.heads()]
-            _validate(path, name, report, spool, GoalNames(existing), set(existing), jobs)
+            named = _validate(path, name, report, spool, GoalNames(existing), set(existing), jobs)
+            if named:
+                _check_attempts(ledger, spool, named, report)
         except OSError as exc:  # (the input's own read errors are refusals: this is the spool's)
             raise BenchledgerError(
                 f"{name}: cannot write the validated batches to a temporary file ({exc.strerror or exc}); nothing was "
@@ -407,6 +479,30 @@ def ingest_batch_file(
         with _goal_folds(jobs if report.batches > 1 else 1, transactions.prepare) as folds:
             _append(ledger, transactions, folds, report, progress)
     return report
+
+
+class RefusedWhileAppended(BenchledgerError):
+    """A transaction of the append refused lines the validation passed: what it could not foresee (another writer
+    meanwhile created a goal one typo away from a line's; the attempts of a goal whose checkpoint did not read while
+    validating, which the first transaction's fold writes). That transaction wrote nothing; those before it stay
+    committed (the message says so, and names the lines)."""
+
+
+def _refused_while_appended(exc: BenchledgerError, batches: Sequence[_SpooledBatch], report: BatchFileIngest) -> RefusedWhileAppended:
+    """``exc``, raised by the transaction of ``batches``, said with the lines it holds and what the file's earlier
+    transactions kept (its own "nothing was written" is that transaction's alone once one before it committed)."""
+    first, last = batches[0].line, batches[-1].line
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    said = str(exc)
+    if report.transactions:
+        said = said.replace("nothing was written", "this transaction wrote nothing").replace("Nothing was written", "This transaction wrote nothing")
+        said += (
+            f"; the {report.transactions} transaction(s) before it committed {report.batches_appended} batch(es) of the lines "
+            f"before line {first}, which stay: run the file again once it is fixed, and only what is missing is appended"
+        )
+    refused = RefusedWhileAppended(f"{report.path}: {where}, refused as it was appended: {said}")
+    refused.exit_code = exc.exit_code  # (the refusal's own: a usage error, or the ledger refusing content)
+    return refused
 
 
 def _goal_folds(jobs: int, meanwhile: Callable[[], bool]) -> contextlib.AbstractContextManager[GoalFolds]:
@@ -435,10 +531,13 @@ def _append(ledger: Store, transactions: _Transactions, folds: GoalFolds, report
     while (taken := transactions.take()) is not None:
         batches, held = taken
         try:
-            outcome = _transaction(ledger, batches, folds).commit()
-        except FoldAgainHere:  # (a fold raised in a worker: rolled back, and written again folded here, as one job does)
-            outcome = _transaction(ledger, batches, FoldsHere()).commit()
-        outcome.raise_if_refused()  # (each batch passed the guard: its receipt says so)
+            try:
+                outcome = _transaction(ledger, batches, folds).commit()
+            except FoldAgainHere:  # (a fold raised in a worker: rolled back, and written again folded here, as one job does)
+                outcome = _transaction(ledger, batches, FoldsHere()).commit()
+            outcome.raise_if_refused()  # (each batch passed the guard: its receipt says so)
+        except (InvalidInput, InvalidEvent) as exc:
+            raise _refused_while_appended(exc, batches, report) from exc
         batches_appended = sum(b.batch.status == "appended" for b in outcome.batches)
         report.transactions += bool(outcome.appended_count or batches_appended)  # (one of duplicates alone wrote nothing)
         report.appended += outcome.appended_count
