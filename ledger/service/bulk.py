@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidEvent, InvalidGoalId, InvalidInput
+from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, WorkerDied
 from benchledger.ledger.service.attempt_identity import AttemptPlacement, InvalidAttempt
 from benchledger.ledger.service.bulk_jobs import in_order
 from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, GoalFolds
@@ -481,28 +481,23 @@ def ingest_batch_file(
     return report
 
 
-class RefusedWhileAppended(BenchledgerError):
-    """A transaction of the append refused lines the validation passed: what it could not foresee (another writer
-    meanwhile created a goal one typo away from a line's; the attempts of a goal whose checkpoint did not read while
-    validating, which the first transaction's fold writes). That transaction wrote nothing; those before it stay
-    committed (the message says so, and names the lines)."""
+def _said_while_appending(said: str, batches: Sequence[_SpooledBatch], report: BatchFileIngest) -> str:
+    """What an error the transaction of ``batches`` raised says (``said``), with the lines it holds and what the file's
+    earlier transactions kept: its "nothing was written" is that transaction's alone once one before it committed.
 
-
-def _refused_while_appended(exc: BenchledgerError, batches: Sequence[_SpooledBatch], report: BatchFileIngest) -> RefusedWhileAppended:
-    """``exc``, raised by the transaction of ``batches``, said with the lines it holds and what the file's earlier
-    transactions kept (its own "nothing was written" is that transaction's alone once one before it committed)."""
+    For what the validation cannot foresee: another writer meanwhile creating a goal one typo away from a line's,
+    holding the SQLite lock past the retry budget; the attempts of a goal whose checkpoint did not read while validating
+    (the first transaction's fold writes it).
+    """
     first, last = batches[0].line, batches[-1].line
     where = f"line {first}" if first == last else f"lines {first}-{last}"
-    said = str(exc)
     if report.transactions:
         said = said.replace("nothing was written", "this transaction wrote nothing").replace("Nothing was written", "This transaction wrote nothing")
         said += (
             f"; the {report.transactions} transaction(s) before it committed {report.batches_appended} batch(es) of the lines "
-            f"before line {first}, which stay: run the file again once it is fixed, and only what is missing is appended"
+            f"before line {first}, which stay: running the file again appends only what is missing"
         )
-    refused = RefusedWhileAppended(f"{report.path}: {where}, refused as it was appended: {said}")
-    refused.exit_code = exc.exit_code  # (the refusal's own: a usage error, or the ledger refusing content)
-    return refused
+    return f"{report.path}: while appending {where}: {said}"
 
 
 def _goal_folds(jobs: int, meanwhile: Callable[[], bool]) -> contextlib.AbstractContextManager[GoalFolds]:
@@ -536,8 +531,11 @@ def _append(ledger: Store, transactions: _Transactions, folds: GoalFolds, report
             except FoldAgainHere:  # (a fold raised in a worker: rolled back, and written again folded here, as one job does)
                 outcome = _transaction(ledger, batches, FoldsHere()).commit()
             outcome.raise_if_refused()  # (each batch passed the guard: its receipt says so)
-        except (InvalidInput, InvalidEvent) as exc:
-            raise _refused_while_appended(exc, batches, report) from exc
+        except WorkerDied:
+            raise  # (it says what the transactions before it kept)
+        except BenchledgerError as exc:  # (the same error, its type and exit status kept, said in the file's terms)
+            exc.args = (_said_while_appending(str(exc), batches, report), *exc.args[1:])
+            raise
         batches_appended = sum(b.batch.status == "appended" for b in outcome.batches)
         report.transactions += bool(outcome.appended_count or batches_appended)  # (one of duplicates alone wrote nothing)
         report.appended += outcome.appended_count

@@ -177,9 +177,18 @@ def test_a_refusal_only_the_append_finds_names_its_lines_and_what_the_earlier_tr
 
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.stderr.strip() == (
-        f"benchledger: {path}: line 3, refused as it was appended: attempt 2: the next attempt of goal late-other is 1, so 2 "
-        "would skip 1; name 1 to open it, or an attempt the goal has; this transaction wrote nothing; the 2 transaction(s) "
-        "before it committed 2 batch(es) of the lines before line 3, which stay: run the file again once it is fixed, and "
-        "only what is missing is appended"
+        f"benchledger: {path}: while appending line 3: attempt 2: the next attempt of goal late-other is 1, so 2 would skip "
+        "1; name 1 to open it, or an attempt the goal has; this transaction wrote nothing; the 2 transaction(s) before it "
+        "committed 2 batch(es) of the lines before line 3, which stay: running the file again appends only what is missing"
     )
     assert row_counts(migrated_url)["events"] - before == 4
+
+
+def test_the_library_gets_the_append_s_own_error_said_in_the_file_s_terms(migrated_url, tmp_path, transaction_a_line, monkeypatch):
+    import benchledger.ledger as library
+    from benchledger.ledger.service.attempt_identity import InvalidAttempt
+
+    monkeypatch.setattr(transaction_a_line, "_check_attempts", lambda *args: None)  # (as if the ledger changed after it)
+    path = _file(tmp_path / "late.ndjson", [_line("lib-goal", _run("d1")), _line("lib-other", _run("d2"), attempt="3")])
+    with library.open(migrated_url) as ledger, pytest.raises(InvalidAttempt, match=r"late\.ndjson: while appending line 2: attempt 3: .*; the 1 transaction"):
+        ledger.ingest_batch_file(str(path))
