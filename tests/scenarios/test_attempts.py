@@ -247,8 +247,8 @@ def test_an_attempt_number_that_would_skip_the_next_one_is_refused_and_nothing_w
     # the same in an ingest-batches line, whose earlier lines are not written either (one transaction)
     lines = tmp_path / "batches.ndjson"
     lines.write_text(_batch_line(LATE_LEDGER, "learning-ledger", attempt="1") + "\n" + _batch_line(SECOND_PREFLIGHT, "preflight", attempt="3") + "\n")
-    refused = invoke(migrated_url, "ingest-batches", str(lines))
-    assert refused.exit_code == 2 and "attempt 3: the next attempt of goal tb2-db-wal is 2, so 3 would skip 2;" in refused.stderr
+    refused = invoke(migrated_url, "ingest-batches", str(lines))  # (refused while the file is validated: exit 1, as every bad line)
+    assert refused.exit_code == 1 and "attempt 3: the next attempt of goal tb2-db-wal is 2, so 3 would skip 2;" in refused.stderr
     assert _json(invoke(migrated_url, "info", "--format", "json")) == before
     # the next number opens it
     assert _appended(_ingest_into(migrated_url, "2", SECOND_PREFLIGHT)) == ["preflight"]
@@ -309,7 +309,7 @@ def test_the_library_refuses_an_attempt_that_is_no_attempt_id_before_anything_is
     _first_case(migrated_url)
     with library.open(migrated_url) as ledger:
         before = ledger.info().as_dict()
-        for attempt in ("0", 2, "2 "):
+        for attempt in ("0", 0, True, "2 "):  # (an int from 1 is an attempt id, as an ingest-batches line's "attempt": 2 is)
             with pytest.raises(InvalidInput, match="is not an attempt id"):
                 ledger.ingest(GOAL, [str(LATE_LEDGER)], attempt=attempt)
         assert ledger.info().as_dict() == before
