@@ -268,6 +268,10 @@ def compare_command(
     if fmt == "json":
         echo_json(found.as_dict())
         return
+    # (what --as-of resolved to, said first as history says it: a time names the last event the ledger recorded by then)
+    when = None if as_of is None else f"As of position {found.scope['as_of_position']} (--as-of {as_of}): the events up to it only."
+    if fmt != "csv" and when:
+        click.echo(when)
     if fmt != "csv" and not found.comparisons:
         click.echo("No arm pair to compare: no comparison or LoopX run group names one here; give --baseline ARM --treatment ARM.")
         return

@@ -284,3 +284,18 @@ def test_goals_include_archived_says_no_of_a_goal_not_archived(demo_runs):
     archived = {line.split(",")[0]: line.split(",")[-1] for line in rows[1:]}
     assert rows[0].split(",")[-1] == "archived"
     assert archived == {"demo-goal": "yes", "kept-goal": "no"}
+
+
+def test_compare_as_of_says_what_it_resolved_to(demo_runs):
+    """``compare --as-of`` never said which position it read up to; before the first event its empty answer did not
+    say that --as-of had emptied it."""
+    with benchledger.open(demo_runs) as ledger:
+        last = ledger.last_position()
+    done = invoke(demo_runs, "compare", "--as-of", str(last), "--format", "table")
+    assert done.exit_code == 0 and done.stdout.startswith(f"As of position {last} (--as-of {last}): the events up to it only.\n")
+    early = invoke(demo_runs, "compare", "--as-of", "2000-01-01", "--format", "table").stdout.splitlines()
+    assert early[:2] == [
+        "As of position 0 (--as-of 2000-01-01): the events up to it only.",
+        "No arm pair to compare: no comparison or LoopX run group names one here; give --baseline ARM --treatment ARM.",
+    ]
+    assert not invoke(demo_runs, "compare", "--format", "table").stdout.startswith("As of")
