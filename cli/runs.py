@@ -207,9 +207,17 @@ def _compare_row(c: Comparison) -> list[Any]:
     return [
         c.benchmark_id, c.baseline_arm, c.treatment_arm, c.tasks, _percent(c.baseline_pass_rate), _percent(c.treatment_pass_rate),
         _points(c.difference), _interval(c), c.test, _p(c.p_value), _p(c.adjusted_p_value),
-        "" if c.minimum_detectable_difference is None else f"{c.minimum_detectable_difference * 100:.1f}",
+        _detectable(c),
         c.verdict, len(c.baseline_only_tasks), len(c.treatment_only_tasks),
     ]
+
+
+def _detectable(c: Comparison) -> str:
+    """The minimum detectable difference in points; "none" where the comparison states none (docs/statistics.md: too few
+    tasks, no spread, or beyond any difference), blank where there is no comparison at all (no paired task)."""
+    if c.minimum_detectable_difference is not None:
+        return f"{c.minimum_detectable_difference * 100:.1f}"
+    return "" if c.note else "none"
 
 
 COMPARE_HEADERS = [

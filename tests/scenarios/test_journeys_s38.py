@@ -8,6 +8,7 @@ the WAL could not be checkpointed; reading on after the close asked a connection
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -299,3 +300,11 @@ def test_compare_as_of_says_what_it_resolved_to(demo_runs):
         "No arm pair to compare: no comparison or LoopX run group names one here; give --baseline ARM --treatment ARM.",
     ]
     assert not invoke(demo_runs, "compare", "--format", "table").stdout.startswith("As of")
+
+
+def test_compare_says_none_where_no_detectable_difference_can_be_stated(demo_runs):
+    """One task: docs/statistics.md says the minimum detectable difference is "none"; the table left the cell blank."""
+    rows = invoke(demo_runs, "compare", "--format", "csv").stdout.splitlines()
+    cells = dict(zip(rows[0].split(","), next(csv.reader([rows[1]]))))
+    assert (cells["tasks"], cells["detectable (pts)"]) == ("1", "none")
+    assert json.loads(invoke(demo_runs, "compare", "--format", "json").stdout)["comparisons"][0]["minimum_detectable_difference"] is None
