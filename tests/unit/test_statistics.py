@@ -109,7 +109,18 @@ def test_several_trials_per_arm_is_the_exact_sign_test_of_scipy_and_statsmodels(
 def test_the_binomial_p_value_is_scipys_binomtest_up_to_a_hundred_thousand_discordant_tasks(case):
     successes, trials = case
     expected = scipy.stats.binomtest(successes, trials).pvalue
-    assert binomial_two_sided_p(successes, trials) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    # (near the subnormal range SciPy's sum underflows: 10 of 1,075 is 0.0 there, exactly 2.716e-300, which ours gives)
+    assert binomial_two_sided_p(successes, trials) == pytest.approx(expected, rel=1e-9, abs=1e-290)
+
+
+def test_the_binomial_p_value_is_exact_where_scipys_underflows():
+    """SciPy's binomtest says 0.0 for 10 successes of 1,075; the exact two-sided p, in rationals, is about 2.716e-300."""
+    from fractions import Fraction
+    from math import comb
+
+    exact = Fraction(2 * sum(comb(1075, k) for k in range(11)), 2**1075)
+    assert scipy.stats.binomtest(10, 1075).pvalue == 0.0
+    assert binomial_two_sided_p(10, 1075) == pytest.approx(float(exact), rel=1e-9)
 
 
 def test_the_binomial_p_value_of_no_trial_is_one_and_a_count_out_of_range_is_refused():
