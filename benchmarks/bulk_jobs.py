@@ -68,8 +68,8 @@ STAGES = (
     (bulk, "to_artifact", "validate: normalize (compaction, public-safe checks)"),
     (append, "storage_problems", "validate: the store's guard"),
     (bulk, "check_batch", "validate: events, ids, manifest, receipt"),
-    (bulk, "_spooled", "validate: the spool line"),
-    (bulk, "_unspooled", "append: read the spool"),
+    (bulk, "spool_line", "validate: the spool line"),
+    (bulk, "unspooled", "append: read the spool"),
     (bulk.Ingest, "commit", "append: events, ids, manifests, insert, chain, commit"),
     (goal_folds.FoldsHere, "appended", "append: the projections' fold"),  # (each chunk, as it is appended)
     (ingest, "materialize_goals", "append: the projections' fold"),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,9 +26,10 @@ from typing import Any, BinaryIO
 from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, WorkerDied
 from benchledger.ledger.service.attempt_identity import AttemptPlacement, InvalidAttempt
 from benchledger.ledger.service.bulk_jobs import in_order
+from benchledger.ledger.service.bulk_spool import SpooledBatch, spool_line, spooled_head, unspooled
 from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, GoalFolds
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
-from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch, member_event
+from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
 from benchledger.ledger.service.intake.files import (
     MAX_BATCH_ARTIFACTS,
@@ -42,7 +42,7 @@ from benchledger.ledger.service.intake.files import (
     parse_document,
     read_lines,
 )
-from benchledger.ledger.storage.canonical import canonical_json, parse_json
+from benchledger.ledger.storage.canonical import canonical_json
 from benchledger.ledger.storage.event_records import NewEvent, validate_goal_id
 from benchledger.ledger.storage.store import Store
 from benchledger.projections.artifacts import KINDS, Artifact, IntakeError
@@ -190,60 +190,10 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
     return BatchLine(goal_id, artifacts, source, new_goal, attempt)
 
 
-# Between the parts of a spool line: JSON holds no raw control character (a string escapes them), so neither does a part.
-_SPOOL_PART_SEPARATOR = "\x1e"
-
-
-def _spooled(batch: BatchLine, members: Sequence[NewEvent], receipt: bytes, number: int = 0) -> bytes:
-    """One validated batch as a line of the spool: ``[goal, source, receipt, [[kind, source hash, origin], ...], new_goal,
-    attempt, number]`` then each payload, apart (:data:`_SPOOL_PART_SEPARATOR`); ``number``: its line in the file.
-
-    The payloads are written as the canonical JSON their event ids were
-    computed from (``members``: the batch's member events), which is what the
-    store keeps, and read back as such: spooling serializes nothing twice.
-    ``receipt`` is the guard's (:func:`check_batch`), so the append does not
-    guard the batch again.
-    """
-    head = [batch.goal_id, batch.source, receipt.hex(), [[a.kind, a.source_sha256, a.origin] for a in batch.artifacts], batch.new_goal, batch.attempt, number]
-    # (the head in ASCII: an origin names the file, whose name may hold undecodable bytes, i.e. lone surrogates)
-    return (_SPOOL_PART_SEPARATOR.join([json.dumps(head), *(new.canonical[0] for new in members)]) + "\n").encode()
-
-
-@dataclass(frozen=True)
-class _SpooledBatch:
-    goal_id: str
-    artifacts: list[Artifact]
-    source: str
-    receipt: bytes
-    new_goal: bool
-    attempt: str | None
-    members: list[NewEvent]  # (the artifacts' events, their canonical JSON and ids computed: ready to append)
-    size: int  # (the spool line's bytes)
-    line: int = 0  # (its line in the file)
-
-
-def _unspooled(line: bytes) -> _SpooledBatch:
-    """A spool line read back, its member events built (what of the append needs no database: done ahead, :class:`_Transactions`)."""
-    head, *bodies = line.decode().rstrip("\n").split(_SPOOL_PART_SEPARATOR)
-    goal_id, source, receipt, listed, new_goal, attempt, number = parse_json(head)  # (json.loads' values, mostly by orjson)
-    artifacts = [Artifact(kind, parse_json(body), sha, origin=origin) for (kind, sha, origin), body in zip(listed, bodies)]
-    members = [member_event(artifact).with_canonical(body) for artifact, body in zip(artifacts, bodies)]
-    for new in members:
-        new.event_id(goal_id)  # (its ids, computed once: cached by the event)
-    return _SpooledBatch(goal_id, artifacts, source, bytes.fromhex(receipt), new_goal, attempt, members, len(line), number)
-
-
-def _spooled_head(line: bytes) -> tuple[str, str | None]:
-    """A spool line's goal and named attempt, its payloads left unread."""
-    end = line.find(_SPOOL_PART_SEPARATOR.encode())
-    head = parse_json((line[:end] if end >= 0 else line).decode())
-    return head[0], head[5]
-
-
 class _Transactions:
     """The spool read back as the append's transactions: lines in file order, at most :data:`TRANSACTION_ARTIFACTS` artifacts
     and :data:`TRANSACTION_BYTES` a transaction (whole lines: a larger line is one alone), each line read and its events
-    built (:func:`_unspooled`) before its transaction begins.
+    built (:func:`unspooled`) before its transaction begins.
 
     :meth:`prepare` readies the next transaction a line a call: with ``jobs``, the writer calls it while it waits for the
     fold workers' rows of the transaction it is about to commit (``FoldWorkers``' ``meanwhile``), so it is never idle
@@ -254,9 +204,9 @@ class _Transactions:
 
     def __init__(self, spool: BinaryIO) -> None:
         self._lines = iter(spool)
-        self._next: list[_SpooledBatch] = []
+        self._next: list[SpooledBatch] = []
         self._held = self._held_bytes = 0  # (the artifacts of _next, and their spool lines' bytes)
-        self._after: _SpooledBatch | None = None  # (the line read that begins the transaction after the next)
+        self._after: SpooledBatch | None = None  # (the line read that begins the transaction after the next)
         self._read = False  # (every line is read)
         self._failed: Exception | None = None
 
@@ -266,7 +216,7 @@ class _Transactions:
             return False
         try:
             line = next(self._lines, None)
-            batch = None if line is None else _unspooled(line)
+            batch = None if line is None else unspooled(line)
         except Exception as exc:  # (raised by the take that needs the line: see the class)  # noqa: BLE001
             self._failed = exc
             return False
@@ -282,7 +232,7 @@ class _Transactions:
         self._held_bytes += batch.size
         return True
 
-    def take(self) -> tuple[list[_SpooledBatch], int] | None:
+    def take(self) -> tuple[list[SpooledBatch], int] | None:
         """The next transaction's batches and their artifacts (``None``: the spool is appended)."""
         while self.prepare():
             pass
@@ -297,7 +247,7 @@ class _Transactions:
 @dataclass(frozen=True)
 class _CheckedLine:
     """What validating one line found (:func:`_checked_lines`): why it cannot be read, or its batch's goal, size, what the
-    store's guard refuses in it and, when nothing, its spool line (:func:`_spooled`)."""
+    store's guard refuses in it and, when nothing, its spool line (:func:`spool_line`)."""
 
     number: int
     refusal: str | None = None
@@ -325,7 +275,7 @@ def _checked_lines(name: str, lines: Sequence[tuple[int, bytes]]) -> list[_Check
         judged = check_batch(batch.goal_id, batch.artifacts, source=batch.source, attempt=batch.attempt)
         # (the report names the line: the place within it is enough)
         problems = tuple(f"{place.removeprefix(f'{name}:{number} ')}: {problem}" for place, problem in judged.problems)
-        spooled = None if judged.receipt is None else _spooled(batch, judged.members, judged.receipt, number)
+        spooled = None if judged.receipt is None else spool_line(batch, judged.members, judged.receipt, number)
         checked.append(_CheckedLine(number, None, batch.goal_id, batch.new_goal, len(batch.artifacts), problems, spooled, batch.attempt))
     return checked
 
@@ -346,7 +296,7 @@ def _chunks(lines: Iterable[tuple[int, bytes]]) -> Iterator[list[tuple[int, byte
 
 def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str], jobs: int) -> set[str]:
     """Pass 1: every line parsed, normalized and guarded (by ``jobs`` worker processes); each valid batch is written to
-    ``spool`` as normalized (:func:`_spooled`), in file order. Returns the goals of the valid lines that name an attempt,
+    ``spool`` as normalized (:func:`spool_line`), in file order. Returns the goals of the valid lines that name an attempt,
     whose attempts :func:`_check_attempts` checks next.
 
     ``goals`` are the ledger's goal names and ``held`` their set: a line creating a goal whose name is close to one
@@ -405,10 +355,10 @@ def _check_attempts(ledger: Store, spool: BinaryIO, named: set[str], report: Bat
         unnamed: list[tuple[str, NewEvent, bool, str | None]] = []  # (placed a chunk at a time: none can be refused)
         placed: set[str] = set()  # goals the file's earlier lines place artifacts in
         for raw in spool:
-            goal_id, attempt = _spooled_head(raw)
+            goal_id, attempt = spooled_head(raw)
             if goal_id not in named:
                 continue
-            batch = _unspooled(raw)
+            batch = unspooled(raw)
             appends = [(goal_id, new, True, attempt) for new in batch.members]
             if attempt is None:
                 unnamed += appends
@@ -481,7 +431,7 @@ def ingest_batch_file(
     return report
 
 
-def _said_while_appending(said: str, batches: Sequence[_SpooledBatch], report: BatchFileIngest) -> str:
+def _said_while_appending(said: str, batches: Sequence[SpooledBatch], report: BatchFileIngest) -> str:
     """What an error the transaction of ``batches`` raised says (``said``), with the lines it holds and what the file's
     earlier transactions kept: its "nothing was written" is that transaction's alone once one before it committed.
 
@@ -514,7 +464,7 @@ def _goal_folds(jobs: int, meanwhile: Callable[[], bool]) -> contextlib.Abstract
     return contextlib.nullcontext(FoldsHere())
 
 
-def _transaction(ledger: Store, batches: list[_SpooledBatch], folds: GoalFolds) -> Ingest:
+def _transaction(ledger: Store, batches: list[SpooledBatch], folds: GoalFolds) -> Ingest:
     unit = Ingest(ledger, BATCHES_SOURCE, receipts={b.receipt for b in batches}, folds=folds, chunk_artifacts=APPEND_CHUNK_ARTIFACTS)
     for batch in batches:
         unit.add(batch.goal_id, batch.artifacts, source=batch.source, new_goal=batch.new_goal, attempt=batch.attempt, members=batch.members)

@@ -166,11 +166,11 @@ def test_a_transaction_ends_at_its_bytes_too_and_a_larger_line_is_one_alone(migr
 def _spooled_bytes(line: dict, where: str) -> int:
     """The bytes of ``line``'s spool line, as ``ingest-batches`` validates it at ``where`` (``FILE:LINE``, which its
     artifacts' origins name): what a transaction's byte bound counts."""
-    from benchledger.ledger.service import bulk
+    from benchledger.ledger.service import bulk, bulk_spool
 
     batch = bulk._batch_line(json.dumps(line).encode(), where)
     judged = bulk.check_batch(batch.goal_id, batch.artifacts, source=batch.source)
-    return len(bulk._spooled(batch, judged.members, judged.receipt))
+    return len(bulk_spool.spool_line(batch, judged.members, judged.receipt))
 
 
 def test_an_interruption_counts_only_the_transactions_that_wrote_something(migrated_url, tmp_path, monkeypatch):
@@ -529,15 +529,15 @@ def test_a_spool_line_read_back_holds_the_validated_events_whatever_their_string
     """The spool keeps each payload as the canonical JSON its event id was made from, and the append reads it back as such
     (not serialized again): the events read back are the validated ones, a record separator or a newline inside a string
     included (JSON escapes them, so a part of the line never holds one raw)."""
-    from benchledger.ledger.service import bulk
+    from benchledger.ledger.service import bulk, bulk_spool
 
     run = {**_demo("04-run-baseline.json"), "job_name": "split\x1ehere\nand é ✓ \U0001f600", "score": 0.1 + 0.2}
     line = {"goal_id": "goal-spool", "kind": None, "artifacts": [run, _demo("01-preflight.json")], "attempt": 2}
     batch = bulk._batch_line(json.dumps(line).encode(), "batches.ndjson:1")
     judged = bulk.check_batch(batch.goal_id, batch.artifacts, source=batch.source, attempt=batch.attempt)
-    spooled = bulk._spooled(batch, judged.members, judged.receipt)
+    spooled = bulk_spool.spool_line(batch, judged.members, judged.receipt)
 
-    back = bulk._unspooled(spooled)
+    back = bulk_spool.unspooled(spooled)
 
     assert spooled.count(b"\n") == 1 and spooled.endswith(b"\n")
     assert (back.goal_id, back.source, back.receipt, back.attempt, back.size) == ("goal-spool", batch.source, judged.receipt, "2", len(spooled))

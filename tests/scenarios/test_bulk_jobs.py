@@ -475,11 +475,11 @@ class _TransactionFoldsSlowToFinish(fold_workers.TransactionFolds):
 
 @pytest.fixture
 def read_while_folding(monkeypatch):
-    """For each spool line read back (``bulk._unspooled``), whether the writer was waiting for the fold workers' rows then
+    """For each spool line read back (``bulk.unspooled``), whether the writer was waiting for the fold workers' rows then
     (the workers made slow to finish, so that the writer prepares the next transaction meanwhile)."""
     monkeypatch.setattr(fold_workers, "TransactionFolds", _TransactionFoldsSlowToFinish)
     folding, seen = [False], []
-    real_fold, real_unspooled = fold_workers.FoldWorkers.fold, bulk._unspooled
+    real_fold, real_unspooled = fold_workers.FoldWorkers.fold, bulk.unspooled
 
     def fold(self, *args):
         folding[0] = True
@@ -493,7 +493,7 @@ def read_while_folding(monkeypatch):
         return real_unspooled(line)
 
     monkeypatch.setattr(fold_workers.FoldWorkers, "fold", fold)
-    monkeypatch.setattr(bulk, "_unspooled", unspooled)
+    monkeypatch.setattr(bulk, "unspooled", unspooled)
     return seen
 
 
@@ -505,7 +505,7 @@ def test_a_failure_preparing_the_next_transaction_while_one_commits_ends_as_with
     """The writer reads the next transaction's lines while the workers fold the one it commits: a line that cannot be read
     then raises once that one committed, not in it, as one job does (which reads the line only when the next begins)."""
     monkeypatch.setattr(bulk, "TRANSACTION_ARTIFACTS", 6)  # (two lines a transaction)
-    real_unspooled = bulk._unspooled
+    real_unspooled = bulk.unspooled
 
     def unreadable_at_the_fourth_line(line):
         batch = real_unspooled(line)
@@ -513,7 +513,7 @@ def test_a_failure_preparing_the_next_transaction_while_one_commits_ends_as_with
             raise _SpoolUnreadable("the spool could not be read back")
         return batch
 
-    monkeypatch.setattr(bulk, "_unspooled", unreadable_at_the_fourth_line)
+    monkeypatch.setattr(bulk, "unspooled", unreadable_at_the_fourth_line)
     path = _batch_file(tmp_path / "batches.ndjson", [{"goal_id": f"g-{i % 3}", "kind": None, "artifacts": _attempt(f"t-{i}")} for i in range(6)])
 
     one = invoke(twin_url, "ingest-batches", str(path), "--jobs", "1")
