@@ -308,3 +308,14 @@ def test_compare_says_none_where_no_detectable_difference_can_be_stated(demo_run
     cells = dict(zip(rows[0].split(","), next(csv.reader([rows[1]]))))
     assert (cells["tasks"], cells["detectable (pts)"]) == ("1", "none")
     assert json.loads(invoke(demo_runs, "compare", "--format", "json").stdout)["comparisons"][0]["minimum_detectable_difference"] is None
+
+
+def test_standard_input_named_twice_is_refused_as_such(migrated_url):
+    """``ingest --goal g - -`` read the run, then called the exhausted stream "<stdin>: the file is empty"."""
+    run = (DEMO / "04-run-baseline.json").read_text()
+    done = invoke(migrated_url, "ingest", "--goal", "goal-dash", "-", "-", input=run)
+    assert done.exit_code == 2
+    assert done.stderr.strip() == "benchledger: <stdin>: `-` (standard input) is given 2 times; it can be read once"
+    with benchledger.open(migrated_url) as ledger:
+        assert not ledger.has_goal("goal-dash")
+    assert invoke(migrated_url, "ingest", "--goal", "goal-dash", "-", input=run).exit_code == 0

@@ -346,6 +346,8 @@ def directory_files(directory: Path, include: Sequence[str] = ()) -> list[Path]:
 
 def expand_paths(paths: list[str], include: Sequence[str] = ()) -> list[str]:
     """The files that ``paths`` name, in argument order (directories expanded, sorted; ``include``: :func:`_included`)."""
+    if paths.count("-") > 1:  # (the second would read an exhausted stream: "<stdin>: the file is empty" is no help)
+        raise InputFileError("<stdin>", f"`-` (standard input) is given {paths.count('-')} times; it can be read once")
     files: list[str] = []
     for raw in paths:
         path = Path(os.path.expanduser(raw))
