@@ -169,6 +169,11 @@ def echo_json(value: Any) -> None:
     click.echo(json_document(value))
 
 
+def signed_number(value: float) -> str:
+    """A delta as every listing and page shows it: its sign always written (``+1``, ``-0.25``, ``+0``)."""
+    return f"{value:+g}"
+
+
 def utc_text(value: Any) -> str:
     """An ISO-8601 time with an offset as UTC ``YYYY-MM-DDTHH:MM:SSZ``; anything else unchanged."""
     if not isinstance(value, str):

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import goal_option, open_ledger
-from benchledger.cli.output import echo_json, echo_rows, format_option, utc_text, wide_option
+from benchledger.cli.output import echo_json, echo_rows, format_option, signed_number, utc_text, wide_option
 from benchledger.ledger.results import Comparison, Comparisons, CurrentRun, PassRate, Run, RunPair
 
 
@@ -157,7 +157,7 @@ def _pair_row(p: RunPair) -> list[Any]:
     notes = [n for n in (_side_note("baseline", p.baseline, p.baseline_found_by, p.baseline_missing),
                          _side_note("treatment", p.treatment, p.treatment_found_by, p.treatment_missing)) if n]
     return [p.goal_id, p.benchmark_id, p.case_id, p.pair_id, p.baseline_arm, _score(p.baseline),
-            p.treatment_arm, _score(p.treatment), "" if p.score_delta is None else f"{p.score_delta:+g}", "; ".join(notes)]
+            p.treatment_arm, _score(p.treatment), "" if p.score_delta is None else signed_number(p.score_delta), "; ".join(notes)]
 
 
 def _rate_row(r: PassRate) -> list[Any]:

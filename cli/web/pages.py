@@ -31,7 +31,7 @@ import jinja2
 import markupsafe
 
 from benchledger.cli.common import standby_lag_text
-from benchledger.cli.output import encoded, visible
+from benchledger.cli.output import encoded, signed_number, utc_text, visible
 from benchledger.cli.web import figures, report_folder, review_fields
 from benchledger.ledger.api import Ledger, is_goal_id
 from benchledger.projections import catalog
@@ -83,6 +83,9 @@ def _environment() -> jinja2.Environment:
     env.filters["score"] = lambda value: "—" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
     env.filters["short"] = lambda value, n=12: str(value)[:n]
     env.filters["points"] = lambda value: "—" if value is None else f"{value * 100:+.1f}"
+    # (as the CLI's tables show them: times to the second in UTC, a delta with its sign)
+    env.filters["utc"] = utc_text
+    env.filters["delta"] = lambda value: "—" if value is None else signed_number(value) if isinstance(value, (int, float)) else str(value)
     env.filters["left_out"] = _left_out
     # An attempt's reviews as its row links them: short, so the column stays narrow (the link's title names the review).
     env.globals["ATTEMPT_REVIEW_NAMES"] = {catalog.CLAIM: "claim", catalog.LEARNING: "learning", catalog.VERIFIER: "verifier"}

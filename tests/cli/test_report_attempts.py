@@ -17,6 +17,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from benchledger.cli.output import utc_text
 from benchledger.cli.web import pages
 from benchledger.ledger import api
 from benchledger.ledger.read import report_attempts
@@ -66,7 +67,7 @@ def test_each_attempt_has_its_row_its_timeline_and_its_reviews(migrated_url, tmp
         row = page.split(f'id="attempt-row-{attempt}"', 1)[1].split("</tr>", 1)[0]
         assert f'href="attempts/{batch["key"]}/review-claim.html"' in row
         assert batch["comparison_id"] == f"pair-{attempt}"
-    assert _rows(first, "batches") == [b["recorded_at"] for b in sorted(batches.values(), key=lambda b: b["position"], reverse=True)]
+    assert _rows(first, "batches") == [utc_text(b["recorded_at"]) for b in sorted(batches.values(), key=lambda b: b["position"], reverse=True)]
 
 
 def test_a_single_attempt_goal_reads_as_before(migrated_url):

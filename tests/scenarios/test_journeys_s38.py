@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -319,3 +320,16 @@ def test_standard_input_named_twice_is_refused_as_such(migrated_url):
     with benchledger.open(migrated_url) as ledger:
         assert not ledger.has_goal("goal-dash")
     assert invoke(migrated_url, "ingest", "--goal", "goal-dash", "-", input=run).exit_code == 0
+
+
+def test_the_report_shows_times_and_deltas_as_the_cli_does(demo_runs, tmp_path):
+    """The report showed times with microseconds (``…T07:26:16.309358Z``) where every table shows seconds, and a delta
+    as ``1`` where ``runs --paired`` shows ``+1``."""
+    assert invoke(demo_runs, "report", "-o", str(tmp_path / "site")).exit_code == 0
+    page = (tmp_path / "site" / "goals" / "demo-goal" / "index.html").read_text()
+    shown = re.sub(r"<script.*?</script>", "", page, flags=re.DOTALL)  # (a chart's data keeps the recorded instants)
+    assert re.search(r"T\d\d:\d\d:\d\d\.\d+Z", shown) is None
+    assert re.search(r"<td>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ</td>", shown)
+    paired = invoke(demo_runs, "runs", "--paired", "--format", "csv").stdout.splitlines()
+    delta = next(csv.reader([paired[1]]))[paired[0].split(",").index("delta")]
+    assert delta == "+1" and f'<td class="num">{delta}</td>' in shown
