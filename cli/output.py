@@ -158,11 +158,13 @@ def printable(text: str, encoding: str | None = None) -> str:
     return encoded(text, encoding).decode(encoding or "utf-8")
 
 
-def json_document(value: Any) -> str:
-    """``value`` as every ``--format json`` prints it: indented, non-ASCII kept, lone surrogates escaped."""
+def json_document(value: Any, *, escape_surrogates: bool = True) -> str:
+    """``value`` as every ``--format json`` prints it: indented, non-ASCII kept, lone surrogates escaped (unless not
+    ``escape_surrogates``: a review's answer, printed only where LoopX's is, ``cli.reviews.print_review``)."""
     from benchledger.ledger.api import escape_lone_surrogates
 
-    return escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return escape_lone_surrogates(text) if escape_surrogates else text
 
 
 def echo_json(value: Any) -> None:

@@ -126,13 +126,25 @@ def load_input(path: str, flag: str, kind: str, *, repeatable: bool = False) -> 
     return load(path, kind, not_object=not_object, not_compactable=not_compactable(flag, kind))
 
 
-def render(name: str, payload: dict[str, Any], fmt: str) -> str:
-    from benchledger.ledger.api import escape_lone_surrogates
+def print_review(ctx: click.Context, name: str, payload: dict[str, Any], fmt: str) -> None:
+    """Print the review as LoopX prints it and exit 0 (ok) or 1.
 
-    if fmt == "json":
-        return json_document(payload)
-    # A lone surrogate read from a "\ud800" escape has no UTF-8 form (LoopX dies printing it).
-    return escape_lone_surrogates(review_module(name).render_markdown(payload))
+    Its text is printed raw: a terminal colour code an input holds (``\x1b[31m``) stays, where ``click.echo`` would drop
+    it from a pipe. A review holding a lone UTF-16 surrogate (read from a ``\ud800`` escape) has no UTF-8 form, and LoopX
+    prints nothing for it (it fails, exit 1): nor does benchledger, which says why in one line instead of a traceback.
+    """
+    text = json_document(payload, escape_surrogates=False) if fmt == "json" else review_module(name).render_markdown(payload)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        click.echo(
+            f"benchledger: the {name} review holds an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape of its input), which "
+            "has no UTF-8 form: nothing is printed, as LoopX 0.4.8 prints nothing for it (exit 1); remove the escape from the input",
+            err=True,
+        )
+        ctx.exit(1)
+    click.echo(text, color=True)
+    ctx.exit(0 if payload.get("ok") is True else 1)
 
 
 def run_review(
@@ -154,8 +166,7 @@ def run_review(
                 payload = ledger.keep_review(goal, name, artifacts, options, new_goal=ctx.meta.get(NEW_GOAL_META, False)).payload
         else:
             payload = evaluate_review(name, artifacts, options).payload
-    click.echo(render(name, payload, fmt))
-    ctx.exit(0 if payload.get("ok") is True else 1)
+    print_review(ctx, name, payload, fmt)
 
 
 def _add_goal_option(command: click.Command) -> None:

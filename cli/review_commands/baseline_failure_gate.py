@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import NEW_GOAL_HELP, goal_filter
-from benchledger.cli.reviews import FORMAT_OPTION, render, run_review
+from benchledger.cli.reviews import FORMAT_OPTION, print_review, run_review
 from benchledger.ledger.api import read_json
 from benchledger.projections import baseline_failure_gate as review
 from benchledger.projections.artifacts import Artifact, IntakeError, NotCompactable
@@ -47,8 +47,7 @@ def _execute(ctx: click.Context, fmt: str, options: dict[str, Any], new_goal: bo
     else:
         url = (ctx.find_root().obj or {}).get("database_url")
         payload = execute_baseline_failure_gate(artifacts, options, url=url, new_goal=new_goal).payload
-    click.echo(render(review.NAME, payload, fmt))
-    ctx.exit(0 if payload.get("ok") is True else 1)
+    print_review(ctx, review.NAME, payload, fmt)
 
 
 @click.command("baseline-failure-gate")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import uuid
 from typing import Any
 
@@ -50,10 +51,22 @@ def canonical_json(value: Any) -> str:
 
 
 def _json_module_canonical(value: Any) -> str:
-    text = _CANONICAL_ENCODER.encode(value)
+    try:
+        text = _CANONICAL_ENCODER.encode(value)
+    except RecursionError:
+        # A value nested as deep as json.loads reads (a review reads what LoopX reads, near the interpreter's limit) is
+        # written from a deeper stack than it was read at: it is written with room for its depth, not refused.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _ROOM_TO_WRITE)
+        try:
+            text = _CANONICAL_ENCODER.encode(value)
+        finally:
+            sys.setrecursionlimit(limit)
     return escape_lone_surrogates(text) if not text.isascii() and _LONE_SURROGATE.search(text) else text
 
 
+# More frames than a decoded value can nest (json.loads stops at the interpreter's limit, 1,000 by default).
+_ROOM_TO_WRITE = 2000
 # Built once: json.dumps builds an encoder on every call given any option (an append encodes every payload).
 _CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 # Subclasses of str, int, dict and list, dataclasses and datetimes go to _refuse (the json module writes

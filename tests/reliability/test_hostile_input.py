@@ -348,8 +348,10 @@ def test_review_commands_answer_the_corpus_as_loopx_does(slot, monkeypatch):
         expected = LOOPX[f"{slot}/{file}"]
         result = _review(slot, file, monkeypatch)
         if expected.get("crash"):
-            # LoopX died with a traceback here; benchledger answers with a payload or a one-line error
-            assert result.output.strip(), (slot, file)
+            # LoopX died printing here (a lone surrogate has no UTF-8 form): its decision is no answer, exit 1; benchledger's
+            # too, with one line saying why instead of a traceback
+            assert (result.exit_code, result.stdout) == (expected["exit"], ""), (slot, file)
+            assert len(result.stderr.strip().splitlines()) == 1 and "unpaired UTF-16 surrogate" in result.stderr, (slot, file)
             continue
         try:
             payload = json.loads(result.stdout)

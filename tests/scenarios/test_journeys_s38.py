@@ -333,3 +333,71 @@ def test_the_report_shows_times_and_deltas_as_the_cli_does(demo_runs, tmp_path):
     paired = invoke(demo_runs, "runs", "--paired", "--format", "csv").stdout.splitlines()
     delta = next(csv.reader([paired[1]]))[paired[0].split(",").index("delta")]
     assert delta == "+1" and f'<td class="num">{delta}</td>' in shown
+
+
+# -- the review commands where a differential run against LoopX 0.4.8 found them apart ---------------------------------
+
+
+def _review(tmp_path: Path, comparison: dict, *extra: str):
+    path = tmp_path / "comparison.json"
+    path.write_text(json.dumps(comparison))
+    return invoke("sqlite://", "benchmark", "review-claim", "--benchmark-comparison-json", str(path), *extra)
+
+
+def test_a_terminal_colour_code_in_an_input_is_printed_raw_as_loopx_prints_it(tmp_path):
+    """click.echo drops ``ESC[…m`` from a pipe: ``- Task: `ab``` where LoopX prints ``- Task: `a\\x1b[31mb```."""
+    done = _review(tmp_path, {"schema_version": "benchmark_comparison_v0", "task_id": "a\x1b[31mb"})
+    assert "- Task: `a\x1b[31mb`" in done.stdout
+
+
+def test_a_review_holding_a_lone_surrogate_is_not_printed_as_loopx_prints_none(tmp_path):
+    """LoopX dies printing it (exit 1, nothing on stdout); benchledger printed the review with the surrogate escaped, exit 0."""
+    for fmt in ("json", "markdown"):
+        done = _review(tmp_path, {"schema_version": "benchmark_comparison_v0", "task_id": "a\ud800b"}, "--format", fmt)
+        assert (done.exit_code, done.stdout) == (1, "")
+        assert done.stderr.startswith("benchledger: the review-claim review holds an unpaired UTF-16 surrogate")
+
+
+def _nested(key: str, depth: int, leaf: str) -> str:
+    """``leaf`` (JSON text) inside ``depth`` objects of one ``key`` each, as text (json.dumps would recurse that deep)."""
+    return f'{{"{key}":' * depth + leaf + "}" * depth
+
+
+def test_a_deeply_nested_input_loopx_reads_is_reviewed_not_an_internal_error(tmp_path):
+    """A preflight whose ``preflight_guard`` nests 968 deep: LoopX answers (first blocker preflight_not_ready); benchledger
+    read it, then failed writing its canonical JSON from a deeper stack (RecursionError: internal error, exit 70)."""
+    path = tmp_path / "preflight.json"
+    path.write_text(_nested("preflight_guard", 968, '{"ready": false}'))
+    # (as a process of its own: how deep json.loads reads depends on the stack it is called from, a test runner's deeper)
+    done = _whole_process("benchmark", "lifecycle-state", "--preflight-json", str(path), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["first_blocker"] == "preflight_not_ready"
+
+
+def _whole_process(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "benchledger", *args], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_too_deep_an_input_is_refused_in_the_decoders_own_words(tmp_path):
+    """Nested objects were refused "while decoding a JSON array", the word hard-coded; LoopX says "object" for them."""
+    path = tmp_path / "run.json"
+    path.write_text(_nested("a", 1200, "1"))
+    done = invoke("sqlite://", "benchmark", "review-runner-invariants", "--benchmark-run-json", str(path), "--format", "json")
+    assert done.exit_code == 1
+    assert json.loads(done.stdout)["error"] == "maximum recursion depth exceeded while decoding a JSON object from a unicode string"
+
+
+def test_the_four_answer_as_loopx_does(tmp_path, loopx):
+    """The same inputs given to LoopX 0.4.8 itself: the same stdout and exit status (each a process of its own)."""
+    cases = {
+        "ansi": ({"schema_version": "benchmark_comparison_v0", "task_id": "a\x1b[31mb"}, ["review-claim", "--benchmark-comparison-json"], []),
+        "surrogate": ({"schema_version": "benchmark_comparison_v0", "task_id": "a\ud800b"}, ["review-claim", "--benchmark-comparison-json"], ["--format", "json"]),
+        "deep": (_nested("preflight_guard", 968, '{"ready": false}'), ["lifecycle-state", "--preflight-json"], ["--format", "json"]),
+        "too-deep": (_nested("a", 1200, "1"), ["review-runner-invariants", "--benchmark-run-json"], ["--format", "json"]),
+    }
+    for name, (document, command, extra) in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(document if isinstance(document, str) else json.dumps(document))
+        theirs = subprocess.run([loopx, "benchmark", *command, str(path), *extra], capture_output=True, timeout=120)
+        ours = _whole_process("benchmark", *command, str(path), *extra)
+        assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), name

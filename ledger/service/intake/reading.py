@@ -49,7 +49,10 @@ def parse_json_bytes(data: bytes, *, universal_newlines: bool = False) -> Any:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         return json.loads(text)
     except RecursionError as exc:
-        raise IntakeError("maximum recursion depth exceeded while decoding a JSON array from a unicode string") from exc
+        # (the decoder's own words name the container it was in, object or array, as LoopX's refusal does)
+        said = str(exc)
+        decoding = said if said.startswith("maximum recursion depth exceeded while decoding a JSON") else None
+        raise IntakeError(decoding or "maximum recursion depth exceeded while decoding a JSON array from a unicode string") from exc
     except ValueError as exc:  # decode errors, JSON syntax, over-long integer literals
         raise IntakeError(str(exc)) from exc
 
