@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tests.helpers import invoke
 from tests.report_helpers import PUBLIC_LEDGER as PUBLIC
+from tests.report_helpers import ingest_demo
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
 GOAL = "demo-db-wal-recovery"
@@ -23,11 +24,7 @@ DEMO_ROW = ("terminal-bench@2.0", "hardened-codex", "codex-loopx", "1")
 
 def _quickstart(url: str) -> None:
     """examples/quickstart.sh's ingests, as it types them."""
-    for kind, name in (("preflight", "01-preflight.json"), ("launch", "02-launch.json"), ("post-launch", "03-post-launch.json")):
-        assert invoke(url, "ingest", "--goal", GOAL, "--kind", kind, str(DEMO / name)).exit_code == 0
-    assert invoke(url, "ingest", "--goal", GOAL, str(DEMO / "04-run-baseline.json")).exit_code == 0
-    runs = [str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json")]
-    assert invoke(url, "ingest", "--goal", GOAL, *runs).exit_code == 0
+    ingest_demo(url, GOAL)
 
 
 def _index(url: str, folder: Path, *args: str) -> str:
