@@ -104,23 +104,37 @@ def test_several_trials_per_arm_is_the_exact_sign_test_of_scipy_and_statsmodels(
     assert comparison.p_value == pytest.approx(sign_test(differences)[1], rel=1e-9)
 
 
+def _exact_two_sided_p(successes: int, trials: int) -> float:
+    """The two-sided binomial p at one half, in integers: 2 P(X <= the smaller tail), correctly rounded to a float."""
+    tail = min(successes, trials - successes)
+    if 2 * tail == trials:
+        return 1.0
+    term = total = 1
+    for j in range(tail):
+        term = term * (trials - j) // (j + 1)
+        total += term
+    return min(1.0, 2 * total / 2**trials)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 100_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
 def test_the_binomial_p_value_is_scipys_binomtest_up_to_a_hundred_thousand_discordant_tasks(case):
     successes, trials = case
     expected = scipy.stats.binomtest(successes, trials).pvalue
-    # (near the subnormal range SciPy's sum underflows: 10 of 1,075 is 0.0 there, exactly 2.716e-300, which ours gives)
-    assert binomial_two_sided_p(successes, trials) == pytest.approx(expected, rel=1e-9, abs=1e-290)
+    if expected == 0.0:  # (SciPy's sum underflows below about 1e-280: 10 or 15 of 1,075 are 0.0 there; the exact p is not)
+        expected = _exact_two_sided_p(successes, trials)
+    assert binomial_two_sided_p(successes, trials) == pytest.approx(expected, rel=1e-9, abs=1e-300)
 
 
 def test_the_binomial_p_value_is_exact_where_scipys_underflows():
-    """SciPy's binomtest says 0.0 for 10 successes of 1,075; the exact two-sided p, in rationals, is about 2.716e-300."""
-    from fractions import Fraction
-    from math import comb
-
-    exact = Fraction(2 * sum(comb(1075, k) for k in range(11)), 2**1075)
-    assert scipy.stats.binomtest(10, 1075).pvalue == 0.0
-    assert binomial_two_sided_p(10, 1075) == pytest.approx(float(exact), rel=1e-9)
+    """SciPy's binomtest says 0.0 for 10 and 15 successes of 1,075; the exact two-sided p is about 2.716e-300 and 1.028e-290."""
+    for successes, exact in ((10, 2.716e-300), (15, 1.028e-290)):
+        assert scipy.stats.binomtest(successes, 1075).pvalue == 0.0
+        assert _exact_two_sided_p(successes, 1075) == pytest.approx(exact, rel=1e-3)
+        assert binomial_two_sided_p(successes, 1075) == pytest.approx(_exact_two_sided_p(successes, 1075), rel=1e-9)
+    # the exact p agrees with SciPy wherever SciPy's does not underflow
+    for successes, trials in ((0, 1), (3, 10), (40, 100), (450, 1075), (49_000, 100_000)):
+        assert _exact_two_sided_p(successes, trials) == pytest.approx(scipy.stats.binomtest(successes, trials).pvalue, rel=1e-9)
 
 
 def test_the_binomial_p_value_of_no_trial_is_one_and_a_count_out_of_range_is_refused():
