@@ -125,7 +125,9 @@ def open(
         raise InvalidInput(f"the ledger URL must be a str (sqlite:///PATH or postgresql://USER@HOST/DATABASE), not {type(url).__name__}")
     new_file = new_ledger_file(url, create=create)
     if new_file is not None and not create_default and new_file == default_ledger_path():
-        return Ledger(Store.open("sqlite://", older=older_schema))
+        stand_in = Store.open("sqlite://", older=older_schema)
+        stand_in.guarded = True  # (what the dry run would append is refused as the ledger, once made, will refuse it)
+        return Ledger(stand_in)
     ledger = Ledger(open_store(url, older=older_schema))
     ledger.created = new_file if new_file is not None and new_file.exists() else None
     return ledger

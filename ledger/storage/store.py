@@ -74,6 +74,8 @@ class Store:
         self._snapshot_connection = snapshot_connection
         # What opening the ledger migrated (an older SQLite ledger opened to write), else None.
         self.upgraded: Upgraded | None = None
+        # Appends pass the storage guard, but on a stateless review's throwaway ledger (api.open sets it for a dry run's stand-in).
+        self.guarded = self.persistent
 
     @property
     def persistent(self) -> bool:
@@ -88,8 +90,7 @@ class Store:
     def open(cls, url: str, *, migrate: bool = True, older: OlderRevision = UPGRADE) -> Store:
         """Open the ledger at ``url``; an in-memory URL gets a fresh schema. ``older``: what a ledger at an older
         schema revision gets (:func:`~benchledger.ledger.storage.migrate.ensure_current`); ``migrate=False``: nothing is checked."""
-        engine = create_ledger_engine(url)
-        upgraded = None
+        engine, upgraded = create_ledger_engine(url), None
         with database_errors_as_unavailable(url):
             if engine.url.database in (None, "", ":memory:") and engine.dialect.name == "sqlite":
                 metadata.create_all(engine)
@@ -147,8 +148,7 @@ class Store:
         An append whose exact content the guard passed already in this process
         (one of ``receipts``, :func:`~benchledger.ledger.storage.append.guard_receipt`) is not guarded again.
         """
-        # Guarded on a persistent ledger only: a stateless review reads what LoopX reads (paths, NaN, surrogates and all).
-        prepared = prepared_appends(appends, source, guard=self.persistent, receipts=receipts)
+        prepared = prepared_appends(appends, source, guard=self.guarded, receipts=receipts)
 
         def attempt() -> list[list[Appended]]:
             with self.transaction(write=True) as tx:
@@ -452,7 +452,7 @@ class ChunkedAppend:
 
     def append(self, appends: Sequence[StreamAppend], *, source: str, receipts: Collection[bytes] = ()) -> list[list[Appended]]:
         """Append as :meth:`Store.append_streams` does, inside the open transaction (later chunks see earlier ones)."""
-        return append_locked(self.tx, prepared_appends(appends, source, guard=self.ledger.persistent, receipts=receipts), source)
+        return append_locked(self.tx, prepared_appends(appends, source, guard=self.ledger.guarded, receipts=receipts), source)
 
 
 def one_snapshot(read: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:

@@ -157,15 +157,15 @@ def _huge_run(tmp_path: Path) -> Path:
     return path
 
 
-def test_an_integer_no_float_can_hold_is_refused_at_intake_naming_the_file_and_nothing_is_written(migrated_url, tmp_path):
-    """It passed intake (``1e999`` did not), then every review reading the score as a float failed: ``ingest`` ended in
-    "projection … failed: OverflowError" naming neither file nor field, ``--dry-run`` said it would append, an
+def test_an_integer_no_float_can_hold_is_refused_by_the_storage_guard_naming_file_and_field_and_nothing_is_written(migrated_url, tmp_path):
+    """It passed the storage guard (``1e999`` is refused at intake), then every review reading the score as a float
+    failed: ``ingest`` ended in "projection … failed: OverflowError" naming neither file nor field, ``--dry-run`` said it would append, an
     ``ingest-batches`` had committed its earlier transactions, and an ``import-loopx``'d row broke ``runs`` and ``history``."""
     huge = _huge_run(tmp_path)
     for args in (["ingest", "--goal", "goal-huge", "--dry-run", str(huge)], ["ingest", "--goal", "goal-huge", str(huge)]):
         done = invoke(migrated_url, *args)
         assert done.exit_code == 1, done.output
-        assert f"{huge.name}: the number 100000000000...(401 digits) is out of range" in done.output
+        assert f"{huge.name}: $.official_task_score.value of this run is an integer of 401 digits, beyond the range of a float" in done.output
         assert "OverflowError" not in done.output
     good = json.loads((DEMO / "05-run-treatment.json").read_text())
     lines = [{"goal_id": "goal-bulk", "kind": None, "artifacts": [dict(good, job_name=f"job-{i}")]} for i in range(3)]
@@ -174,14 +174,14 @@ def test_an_integer_no_float_can_hold_is_refused_at_intake_naming_the_file_and_n
     batches.write_text("".join(json.dumps(line) + "\n" for line in lines))
     done = invoke(migrated_url, "ingest-batches", str(batches))
     assert done.exit_code == 1, done.output
-    assert "line 4: the number 100000000000...(401 digits) is out of range" in done.output
+    assert "line 4: artifacts[0]: $.official_task_score.value of this run is an integer of 401 digits" in done.output
     ledger_file = json.loads((REPO / "tests" / "data" / "loopx-public" / "benchmark-run-ledger.json").read_text())
     benchmark = next(iter(ledger_file["benchmarks"].values()))
     next(iter(benchmark["cases"].values()))["runs"][0]["official_score"] = 10**400
     imported = tmp_path / "loopx-ledger.json"
     imported.write_text(json.dumps(ledger_file))
     done = invoke(migrated_url, "import-loopx", "--goal", "goal-loopx", str(imported))
-    assert done.exit_code != 0 and "out of range" in done.output, done.output
+    assert done.exit_code != 0 and "$.official_score of this benchmark_run_ledger_row_v0 is an integer of 401 digits" in done.output, done.output
     with benchledger.open(migrated_url) as ledger:
         assert ledger.event_count() == 0
 

@@ -28,13 +28,10 @@ from typing import Any, BinaryIO
 
 from benchledger.ledger.storage.canonical import canonical_json, sha256_hex
 from benchledger.ledger.storage.guard import (
-    FLOAT_RANGE,
     LONE_SURROGATE,
     MAX_NESTING_DEPTH,
     MAX_PAYLOAD_BYTES,
     NUL_CHARACTER,
-    beyond_floats,
-    may_exceed_floats,
     may_hold_unprintable,
     nesting_depth,
     unprintable_in,
@@ -91,21 +88,6 @@ def _finite_float(literal: str) -> float:
     return value
 
 
-def _integer_beyond_floats(value: Any) -> str | None:
-    """The first integer of ``value`` beyond the range of a float, shortened as a message shows it, else None."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, int) and not isinstance(node, bool) and beyond_floats(node):
-            digits = str(node)
-            return f"{digits[:12]}...({len(digits.lstrip('-'))} digits)"
-    return None
-
-
 def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES) -> SourceDocument:
     """Parse one document strictly; any refusal names ``source`` and the reason.
 
@@ -139,10 +121,6 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
     # no more brackets than the limit (those inside strings included) cannot nest deeper.
     if text.count("{") + text.count("[") > MAX_NESTING_DEPTH and nesting_depth(value) > MAX_NESTING_DEPTH:
         raise InputFileError(source, f"nested deeper than the {MAX_NESTING_DEPTH}-level limit")
-    if may_exceed_floats(text):
-        huge = _integer_beyond_floats(value)
-        if huge is not None:
-            raise InputFileError(source, f"the number {huge} is out of range: {FLOAT_RANGE}")
     # A NUL reaches a string only through a \u0000 escape (a raw one is refused above)
     # and a surrogate only through a \ud800-\udfff one (UTF-8 text cannot hold it).
     if may_hold_unprintable(text):
