@@ -94,8 +94,6 @@ def runs_command(
         raise click.UsageError("--limit does not apply to --summary (one row per benchmark and arm)", ctx)
     if include_archived and not summary:
         raise click.UsageError("--include-archived applies to --summary only", ctx)
-    if include_archived and current:
-        raise click.UsageError("--include-archived does not apply to --current: an archived run is never a current run", ctx)
     filters = {"goal_id": goal, "benchmark": benchmark, "case": case, "arm": arm, "mode": mode, "status": status}
     with open_ledger(ctx) as ledger:
         if paired:
@@ -179,15 +177,15 @@ RATE_HEADERS = ["benchmark", "arm", "runs", "passed", "failed", "unscored", "pas
 
 # -- compare ------------------------------------------------------------------------------------
 
-COMPARED = ("Each arm's pass rate is the mean of its per-task pass rates over the tasks both arms ran (countable, scored runs), "
-            "so it differs from the pooled rate of `runs --summary`: passed / (passed + failed) over the arm's current, countable, "
-            "unretracted runs of every task; tasks only one arm ran are counted in the last columns and named below.")
-# (with --include-archived, both count the archived runs that nothing else leaves out: projections.runs.counts_in_rate)
-COMPARED_WITH_ARCHIVED = (
-    COMPARED.replace("(countable, scored runs)", "(countable, scored runs, and archived ones that nothing else leaves out)")
-    .replace("`runs --summary`", "`runs --summary --include-archived`")
-    .replace("unretracted runs of every task", "unretracted runs and such archived ones of every task")
-)
+def _compared(include_archived: bool) -> str:
+    """What compare's rates are, said before its table (with ``include_archived``, both it and `runs --summary` count the
+    archived runs that nothing else leaves out: projections.runs.counts_in_rate)."""
+    archived, summary = (" and archived ones that nothing else leaves out", " --include-archived") if include_archived else ("", "")
+    return (
+        f"Each arm's pass rate is the mean of its per-task pass rates over the tasks both arms ran (countable, scored runs{archived}), "
+        f"so it differs from the pooled rate of `runs --summary{summary}`: passed / (passed + failed) over the arm's current, "
+        f"countable, unretracted runs{archived} of every task; tasks only one arm ran are counted in the last columns and named below."
+    )
 
 
 def _points(value: float | None) -> str:
@@ -286,7 +284,7 @@ def compare_command(
     if fmt == "markdown":
         click.echo("## Treatment against baseline, per benchmark\n")
     if fmt != "csv":  # (what the rates are, said first: not the pooled rates of `runs --summary`, which a reader has seen)
-        click.echo(textwrap.fill(COMPARED_WITH_ARCHIVED if include_archived else COMPARED, COUNTED_WIDTH) + "\n")
+        click.echo(textwrap.fill(_compared(include_archived), COUNTED_WIDTH) + "\n")
     echo_rows(COMPARE_HEADERS, [_compare_row(c) for c in found], fmt, wide=wide)
     if fmt != "csv":
         for line in _unpaired_lines(found):

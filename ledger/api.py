@@ -258,9 +258,9 @@ class Ledger:
 
     def last_position(self) -> int:
         """The ledger's last event position (0 when empty): it moves whenever anything is appended."""
-        from benchledger.ledger.read import report_views
+        from benchledger.ledger.read import runs
 
-        return report_views.last_position(self._store)
+        return runs.last_position(self._store)
 
     # -- reading goals -----------------------------------------------------------------------
 

@@ -32,19 +32,16 @@ def row_counts(url) -> dict[str, int]:
 def ingest_unguarded(url, goal, artifacts, *, source):
     """``artifacts`` (``(kind, payload)`` pairs) appended as a build before the storage guard kept them (NaN, NUL, surrogates).
 
-    The store skips its guard only for a throwaway ledger; pretending to be one
-    writes exactly what such a build wrote (hash chain and projections included).
+    The store's guard is switched off for this one store (``Store.guarded``, off for a stateless review's throwaway
+    ledger): it writes exactly what such a build wrote (hash chain and projections included).
     """
-    import pytest
-
     from benchledger.ledger.service.ingest import ingest
     from benchledger.ledger.service.intake.artifacts import Artifact
 
     ledger = Store.open(url)
+    ledger.guarded = False
     try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(Store, "persistent", property(lambda self: False))
-            ingest(ledger, goal, [Artifact(kind, payload) for kind, payload in artifacts], source=source)
+        ingest(ledger, goal, [Artifact(kind, payload) for kind, payload in artifacts], source=source)
     finally:
         ledger.close()
 

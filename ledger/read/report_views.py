@@ -86,12 +86,6 @@ def rows_of(projection: str, goal_id: str | ColumnElement[Any], *, alias: str) -
     return table, and_(table.c.projection == projection, table.c.goal_id == goal_id)
 
 
-def last_position(ledger: Store) -> int:
-    """The ledger's last event position (0 when empty): what a reader compares to see whether anything new arrived."""
-    with ledger.reading() as connection:
-        return connection.execute(select(func.coalesce(func.max(events.c.position), 0))).scalar_one()
-
-
 # -- the index ---------------------------------------------------------------------------------
 
 

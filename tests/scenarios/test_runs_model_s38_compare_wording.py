@@ -18,8 +18,12 @@ SAID = (
     "so it differs from the pooled rate of `runs --summary`: passed / (passed + failed) over the arm's current, countable, "
     "unretracted runs of every task; tasks only one arm ran are counted in the last columns and named below."
 )
-SAID_WITH_ARCHIVED = SAID.replace("(countable, scored runs)", "(countable, scored runs, and archived ones that nothing else leaves out)").replace(
-    "`runs --summary`", "`runs --summary --include-archived`").replace("unretracted runs of every task", "unretracted runs and such archived ones of every task")
+SAID_WITH_ARCHIVED = (
+    "Each arm's pass rate is the mean of its per-task pass rates over the tasks both arms ran (countable, scored runs and "
+    "archived ones that nothing else leaves out), so it differs from the pooled rate of `runs --summary --include-archived`: "
+    "passed / (passed + failed) over the arm's current, countable, unretracted runs and archived ones that nothing else "
+    "leaves out of every task; tasks only one arm ran are counted in the last columns and named below."
+)
 
 
 def _first_paragraph(url: str, *args: str) -> str:
