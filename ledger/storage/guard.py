@@ -116,15 +116,15 @@ def _located(payload: Any) -> Iterator[tuple[str, Any, str]]:
 
 # An integer as large as the largest float has 309 digits: a text without such a run of digits holds none beyond it.
 _FLOAT_SIZED_DIGITS = re.compile("[0-9]{309}")
-FLOAT_RANGE = "the reviews read scores and counts as floats, so the ledger stores only numbers within a float's range, about ±1.8e308"
+_FLOAT_RANGE = "the reviews read scores and counts as floats, so the ledger stores only numbers within a float's range, about ±1.8e308"
 
 
-def may_exceed_floats(text: str) -> bool:
+def _may_exceed_floats(text: str) -> bool:
     """Whether JSON ``text`` may hold an integer that no float can hold (``False``: it holds none)."""
     return len(text) >= 309 and _FLOAT_SIZED_DIGITS.search(text) is not None
 
 
-def beyond_floats(number: int) -> bool:
+def _beyond_floats(number: int) -> bool:
     """Whether ``number`` (an int) is beyond the range of a float: a review reading it as one would fail (OverflowError)."""
     try:
         float(number)
@@ -201,8 +201,8 @@ def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES)
         problems.append(("the payload", f"is larger than the {limit}-byte limit as canonical JSON"))
     if body.count("{") + body.count("[") > MAX_NESTING_DEPTH and nesting_depth(payload) > MAX_NESTING_DEPTH:
         problems.append(("the payload", f"is nested deeper than the {MAX_NESTING_DEPTH}-level limit"))
-    non_finite = "NaN" in body or "Infinity" in body or may_exceed_floats(body)
-    if not (non_finite or may_hold_unprintable(body) or _may_break_a_rule(payload, body)):
+    numbers_to_check = "NaN" in body or "Infinity" in body or _may_exceed_floats(body)
+    if not (numbers_to_check or may_hold_unprintable(body) or _may_break_a_rule(payload, body)):
         return problems
     found: set[tuple[str, str]] = set()
     for where, node, role in _located(payload):
@@ -211,8 +211,8 @@ def payload_problems(payload: Any, body: str, *, limit: int = MAX_PAYLOAD_BYTES)
         elif isinstance(node, float):
             if not math.isfinite(node):
                 found.add((where, "is NaN or infinite; the ledger stores only finite numbers"))
-        elif isinstance(node, int) and beyond_floats(node):
-            found.add((where, f"is an integer of {len(str(abs(node)))} digits, beyond the range of a float: {FLOAT_RANGE}"))
+        elif isinstance(node, int) and _beyond_floats(node):
+            found.add((where, f"is an integer of {len(str(abs(node)))} digits, beyond the range of a float: {_FLOAT_RANGE}"))
         elif isinstance(node, str):
             place = f"a key of {where}" if role == _KEY else where
             reason = unprintable(node)
