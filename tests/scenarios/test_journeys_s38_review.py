@@ -48,3 +48,42 @@ def test_a_dry_run_before_the_default_ledger_exists_refuses_what_the_ingest_will
     # and what the ingest takes, the dry run says it would append
     good = _default_ledger(tmp_path / "other-home", "ingest", "--goal", "goal-dry", "--dry-run", str(DEMO / "04-run-baseline.json"))
     assert good.exit_code == 0 and "would append" in good.stdout
+
+
+def test_the_walk_of_the_review_on_the_embedded_default_ledger(tmp_path):
+    """The quickstart's ingests into a new machine's default ledger, then the typical mistakes, each one line on stderr,
+    no traceback, nothing written; a re-generated file (same content, new bytes) is a new observation; audit is clean and
+    a replay changes no row."""
+    home = tmp_path / "home"
+
+    def run(*args: str):
+        return _default_ledger(home, *args)
+
+    goal = "demo-db-wal-recovery"
+    for kind, name in (("preflight", "01-preflight.json"), ("launch", "02-launch.json"), ("post-launch", "03-post-launch.json")):
+        assert run("ingest", "--goal", goal, "--kind", kind, str(DEMO / name)).exit_code == 0
+    assert run("ingest", "--goal", goal, *(str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json"))).exit_code == 0
+    events = json.loads(run("info", "--format", "json").stdout)["events"]
+
+    def refused(code: int, says: str, *args: str) -> None:
+        done = run(*args)
+        assert done.exit_code == code, done.output
+        assert says in done.output and "Traceback" not in done.output, done.output
+        assert json.loads(run("info", "--format", "json").stdout)["events"] == events, f"{args} wrote"
+
+    refused(2, "did you mean 'demo-db-wal-recovery'?", "history", "--goal", "demo-db-wal-recovey")
+    refused(2, "contradicts its schema_version 'benchmark_run_v0'", "ingest", "--goal", goal, "--kind", "launch", str(DEMO / "04-run-baseline.json"))
+    run_with_path = json.loads((DEMO / "05-run-treatment.json").read_text()) | {"mode": "/home/bob/checkout"}
+    (tmp_path / "path.json").write_text(json.dumps(run_with_path))
+    refused(1, "holds a local path", "ingest", "--goal", goal, str(tmp_path / "path.json"))
+    refused(2, "port 1 failed", "--database-url", "postgresql://nobody@127.0.0.1:1/x", "goals")
+    refused(2, "benchledger keeps its ledger in SQLite or PostgreSQL, not bogus", "--database-url", "bogus://x", "goals")
+    # the same file again appends nothing; the same content in new bytes is a new observation (an artifact's identity is its source hash)
+    again = run("ingest", "--goal", goal, str(DEMO / "06-comparison.json"), "--format", "json")
+    assert (json.loads(again.stdout)["appended_count"], json.loads(again.stdout)["batch_status"]) == (0, "duplicate")
+    regenerated = tmp_path / "06-comparison.json"
+    regenerated.write_text(json.dumps(json.loads((DEMO / "06-comparison.json").read_text()), indent=4))
+    assert json.loads(run("ingest", "--goal", goal, str(regenerated), "--format", "json").stdout)["appended_count"] == 1
+    assert run("audit").exit_code == 0
+    replayed = run("replay", "--format", "json")
+    assert replayed.exit_code == 0 and json.loads(replayed.stdout)["rows_changed"] == 0
