@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -209,6 +209,19 @@ def echo_errors(lines: list[str], count: int | None = None) -> None:
     then how many more (of ``count`` when ``lines`` holds only the first of them)."""
     for line in capped(lines, total=count):
         click.echo(f"error: {line}", err=True)
+
+
+def echo_archived_notes(goal_ids: Iterable[str], *, command: str, dry_run: bool = False) -> None:
+    """One note on stderr for each archived goal a write adds evidence to (``IngestOutcome.archived_goals``): the
+    listings that leave the goal out leave that evidence out too, so the writer is told, with the way to see it."""
+    appended = "would append" if dry_run else "appended"
+    for goal in goal_ids:
+        click.echo(
+            f"benchledger: note: goal '{goal}' is archived: `goals` and the report's index (its pass rates and comparisons) "
+            f"leave it out, and with it what this {command} {appended} (`goals --include-archived` and `report "
+            f"--include-archived` show it; `goals unarchive {goal}` lists it again)",
+            err=True,
+        )
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from benchledger.cli.common import (
     NEW_GOAL_HELP,
     OneValueOption,
     attempt_id,
+    echo_archived_notes,
     echo_errors,
     goal_filter,
     goal_option,
@@ -182,6 +183,7 @@ def ingest_command(
         echo_errors([f"{source}: {error}" for source, error in outcome.errors])
         click.echo(json_document(outcome.as_dict()) if fmt == "json" else _refused_markdown(outcome), nl=fmt == "json")
         ctx.exit(1)
+    echo_archived_notes(outcome.archived_goals, command="ingest", dry_run=dry_run)
     if fmt == "json":
         echo_pieces(json_listing(outcome.head(), "events", (m.as_dict() for m in outcome.members())))
     else:
@@ -237,6 +239,7 @@ def ingest_batches_command(ctx: click.Context, fmt: str, jobs: int, file: str) -
             bar = stack.enter_context(click.progressbar(length=1, label="appending artifacts", file=sys.stderr))
         outcome = ledger.ingest_batch_file(path, name=name, started=_sized(bar), progress=bar.update if bar else None, jobs=jobs)
     report = outcome.as_dict()
+    echo_archived_notes(report["archived_goals"], command="ingest-batches")
     if not outcome.ok:
         echo_errors(
             [f"{report['file']}:{e['line']}: {e['error']}" if e["line"] is not None else e["error"] for e in report["errors"]],

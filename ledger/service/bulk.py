@@ -100,6 +100,7 @@ class BatchFileIngest:
     transactions: int = 0
     error_count: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
+    archived_goals: set[str] = field(default_factory=set)  # goals it appended to that are archived (``IngestOutcome``)
 
     @property
     def ok(self) -> bool:
@@ -136,6 +137,7 @@ class BatchFileIngest:
             "transactions": self.transactions,
             "error_count": self.error_count,
             "errors": self.errors,
+            "archived_goals": sorted(self.archived_goals),
         }
 
 
@@ -491,5 +493,6 @@ def _append(ledger: Store, transactions: _Transactions, folds: GoalFolds, report
         report.appended += outcome.appended_count
         report.duplicates += outcome.duplicate_count
         report.batches_appended += batches_appended
+        report.archived_goals.update(outcome.archived_goals)
         if progress is not None:
             progress(held)

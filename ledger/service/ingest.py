@@ -615,7 +615,9 @@ class _Writer:
                 notes = (NO_RUN_NOTE,) if owner.batch.status == "appended" and claim_review_without_runs(kinds) else ()
                 notes += self._stored_lifecycle_notes(owner)
                 batches.append(BatchOutcome(owner.goal_id, tuple(owner.members), owner.batch, owner.label, notes))
-        return IngestOutcome(tuple(batches), tuple(events), dry_run, goal_id)
+        added = [b.goal_id for b in batches if b.batch.status == "appended"]
+        archived = tuple(sorted(self.session.tx.archived_goals(added))) if added else ()
+        return IngestOutcome(tuple(batches), tuple(events), dry_run, goal_id, archived_goals=archived)
 
 
     def _stored_lifecycle_notes(self, batch: _Batch) -> tuple[str, ...]:

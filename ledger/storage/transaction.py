@@ -19,6 +19,7 @@ from sqlalchemy import ARRAY, Connection, String, and_, any_, bindparam, exists,
 
 from benchledger.ledger.storage.event_records import StoredEvent, head_record, row_to_event
 from benchledger.ledger.storage.schema import events, projection_counts, projection_rows, stream_heads
+from benchledger.projections import goal_archive
 
 
 class Transaction:
@@ -88,6 +89,13 @@ class Transaction:
         """The stream heads of those of ``goal_ids`` the ledger holds, by goal id."""
         query = select(stream_heads).where(stream_heads.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
         return {row.goal_id: dict(row._mapping) for row in chunked_rows(self.connection, query, "goal_ids", list(dict.fromkeys(goal_ids)))}
+
+    def archived_goals(self, goal_ids: Sequence[str]) -> set[str]:
+        """Those of ``goal_ids`` that are archived (``projections.goal_archive``): their archive marks alone are read."""
+        marks: dict[str, list[str]] = {}
+        for row in chunked_rows(self.connection, _ARCHIVE_MARKS_OF_GOALS, "goal_ids", list(dict.fromkeys(goal_ids))):
+            marks.setdefault(row.goal_id, []).append(row.kind)
+        return {goal_id for goal_id, kinds in marks.items() if goal_archive.is_archived(kinds)}
 
     def goal_ids(self) -> list[str]:
         """Every goal's id (its stream head's), sorted."""
@@ -278,6 +286,12 @@ _EVENTS_OF_GOALS = (
 # primary-key index instead of the (goal_id, kind) range (EXPLAIN QUERY PLAN), so an ingest's cost
 # grew with its goal's past; the few events of a kind are sorted after reading.
 _EVENTS_OF_GOALS_UNORDERED = select(events).where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
+# A goal's archive and unarchive marks in stream order (the later decides), from the (goal_id, kind) index.
+_ARCHIVE_MARKS_OF_GOALS = (
+    select(events.c.goal_id, events.c.kind)
+    .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)), events.c.kind.in_(goal_archive.KINDS))
+    .order_by(events.c.goal_id, events.c.stream_version)
+)
 # One key a statement, executed many: SQLite answers ``(a, b, c) IN (...)`` by scanning the
 # whole table (EXPLAIN QUERY PLAN: SCAN projection_rows), so a replay or retraction that drops
 # a few rows paid for every row of the ledger; an equality on the primary key is one lookup.
