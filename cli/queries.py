@@ -161,6 +161,11 @@ def show_command(
         view = ledger.show(goal, as_of=as_of, projection=projection, key=key, limit=limit, offset=offset)
     if as_of is not None and not view.counts:  # (an --as-of before the goal's first event: say so, not only an empty page)
         click.echo(f"benchledger: note: no event of goal '{goal}' at or before position {view.as_of_position}: it held nothing then", err=True)
+    held = view.counts.get(projection, 0) if projection is not None else 0
+    shown = sum(len(rows) for rows in view.projections.values())
+    if key is None and held and not shown:  # (a page past the rows: an empty page alone reads as a projection with none)
+        click.echo(f"benchledger: note: --offset {offset} is past the {held} row(s) of projection {projection} of goal '{goal}' "
+                   f"(--offset 0 to {held - 1} start within them)", err=True)
     if fmt == "json":
         echo_json(view.as_dict())
         return
@@ -168,13 +173,13 @@ def show_command(
 
     when = _as_of_text(as_of, view) or "current"
     click.echo(visible(f"# Goal `{goal}` ({when}; head at position {view.head_position})\n"))
-    shown = sum(len(rows) for rows in view.projections.values())
     listing = ", ".join(f"{name} {count}" for name, count in view.counts.items())
     if projection is None:
         click.echo(f"Rows per projection: {listing or 'none'}. The latest of each follows; `--projection NAME` lists the rest.\n")
         _echo_attempts(view.attempts, view.counts.get("attempt-lifecycle-state", 0))
     else:
-        click.echo(f"{projection}: rows {offset + 1 if shown else 0}-{offset + shown} of {view.counts.get(projection, 0)}.\n")
+        page = f"rows {offset + 1}-{offset + shown} of {held}" if shown else f"no row after --offset {offset}: the goal holds {held}"
+        click.echo(f"{projection}: {page if held else 'no row: the goal holds none'}.\n")
     for name, rows in view.projections.items():
         for row in rows:
             click.echo(visible(f"## {name} [{row.key}] @ position {row.position}\n"))
