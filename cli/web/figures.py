@@ -20,8 +20,9 @@ from benchledger.cli.output import visible
 from benchledger.projections import lifecycle, statistics
 
 NOT_STARTED = "not_started"
-# compare's verdicts, as the paired-differences chart colours them.
+# compare's verdicts, as the paired-differences chart colours them; its intervals are all one colour.
 VERDICT_COLOURS = {statistics.TREATMENT_BETTER: "#55a868", statistics.TREATMENT_WORSE: "#c44e52", statistics.NO_DETECTABLE_DIFFERENCE: "#4c72b0"}
+INTERVAL_COLOUR = "#444444"
 LAYOUT: dict[str, Any] = {
     "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
     "height": 340,
@@ -280,6 +281,9 @@ def paired_differences(comparisons: Sequence[Mapping[str, Any]]) -> dict[str, An
             mode="markers",
             marker={"size": 10, "color": [VERDICT_COLOURS.get(c["verdict"], "#4c72b0") for c in shown]},
             error_x={
+                # One colour for every interval: left out, Plotly takes the markers' (a list, one per verdict), which an
+                # error bar cannot take, and draws them black with a console warning.
+                "color": INTERVAL_COLOUR,
                 "type": "data",
                 "symmetric": False,
                 "array": [(c["interval"][1] - c["difference"]) * 100 for c in shown],
