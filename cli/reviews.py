@@ -41,20 +41,23 @@ def _looks_like_an_option(token: str) -> bool:
     return token.startswith("-") and token != "-" and not _NEGATIVE_NUMBER.match(token) and " " not in token
 
 
-def refuse_option_like_values(command: click.Command, args: list[str]) -> None:
-    """A usage error (exit 2) where LoopX's parser gives one: an option's value may not look like an option.
+def refuse_as_argparse_does(command: click.Command, args: list[str]) -> None:
+    """A usage error (exit 2) where LoopX's parser gives one and click would not.
 
-    ``--agent-kwarg -x=1`` is refused by the reference ("expected one
-    argument") while click would take ``-x=1`` as the value; the attached
-    form ``--agent-kwarg=-x=1`` is accepted by both.
+    An option's value may not look like an option: ``--agent-kwarg -x=1`` is
+    refused by the reference ("expected one argument") while click would take
+    ``-x=1`` as the value; the attached form ``--agent-kwarg=-x=1`` is accepted
+    by both. And a lone ``--`` is refused: a review takes no positional
+    argument, so argparse has nothing to give what follows the marker to (not
+    even nothing), where click drops a trailing ``--`` and prints the review.
     """
     takes_a_value = {
         name for param in command.params if isinstance(param, click.Option) and not param.is_flag for name in param.opts
     }
-    for token, following in zip(args, args[1:]):
+    for position, token in enumerate(args):
         if token == "--":
-            return
-        if token in takes_a_value and _looks_like_an_option(following):
+            raise click.UsageError(f"unrecognized arguments: {' '.join(args[position:])}")
+        if token in takes_a_value and position + 1 < len(args) and _looks_like_an_option(args[position + 1]):
             raise click.UsageError(f"argument {token}: expected one argument")
 
 
@@ -64,7 +67,7 @@ class _ReviewGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
-            refuse_option_like_values(command, rest)
+            refuse_as_argparse_does(command, rest)
         return name, command, rest
 
     def list_commands(self, ctx: click.Context) -> list[str]:

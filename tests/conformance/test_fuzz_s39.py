@@ -1,0 +1,36 @@
+"""What a differential fuzz against LoopX 0.4.8 (session 39) found benchledger printing otherwise, held to LoopX's answers.
+
+Each case of ``fuzz_s39/`` is typed as a user types it (``benchledger benchmark
+<command> <argv...>``, in the case's folder, its ``stdin`` file on standard
+input) and must print what LoopX printed there, byte for byte, with LoopX's
+exit status: both formats. LoopX's answers were recorded by
+``python -m tests.conformance.record_fuzz_s39``, never computed here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchledger.cli.main import cli
+from tests.conformance.record_fuzz_s39 import FUZZ_CASES
+
+RUNS = [
+    (case, fmt)
+    for case in sorted(path for path in FUZZ_CASES.iterdir() if (path / "case.json").is_file())
+    for fmt in ("json", "markdown")
+]
+
+
+@pytest.mark.parametrize(("case", "fmt"), RUNS, ids=[f"{case.name}-{fmt}" for case, fmt in RUNS])
+def test_prints_what_loopx_printed(case: Path, fmt: str, monkeypatch):
+    spec = json.loads((case / "case.json").read_text(encoding="utf-8"))
+    monkeypatch.chdir(case)
+    stdin = (case / spec["stdin"]).read_bytes() if spec.get("stdin") else b""
+    result = CliRunner().invoke(cli, ["benchmark", spec["command"], *spec["argv"][fmt]], input=stdin, catch_exceptions=False)
+    assert result.stdout_bytes == (case / f"{fmt}.stdout").read_bytes()
+    assert result.exit_code == int((case / f"{fmt}.exit").read_text())
+
