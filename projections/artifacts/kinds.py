@@ -26,7 +26,7 @@ from benchledger.projections.artifacts import KINDS, NotAnObject, NotCompactable
 from benchledger.projections.artifacts.adapter_invocation import KEYS_FIELD, invocation_payload, loopx_keys
 from benchledger.projections.artifacts.comparison import compact_comparison
 from benchledger.projections.artifacts.learning_ledger import compact_learning_ledger
-from benchledger.projections.artifacts.lifecycle_records import KEPT_FIELDS
+from benchledger.projections.artifacts.lifecycle_records import KEPT_FIELDS, PRINTED
 from benchledger.projections.artifacts.result import compact_result
 
 CLAIM_REVIEW_SCHEMA = "benchmark_claim_review_v0"
@@ -45,6 +45,8 @@ def _read_part(value: dict[str, Any], reads: Mapping[str, Any]) -> dict[str, Any
     for key, item in value.items():
         if key not in reads:
             kept[key] = None
+        elif reads[key] == PRINTED:
+            kept[key] = str(item) if isinstance(item, (dict, list)) and item else item
         elif isinstance(reads[key], Mapping) and isinstance(item, dict):
             kept[key] = _read_part(item, reads[key])
         else:

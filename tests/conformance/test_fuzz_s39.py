@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from benchledger.cli.main import cli
 from tests.conformance.record_fuzz_s39 import FUZZ_CASES
+from tests.helpers import invoke
 
 RUNS = [
     (case, fmt)
@@ -34,3 +35,17 @@ def test_prints_what_loopx_printed(case: Path, fmt: str, monkeypatch):
     assert result.stdout_bytes == (case / f"{fmt}.stdout").read_bytes()
     assert result.exit_code == int((case / f"{fmt}.exit").read_text())
 
+
+# Cases whose fix is in what the ledger stores: a review kept with --goal (its inputs ingested and the review reduced
+# from the stored events) prints LoopX's answer as well, on both backends.
+STORED = ["lifecycle-raw-object-printed"]
+
+
+@pytest.mark.parametrize("name", STORED)
+def test_a_kept_review_prints_what_loopx_printed(name: str, migrated_url: str, monkeypatch):
+    case = FUZZ_CASES / name
+    spec = json.loads((case / "case.json").read_text(encoding="utf-8"))
+    monkeypatch.chdir(case)
+    result = invoke(migrated_url, "benchmark", spec["command"], *spec["argv"]["json"], "--goal", "fuzz-s39")
+    assert result.stdout_bytes == (case / "json.stdout").read_bytes()
+    assert result.exit_code == int((case / "json.exit").read_text())
