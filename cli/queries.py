@@ -219,7 +219,8 @@ def _gate_text(gates: dict[str, Any] | None, changed: list[str]) -> str:
 @click.option("--as-of", metavar="POSITION|TIME", help="What the ledger said then. " + AS_OF_HELP)
 @click.option("--kind", type=click.Choice(EVENT_KINDS), help="Only entries of this event kind (the lifecycle state still reflects every event).")
 @click.option("--since", metavar="POSITION|TIME", help="Only entries from this global position on, or recorded (recorded_at) at or after TIME.")
-@click.option("--until", metavar="POSITION|TIME", help="Only entries up to this global position, or recorded (recorded_at) at or before TIME (to the second: that whole second).")
+@click.option("--until", metavar="POSITION|TIME", help="Only entries up to this global position, or recorded (recorded_at) at or before TIME (a TIME without a fraction takes in "
+                   "the whole period it names, as --as-of: 2026-12-04 is up to its last microsecond).")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the latest N of the entries selected (still printed oldest first).")
 @click.option(
     "--changes-only", is_flag=True,

@@ -5,6 +5,8 @@ Each test is a command line a user typed, what it printed, and what is right.
 
 from __future__ import annotations
 
+import json
+
 from tests.helpers import invoke
 from tests.report_helpers import ingest_demo
 
@@ -34,3 +36,20 @@ def test_show_a_page_past_a_projections_rows_says_there_is_none_there_not_rows_0
     none = invoke(migrated_url, "show", "--goal", GOAL, "--projection", "review-adapter-kwargs", "--format", "markdown")
     assert none.exit_code == 0
     assert "rows 0-0" not in none.stdout and "review-adapter-kwargs: no row: the goal holds none.\n" in none.stdout
+
+
+def test_history_until_a_day_takes_in_the_whole_day_as_its_help_says(migrated_url):
+    # `history --help` said --until TIME reads "to the second: that whole second", but `--until 2026-12-06` takes in the
+    # whole day (docs/cli.md: a TIME without a fraction names a period, as --as-of's does); the help says so now.
+    ingest_demo(migrated_url, GOAL)
+    everything = json.loads(invoke(migrated_url, "history", "--goal", GOAL, "--format", "json").stdout)["entries"]
+    day = everything[0]["recorded_at"][:10]
+    assert all(entry["recorded_at"].startswith(day) for entry in everything)  # (the demo is ingested within seconds)
+    until_the_day = invoke(migrated_url, "history", "--goal", GOAL, "--until", day, "--format", "json")
+    assert until_the_day.exit_code == 0 and json.loads(until_the_day.stdout)["entries"] == everything
+    assert invoke(migrated_url, "history", "--goal", GOAL, "--until", "2000-01-01", "--format", "json").stdout.count('"position"') == 0
+
+    told = " ".join(invoke(migrated_url, "history", "--help").stdout.split())
+    assert "to the second: that whole second" not in told
+    assert ("recorded (recorded_at) at or before TIME (a TIME without a fraction takes in the whole period it names, as --as-of: "
+            "2026-12-04 is up to its last microsecond)") in told
