@@ -279,8 +279,11 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
     is refused at the document that passes the limit, and read no further.
     A line of NDJSON that does not parse is refused and the lines after it are read
     on (:func:`read_each_document`): every problem of the file is named at once.
+    A document the batch holds already (the same bytes: a file named twice, a folder and a file in it, a copy) is
+    refused: the batch would list it twice and its reviews count it twice.
     """
     count = size = 0
+    first_source: dict[str, str] = {}  # (each document's source hash: where the batch read it first)
     for file in files:
         try:
             for document in read_each_document(file):
@@ -298,7 +301,14 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
                 if declared is not None:
                     census.declared.add(declared)
                 try:
-                    yield to_artifact(document, kind)
+                    artifact = to_artifact(document, kind)
+                    earlier = first_source.get(document.sha256)
+                    if earlier is None:
+                        first_source[document.sha256] = document.source
+                        yield artifact
+                    else:
+                        what = "given twice" if earlier == document.source else f"the same document as {earlier}"
+                        yield Refused(document.source, f"{what} in this batch: a batch lists an artifact once (its reviews would count it twice); give it once")
                 except KindContradicted as exc:
                     census.contradicted.append(f"{document.source}: {exc}")
                 except UnknownKind as exc:

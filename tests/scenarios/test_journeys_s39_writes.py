@@ -1,0 +1,67 @@
+"""The write side of session 39, walked as a demanding new user types it, on both backends.
+
+``ingest --goal g runs/ runs/run-1.json`` (a folder and a file in it), ``ingest --goal g run.json run.json`` (a
+shell history recalled once too often), or a copy of a run in two folders: the batch listed the run twice, so its
+reviews counted it twice (``review-verifier-attribution``'s ``reviewed_run_count`` 3 for two runs, its
+attribution listing the baseline twice), while the report called the second one a ``duplicate``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import benchledger
+from tests.helpers import invoke, row_counts
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+BASELINE, TREATMENT, COMPARISON = (str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json"))
+
+
+def _refused_in_one_line(url: str, *args: str, says: str) -> None:
+    before = row_counts(url)
+    done = invoke(url, *args)
+    assert done.exit_code == 1, done.output
+    assert done.stderr.splitlines() == [f"error: {says}"], done.stderr
+    assert "Traceback" not in done.output
+    assert row_counts(url) == before, "a refused ingest wrote something"
+
+
+@pytest.mark.parametrize("how", ["the same path", "a folder and a file in it", "a copy in another folder"])
+def test_the_same_document_twice_in_one_ingest_is_refused_naming_both_and_nothing_is_written(migrated_url, tmp_path, how):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in (BASELINE, TREATMENT, COMPARISON):
+        shutil.copy(name, runs)
+    baseline = str(runs / "04-run-baseline.json")
+    if how == "the same path":
+        args, says = [baseline, baseline, str(runs / "05-run-treatment.json")], f"{baseline}: given twice in this batch"
+    elif how == "a folder and a file in it":
+        args, says = [str(runs), baseline], f"{baseline}: given twice in this batch"
+    else:
+        (tmp_path / "copy").mkdir()
+        copy = str(shutil.copy(baseline, tmp_path / "copy"))
+        args, says = [str(runs), copy], f"{copy}: the same document as {baseline} in this batch"
+    _refused_in_one_line(migrated_url, "ingest", "--goal", "twice", *args, says=says + ": a batch lists an artifact once (its reviews would count it twice); give it once")
+    assert invoke(migrated_url, "ingest", "--goal", "twice", "--dry-run", *args).exit_code == 1
+    with benchledger.open(migrated_url) as ledger:
+        assert not ledger.has_goal("twice")
+
+    # given once, the batch's reviews count each run once
+    done = invoke(migrated_url, "ingest", "--goal", "twice", str(runs))
+    assert done.exit_code == 0, done.output
+    show = json.loads(invoke(migrated_url, "show", "--goal", "twice", "--format", "json").stdout)
+    reviewed = [row["payload"]["reviewed_run_count"] for row in show["projections"]["review-verifier-attribution"]]
+    assert reviewed == [2], reviewed
+
+
+def test_the_same_file_again_in_a_later_ingest_is_still_a_duplicate_not_a_refusal(migrated_url):
+    """Across calls the same document is the same observation (docs/hash-chain.md): appended once, exit 0 (the quickstart relies on it)."""
+    assert invoke(migrated_url, "ingest", "--goal", "again", BASELINE).exit_code == 0
+    before = row_counts(migrated_url)
+    done = invoke(migrated_url, "ingest", "--goal", "again", BASELINE, TREATMENT, COMPARISON)
+    assert done.exit_code == 0 and "duplicates: 1" in done.stdout, done.output
+    assert row_counts(migrated_url)["events"] == before["events"] + 3
