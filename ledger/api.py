@@ -272,7 +272,7 @@ class Ledger:
 
         with ExitStack() as held:
             view = held.enter_context(self._store.snapshot())
-            rows = (GoalRow(**row) for row in views.goal_listing(view, limit=limit, after=after, include_archived=include_archived))
+            rows = (GoalRow(**row) for row in views.goal_listing(view, limit=_limit(limit), after=after, include_archived=include_archived))
             return self._held(Goals(rows, held.pop_all().close))
 
     def show(
@@ -316,6 +316,8 @@ class Ledger:
 
         if kind is not None and kind not in EVENT_KINDS:  # (else: an empty history, as if the goal held none of a kind it may hold)
             raise InvalidInput(f"kind {kind!r} is not an event kind; one of: {', '.join(EVENT_KINDS)} (or None: every kind)")
+        # (the latest N entries: N is 1 or more, as `history --limit` takes it)
+        limit = _whole_number("limit", limit, what="of rows", least=1, none=True)
         query = views.HistoryFilter(as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only, attempt=attempt)
         with ExitStack() as held:
             view = held.enter_context(views.history_reader(self._store, goal_id, query))

@@ -6,7 +6,12 @@ Each test is a command line a user typed, what it printed, and what is right.
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
+
+import benchledger
+from benchledger.errors import InvalidInput
 from tests.helpers import invoke
 from tests.report_helpers import ingest_demo
 
@@ -53,3 +58,26 @@ def test_history_until_a_day_takes_in_the_whole_day_as_its_help_says(migrated_ur
     assert "to the second: that whole second" not in told
     assert ("recorded (recorded_at) at or before TIME (a TIME without a fraction takes in the whole period it names, as --as-of: "
             "2026-12-04 is up to its last microsecond)") in told
+
+
+@pytest.mark.parametrize("limit", ["3", -1, 2.5, True])
+def test_the_library_refuses_a_limit_that_is_no_whole_number_in_goals_and_history_as_in_its_other_listings(migrated_url, limit):
+    # `ledger.history(goal, limit="3")` and `ledger.goals(limit="3")` raised TypeError (a bug's exit 70 in a script, where
+    # runs(limit="3") raises InvalidInput), and limit=-1, 2.5 or True read some rows instead (history(limit=-1) one entry,
+    # goals(limit=2.5) two goals): docs/python-api.md, "limit is None or a whole number of rows".
+    ingest_demo(migrated_url, GOAL)
+    with benchledger.open(migrated_url) as ledger:
+        with pytest.raises(InvalidInput, match=rf"^limit must be a whole number of rows \(1 or more\) or None, not {re.escape(repr(limit))}$"):
+            ledger.history(GOAL, limit=limit)
+        with pytest.raises(InvalidInput, match=rf"^limit must be a whole number of rows \(0 or more\) or None, not {re.escape(repr(limit))}$"):
+            ledger.goals(limit=limit)
+        assert [entry.position for entry in ledger.history(GOAL, limit=2)] == [entry.position for entry in ledger.history(GOAL)][-2:]
+        assert [goal.goal_id for goal in ledger.goals(limit=1)] == [GOAL]
+
+
+def test_the_library_refuses_history_limit_0_as_the_command_line_does(migrated_url):
+    # `history --limit 0` is refused (x>=1); `ledger.history(goal, limit=0)` printed the goal's last entry.
+    ingest_demo(migrated_url, GOAL)
+    assert invoke(migrated_url, "history", "--goal", GOAL, "--limit", "0").exit_code == 2
+    with benchledger.open(migrated_url) as ledger, pytest.raises(InvalidInput, match=r"\(1 or more\) or None, not 0$"):
+        ledger.history(GOAL, limit=0)
