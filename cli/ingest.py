@@ -314,7 +314,8 @@ def retract_command(ctx: click.Context, events: tuple[str, ...], reason: str, go
 
 
 def _lifecycle_text(lifecycle: Any) -> str:
-    return "none" if lifecycle is None else f"phase {lifecycle.current_phase}, first blocker {lifecycle.first_blocker}"
+    # (LoopX's first blocker is "" once nothing blocks: said as none, as the verdicts are)
+    return "none" if lifecycle is None else f"phase {lifecycle.current_phase}, first blocker {lifecycle.first_blocker or 'none'}"
 
 
 def _gate_changes(before: Any, after: Any) -> str:

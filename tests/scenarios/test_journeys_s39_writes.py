@@ -65,3 +65,15 @@ def test_the_same_file_again_in_a_later_ingest_is_still_a_duplicate_not_a_refusa
     done = invoke(migrated_url, "ingest", "--goal", "again", BASELINE, TREATMENT, COMPARISON)
     assert done.exit_code == 0 and "duplicates: 1" in done.stdout, done.output
     assert row_counts(migrated_url)["events"] == before["events"] + 3
+
+
+def test_retract_says_none_for_a_lifecycle_with_no_first_blocker(migrated_url):
+    """A lifecycle whose first blocker is empty (LoopX's "" once preflight_ready) read ``first blocker  -> ...``."""
+    assert invoke(migrated_url, "ingest", "--goal", "blank", str(DEMO)).exit_code == 0
+    assert invoke(migrated_url, "ingest", "--goal", "blank", "--attempt", "2", str(DEMO / "01-preflight.json")).exit_code == 0
+    history = json.loads(invoke(migrated_url, "history", "--goal", "blank", "--kind", "run", "--format", "json").stdout)
+    position = history["entries"][0]["position"]
+    for dry_run in (["--dry-run"], []):
+        done = invoke(migrated_url, "retract", f"@{position}", "--reason", "wrong image", *dry_run)
+        assert done.exit_code == 0, done.output
+        assert "lifecycle: phase preflight_ready, first blocker none -> phase preflight_ready, first blocker none (unchanged)" in done.stdout, done.stdout
