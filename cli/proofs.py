@@ -101,13 +101,18 @@ def checkpoints_command(ctx: click.Context, fmt: str) -> None:
 
 
 @click.command("prove")
-@click.argument("event_ids", nargs=-1, required=True, metavar="EVENT_ID...")
+@click.argument("event_ids", nargs=-1, required=True, metavar="EVENT...")
 @click.option("--tree-size", type=click.IntRange(min=1), metavar="N", help=TREE_SIZE_HELP)
 @click.option("--checkpoint", type=click.IntRange(min=1), metavar="N", help="The tree of signed checkpoint N (`checkpoints` lists them); the output carries its note.")
 @format_option("table", "json")
 @click.pass_context
 def prove_command(ctx: click.Context, event_ids: tuple[str, ...], tree_size: int | None, checkpoint: int | None, fmt: str) -> None:
-    """Print an RFC 9162 inclusion proof of each event in the log's tree (its root, the path from each event's leaf)."""
+    """Print an RFC 9162 inclusion proof of each event in the log's tree (its root, the path from each event's leaf).
+
+    EVENT is an event id, a unique prefix of one (at least 4 characters), or
+    @POSITION, the global position `history` prints in its `pos` column
+    (`benchledger prove @42`), as `retract` takes them.
+    """
     with open_ledger(ctx) as ledger:
         proofs = ledger.prove(list(event_ids), tree_size=tree_size, checkpoint=checkpoint)
     if fmt == "json":

@@ -15,7 +15,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchledger.errors import CheckFailed, InvalidInput
+from benchledger.errors import CheckFailed, InvalidInput, capped
+from benchledger.ledger.read.event_references import resolve_references
 from benchledger.ledger.storage import merkle_log
 from benchledger.ledger.storage.event_records import utc_timestamp
 from benchledger.ledger.storage.store import Store, one_snapshot
@@ -56,8 +57,9 @@ def tree_head(ledger: Store, *, tree_size: int | None = None, origin: str = DEFA
 
 @one_snapshot
 def prove(ledger: Store, event_ids: Sequence[str], *, tree_size: int | None = None, checkpoint: int | None = None) -> dict[str, Any]:
-    """An inclusion proof of each of ``event_ids`` in the tree of the first ``tree_size`` events (default: all), or in the
-    tree the signed ``checkpoint`` (its number) is of, whose signed note the answer then carries."""
+    """An inclusion proof of each event ``event_ids`` names (an id, a unique prefix of one or ``@POSITION``, as ``retract``
+    takes them) in the tree of the first ``tree_size`` events (default: all), or in the tree the signed ``checkpoint`` (its
+    number) is of, whose signed note the answer then carries."""
     if not event_ids:
         raise InvalidInput("name at least one event id to prove")
     with ledger.reading() as connection:
@@ -71,12 +73,13 @@ def prove(ledger: Store, event_ids: Sequence[str], *, tree_size: int | None = No
                 raise InvalidInput(f"--checkpoint {checkpoint}: no such signed checkpoint (`benchledger checkpoints` lists them)")
             tree_size, note, signed_root = kept[0]["tree_size"], kept[0]["note"], kept[0]["root_hash"]
         size = _tree_size(tx, tree_size)
-        found = tx.events_by_id(event_ids)
+        resolved, unresolved = resolve_references(ledger, event_ids)
+        if unresolved:
+            raise InvalidInput("cannot prove: " + "; ".join(capped(unresolved)) + " (`benchledger history --goal GOAL --wide` lists a goal's event ids and positions)")
+        found = tx.events_by_id(resolved)
         proofs = []
-        for event_id in dict.fromkeys(event_ids):
-            event = found.get(event_id)
-            if event is None:
-                raise InvalidInput(f"no event {event_id!r} in this ledger (`benchledger history --goal GOAL` lists a goal's events)")
+        for event_id in dict.fromkeys(resolved):
+            event = found[event_id]
             if event.position > size:
                 raise InvalidInput(f"event {event_id} is at position {event.position}, after the tree of {size} events it was to be proved in")
             index = event.position - 1

@@ -7,13 +7,12 @@ retraction would change and writes nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchledger.errors import VersionConflict, capped
-from benchledger.ledger.read.views import events_matching
+from benchledger.ledger.read.event_references import resolve_references
 from benchledger.ledger.service.ingest import Ingest
 from benchledger.ledger.storage.event_records import NewEvent, StoredEvent, StreamAppend
 from benchledger.ledger.storage.guard import UnstorableContent
@@ -24,14 +23,8 @@ from benchledger.projections.projector import GoalProjector, project_goal
 
 # since; a goal that busy writers keep moving is checked again this many times before giving up.
 RETRACT_ATTEMPTS = 5
-# The shortest id prefix taken (git's rule): shorter ones name too many events to be meant.
-MIN_PREFIX = 4
-# Candidates an ambiguous prefix lists.
-SHOWN_CANDIDATES = 10
 # The goal's verdicts a retraction reports the change of (the goal summary's fields, as ``goals`` lists them).
 VERDICTS = ("claim_strength", "learning_status")
-_POSITION = re.compile(r"@[0-9]{1,19}")
-_PREFIX = re.compile(r"[0-9a-fA-F-]+")
 
 
 @dataclass(frozen=True)
@@ -63,47 +56,16 @@ class RetractionDone:
         return self.plan.append.goal_id
 
 
-def resolve_references(ledger: Store, references: Sequence[str], goal_id: str | None) -> list[str]:
-    """The event ids ``references`` name (ids, unique prefixes of at least :data:`MIN_PREFIX` characters, ``@POSITION``), in order.
-
-    Refused (:class:`retraction.InvalidRetraction`, every problem named): a
-    reference of another shape, one that names no event (of ``goal_id`` when
-    given), a prefix several events share (each candidate listed: id, goal,
-    position, kind).
-    """
-    ids: list[str] = []
-    problems: list[str] = []
-    for reference in references:
-        text = reference.strip()
-        if not _POSITION.fullmatch(text) and not (_PREFIX.fullmatch(text) and len(text) >= MIN_PREFIX):
-            position = f" (position {text}: @{text})" if text.isdigit() else ""
-            problems.append(
-                f"{reference!r}: not an event id, a prefix of one (at least {MIN_PREFIX} characters of 0-9, a-f and -) or @POSITION{position}"
-            )
-            continue
-        found = events_matching(ledger, text, goal_id=goal_id, limit=SHOWN_CANDIDATES + 1)
-        where = "" if goal_id is None else f" of goal {goal_id!r}"
-        if not found:
-            what = "no event at position " + text[1:] if text.startswith("@") else "no event id starts with it"
-            problems.append(f"{reference}: {what}{where}")
-        elif len(found) > 1:
-            count = f"more than {SHOWN_CANDIDATES}" if len(found) > SHOWN_CANDIDATES else str(len(found))
-            listed = "; ".join(f"{e.event_id} (goal {e.goal_id}, position {e.position}, {e.kind})" for e in found[:SHOWN_CANDIDATES])
-            problems.append(f"{reference}: {count} events{where} start with it, give more of the id: {listed}")
-        else:
-            ids.append(found[0].event_id)
-    if problems:
-        raise retraction.InvalidRetraction("cannot retract, nothing was written: " + "; ".join(capped(problems)))
-    return ids
-
-
 @one_snapshot
 def _retraction_plan(ledger: Store, references: Sequence[str], reason: str, goal_id: str | None) -> RetractionPlan:
     """The append of a retraction to the goal holding the events ``references`` name, once the rules allow it
     (:func:`retraction.retraction_problems`), with what it withdraws and the goal's lifecycle before and after it."""
     if goal_id is not None:
         ledger.require_goal(goal_id)  # (an unknown goal is refused as every command refuses it, before its events are looked for)
-    event_ids = list(dict.fromkeys(resolve_references(ledger, references, goal_id)))
+    resolved, unresolved = resolve_references(ledger, references, goal_id)
+    if unresolved:
+        raise retraction.InvalidRetraction("cannot retract, nothing was written: " + "; ".join(capped(unresolved)))
+    event_ids = list(dict.fromkeys(resolved))
     found = ledger.events_by_id(event_ids)
     goals = sorted({event.goal_id for event in found.values()})
     if goal_id is None and len(goals) > 1:
@@ -165,7 +127,7 @@ def retract(
     """Append a retraction of the events ``references`` name to the goal holding them (docs/linking.md "Retracted evidence"); nothing is deleted.
 
     Refused (:class:`retraction.InvalidRetraction`, nothing written) when a
-    reference names no event or several (:func:`resolve_references`), an event
+    reference names no event or several (``event_references.resolve_references``), an event
     is of another goal, a retraction or a batch manifest, or retracted already,
     or the reason is empty or one the store may not keep (a local path, a
     secret: the store's guard, as for any write). The goal's projections are

@@ -81,3 +81,27 @@ def test_the_library_refuses_history_limit_0_as_the_command_line_does(migrated_u
     assert invoke(migrated_url, "history", "--goal", GOAL, "--limit", "0").exit_code == 2
     with benchledger.open(migrated_url) as ledger, pytest.raises(InvalidInput, match=r"\(1 or more\) or None, not 0$"):
         ledger.history(GOAL, limit=0)
+
+
+def test_prove_names_an_event_as_retract_does_by_its_position_or_a_prefix_of_its_id(migrated_url):
+    # `benchledger prove @5` (history's pos column, as `retract @5` takes it) said "no event '@5' in this ledger", which
+    # holds an event at position 5; a prefix of an id (`prove 2bdb915b`) was refused the same way.
+    ingest_demo(migrated_url, GOAL)
+    entries = json.loads(invoke(migrated_url, "history", "--goal", GOAL, "--format", "json").stdout)["entries"]
+    fifth = entries[4]
+    by_id = invoke(migrated_url, "prove", fifth["event_id"], "--format", "json")
+    assert by_id.exit_code == 0
+    for reference in (f"@{fifth['position']}", fifth["event_id"][:8], fifth["event_id"][:8].upper()):
+        named = invoke(migrated_url, "prove", reference, "--format", "json")
+        assert named.exit_code == 0, named.output
+        assert named.stdout == by_id.stdout
+    assert "(goal demo-db-wal-recovery, position 5, leaf 4)" in invoke(migrated_url, "prove", "@5").stdout
+
+    for reference, said in (("@99", "@99: no event at position 99"), ("5", "'5': not an event id, a prefix of one (at least 4 "
+                            "characters of 0-9, a-f and -) or @POSITION (position 5: @5)")):
+        refused = invoke(migrated_url, "prove", reference)
+        assert refused.exit_code == 2 and refused.stdout == ""
+        assert refused.stderr == (f"benchledger: cannot prove: {said} (`benchledger history --goal GOAL --wide` lists a goal's "
+                                  "event ids and positions)\n")
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.prove([f"@{fifth['position']}"]).as_dict() == json.loads(by_id.stdout)

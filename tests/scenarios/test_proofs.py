@@ -106,7 +106,8 @@ def test_an_empty_ledger_has_the_empty_tree(migrated_url):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("prove", "not-an-event"), "no event 'not-an-event' in this ledger"),
+        (("prove", "not-an-event"), "cannot prove: 'not-an-event': not an event id, a prefix of one (at least 4 characters of 0-9, a-f and -) or @POSITION"),
+        (("prove", "@8"), "cannot prove: @8: no event at position 8"),
         (("prove", "--tree-size", "8", "x"), "--tree-size 8: the ledger holds 7 event(s), so its trees have 0 to 7 leaves"),
         (("checkpoint", "--tree-size", "99"), "--tree-size 99: the ledger holds 7 event(s)"),
         (("prove-consistency", "8"), "OLD_SIZE 8: a consistency proof runs from a tree of 1 to 7 events"),
