@@ -13,7 +13,9 @@ import errno
 import gc
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -113,14 +115,15 @@ class _Root(click.Group):
         committed_before = writes_committed()
         try:
             try:
-                return super().invoke(ctx)
+                with _terminated_as_interrupted():
+                    return super().invoke(ctx)
             finally:
                 # What is still buffered is written here, where a closed pipe is told apart (not at the interpreter's exit).
                 sys.stdout.flush()
         except _OutputFailed as failure:
             _report_output_failure(ctx, failure.error, writes_committed() - committed_before)
-        except KeyboardInterrupt:
-            _report_interruption(ctx, writes_committed() - committed_before)
+        except KeyboardInterrupt as interruption:
+            _report_interruption(ctx, interruption, writes_committed() - committed_before)
         except BenchledgerError as exc:
             click.echo(f"benchledger: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -217,20 +220,39 @@ def _silence(stream: Any) -> None:
         pass
 
 
-def _report_interruption(ctx: click.Context, committed: int) -> None:
-    """Ctrl-C: one line saying what the ledger kept, exit 130 (not click's "Aborted!" and 1, which reads as "a check said no").
+@contextmanager
+def _terminated_as_interrupted() -> Iterator[None]:
+    """SIGTERM (``kill``, a service manager, a CI timeout) ends a command as Ctrl-C does: the transaction under way rolled
+    back, its files and child processes cleaned up, and one line saying what the ledger kept (by default the process
+    just died, saying nothing, whatever it had committed)."""
+    if threading.current_thread() is not threading.main_thread():  # (only the main thread may set a handler)
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _report_interruption(ctx: click.Context, interruption: KeyboardInterrupt, committed: int) -> None:
+    """Ctrl-C (or SIGTERM): one line saying what the ledger kept, exit 130 (not click's "Aborted!" and 1, which reads as
+    "a check said no").
 
     The transaction under way rolls back as the interruption unwinds it, so what
-    stays is exactly what committed before (only ``ingest-batches`` commits in steps).
+    stays is exactly what committed before. A write that commits in steps
+    (``ingest-batches``) says it in its own terms, as the interruption's text.
     """
     from benchledger.errors import INTERRUPTED
 
-    if committed:
-        rerun = " (the same `benchledger ingest-batches` again appends only the rest)" if ctx.invoked_subcommand == "ingest-batches" else ""
-        click.echo(
-            f"benchledger: interrupted; the {committed} transaction(s) it committed are kept, nothing after them was written{rerun}",
-            err=True,
-        )
+    if str(interruption):
+        click.echo(f"benchledger: interrupted; {interruption}", err=True)
+    elif committed:
+        click.echo(f"benchledger: interrupted; the {committed} transaction(s) it committed are kept, nothing after them was written", err=True)
     else:
         click.echo("benchledger: interrupted; nothing was written", err=True)
     if getattr(ctx.find_root().command, "whole_process", False):
@@ -238,8 +260,6 @@ def _report_interruption(ctx: click.Context, committed: int) -> None:
         # action: a SIGINT still pending then killed the process after this line (status -2, not 130;
         # seen once in CI, workers running). An ignored SIGINT stays ignored, and a pending one is
         # dropped. (Only as the console script: in a caller's process the disposition is the caller's.)
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     ctx.exit(INTERRUPTED)
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -68,23 +66,6 @@ def _stopping(audits: Any) -> Iterator[Any]:
         yield audits
     finally:
         audits.stop()
-
-
-@contextmanager
-def _terminated_as_interrupted() -> Iterator[None]:
-    """SIGTERM ends the report as Ctrl-C does: what it built is removed and its audit ended (by default the process just died)."""
-    if threading.current_thread() is not threading.main_thread():  # (only the main thread may set a handler)
-        yield
-        return
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 def _busy(output: Path) -> str:
@@ -145,7 +126,7 @@ def report_command(ctx: click.Context, goals: tuple[str, ...], output: Path, inc
     # One snapshot for every page. The audit the index shows (of the goals named, as the index says, else the whole
     # ledger's; of its history alone unless --full-audit, as the index says) runs in a child process while the other
     # pages are written, the index last.
-    with _terminated_as_interrupted(), open_ledger(ctx) as ledger, ledger.snapshot() as view, ExitStack() as bars:
+    with open_ledger(ctx) as ledger, ledger.snapshot() as view, ExitStack() as bars:
         site = pages.Site(view, named, lambda: audit, include_archived=include_archived, written=True)  # (unknown goals fail here)
         shown = _moment(view, named)
         if terminal:

@@ -62,7 +62,7 @@ _API = {
     # What an ingest (its batches, their members), ingest-batches and import-ndjson return, and the refusal
     # import-ndjson raises with its problems listed.
     **dict.fromkeys(("IngestOutcome", "BatchOutcome", "MemberOutcome"), "benchledger.ledger.service.ingest_outcome"),
-    "BatchFileIngest": "benchledger.ledger.service.bulk",
+    "BatchFileIngest": "benchledger.ledger.service.bulk_report",
     "ImportedExport": "benchledger.ledger.service.exchange",
     "ExportRefused": "benchledger.ledger.service.exchange",
     # What merge returns, and the refusal it raises when goals both ledgers hold have parted.

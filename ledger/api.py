@@ -76,7 +76,7 @@ from benchledger.ledger.results import (
 from benchledger.ledger.storage.canonical import escape_lone_surrogates
 
 if TYPE_CHECKING:
-    from benchledger.ledger.service.bulk import BatchFileIngest
+    from benchledger.ledger.service.bulk_report import BatchFileIngest
     from benchledger.ledger.service.exchange import ImportedExport
     from benchledger.ledger.service.goal_archive import GoalArchive
     from benchledger.ledger.service.ingest_outcome import BatchOutcome, IngestOutcome

@@ -20,16 +20,18 @@ import functools
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from dataclasses import dataclass
+from typing import BinaryIO
 
-from benchledger.errors import SHOWN_PROBLEMS, BenchledgerError, InvalidGoalId, WorkerDied
+from benchledger.errors import BenchledgerError, InvalidGoalId, WorkerDied
 from benchledger.ledger.service.attempt_identity import AttemptPlacement, InvalidAttempt
 from benchledger.ledger.service.bulk_jobs import in_order
+from benchledger.ledger.service.bulk_report import BatchFileIngest
 from benchledger.ledger.service.bulk_spool import SpooledBatch, spool_line, spooled_head, unspooled
 from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, GoalFolds
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
+from benchledger.ledger.service.ingest_outcome import IngestOutcome
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
 from benchledger.ledger.service.intake.files import (
     MAX_BATCH_ARTIFACTS,
@@ -85,60 +87,6 @@ class BatchLine:
     source: str
     new_goal: bool = False
     attempt: str | None = None  # the attempt the batch is named into (``ingest --attempt``)
-
-
-@dataclass
-class BatchFileIngest:
-    """What :func:`ingest_batch_file` did (``--format json`` of ``ingest-batches``); ``errors`` holds the first 20 refusals."""
-
-    path: str
-    batches: int = 0
-    artifacts: int = 0
-    appended: int = 0  # artifacts appended (as ``ingest`` counts them) ...
-    duplicates: int = 0
-    batches_appended: int = 0  # ... and batches: each one an ingest_batch event more (:attr:`events_appended`)
-    transactions: int = 0
-    error_count: int = 0
-    errors: list[dict[str, Any]] = field(default_factory=list)
-    archived_goals: set[str] = field(default_factory=set)  # goals it appended to that are archived (``IngestOutcome``)
-
-    @property
-    def ok(self) -> bool:
-        return not self.error_count
-
-    @property
-    def events_appended(self) -> int:
-        """Every event appended: the artifacts and the batches' ingest_batch events (what ``info`` and ``goals`` count)."""
-        return self.appended + self.batches_appended
-
-    def refuse(self, line: int | None, error: str) -> None:
-        self.error_count += 1
-        if len(self.errors) < SHOWN_PROBLEMS:
-            self.errors.append({"line": line, "error": error})
-
-    def refuse_lines(self, refusals: Sequence[tuple[int, str]]) -> None:
-        """Refusals of lines found once every line was read (:func:`_check_attempts`), merged with the others in line order:
-        the report still lists the first :data:`SHOWN_PROBLEMS` of the file and counts them all."""
-        self.error_count += len(refusals)
-        merged = self.errors + [{"line": line, "error": error} for line, error in refusals[:SHOWN_PROBLEMS]]
-        # (stable: a line's own refusals keep their order; a refusal of the file, no line, stays after the lines read)
-        self.errors = sorted(merged, key=lambda e: (e["line"] is None, e["line"] or 0))[:SHOWN_PROBLEMS]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "file": self.path,
-            "batches": self.batches,
-            "artifacts": self.artifacts,
-            "appended": self.appended,
-            "duplicates": self.duplicates,
-            "batches_appended": self.batches_appended,
-            "events_appended": self.events_appended,
-            "transactions": self.transactions,
-            "error_count": self.error_count,
-            "errors": self.errors,
-            "archived_goals": sorted(self.archived_goals),
-        }
 
 
 def _batch_line(line: bytes, where: str) -> BatchLine:
@@ -433,16 +381,17 @@ def ingest_batch_file(
     return report
 
 
-def _said_while_appending(said: str, batches: Sequence[SpooledBatch], report: BatchFileIngest) -> str:
+def _said_while_appending(said: str, batches: Sequence[SpooledBatch], report: BatchFileIngest, *, after: int = 0) -> str:
     """What an error the transaction of ``batches`` raised says (``said``), with the lines it holds and what the file's
     earlier transactions kept: its "nothing was written" is that transaction's alone once one before it committed.
+    (No ``batches``: the next transaction's were being read, the lines after line ``after``.)
 
     For what the validation cannot foresee: another writer meanwhile creating a goal one typo away from a line's,
     holding the SQLite lock past the retry budget; the attempts of a goal whose checkpoint did not read while validating
-    (the first transaction's fold writes it).
+    (the first transaction's fold writes it); an interruption (Ctrl-C, or SIGTERM on the command line).
     """
-    first, last = batches[0].line, batches[-1].line
-    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    first, last = (batches[0].line, batches[-1].line) if batches else (after + 1, None)
+    where = f"line {first}" if first == last else f"lines {first}-{last}" if last else f"the lines from line {first}"
     if report.transactions:
         said = said.replace("nothing was written", "this transaction wrote nothing").replace("Nothing was written", "This transaction wrote nothing")
         said += (
@@ -474,25 +423,44 @@ def _transaction(ledger: Store, batches: list[SpooledBatch], folds: GoalFolds) -
 
 
 def _append(ledger: Store, transactions: _Transactions, folds: GoalFolds, report: BatchFileIngest, progress: Callable[[int], None] | None) -> None:
-    """Pass 2: the spool appended in file order, a transaction at a time (:class:`_Transactions`)."""
-    while (taken := transactions.take()) is not None:
-        batches, held = taken
-        try:
+    """Pass 2: the spool appended in file order, a transaction at a time (:class:`_Transactions`). Interrupted (Ctrl-C, or
+    SIGTERM on the command line), the interruption's text says what the transactions committed keep, as an error's does."""
+    batches: list[SpooledBatch] = []
+    unit: Ingest | None = None
+    committed_up_to = 0  # (the file's line the committed transactions end at)
+    try:
+        while (taken := transactions.take()) is not None:
+            batches, held = taken
             try:
-                outcome = _transaction(ledger, batches, folds).commit()
-            except FoldAgainHere:  # (a fold raised in a worker: rolled back, and written again folded here, as one job does)
-                outcome = _transaction(ledger, batches, FoldsHere()).commit()
-            outcome.raise_if_refused()  # (each batch passed the guard: its receipt says so)
-        except WorkerDied:
-            raise  # (it says what the transactions before it kept)
-        except BenchledgerError as exc:  # (the same error, its type and exit status kept, said in the file's terms)
-            exc.args = (_said_while_appending(str(exc), batches, report), *exc.args[1:])
-            raise
-        batches_appended = sum(b.batch.status == "appended" for b in outcome.batches)
-        report.transactions += bool(outcome.appended_count or batches_appended)  # (one of duplicates alone wrote nothing)
-        report.appended += outcome.appended_count
-        report.duplicates += outcome.duplicate_count
-        report.batches_appended += batches_appended
-        report.archived_goals.update(outcome.archived_goals)
-        if progress is not None:
-            progress(held)
+                try:
+                    unit = _transaction(ledger, batches, folds)
+                    outcome = unit.commit()
+                except FoldAgainHere:  # (a fold raised in a worker: rolled back, and written again folded here, as one job does)
+                    unit = _transaction(ledger, batches, FoldsHere())
+                    outcome = unit.commit()
+                outcome.raise_if_refused()  # (each batch passed the guard: its receipt says so)
+            except WorkerDied:
+                raise  # (it says what the transactions before it kept)
+            except BenchledgerError as exc:  # (the same error, its type and exit status kept, said in the file's terms)
+                exc.args = (_said_while_appending(str(exc), batches, report), *exc.args[1:])
+                raise
+            _count(outcome, report)
+            unit, batches, committed_up_to = None, [], batches[-1].line
+            if progress is not None:
+                progress(held)
+    except KeyboardInterrupt as interruption:
+        if unit is not None and unit.outcome is not None:  # (it came as the transaction committed: that one stays too)
+            _count(unit.outcome, report)
+            batches, committed_up_to = [], batches[-1].line
+        interruption.args = (_said_while_appending("nothing was written", batches, report, after=committed_up_to),)
+        raise
+
+
+def _count(outcome: IngestOutcome, report: BatchFileIngest) -> None:
+    """A committed transaction's outcome counted in ``report``."""
+    batches_appended = sum(b.batch.status == "appended" for b in outcome.batches)
+    report.transactions += bool(outcome.appended_count or batches_appended)  # (one of duplicates alone wrote nothing)
+    report.appended += outcome.appended_count
+    report.duplicates += outcome.duplicate_count
+    report.batches_appended += batches_appended
+    report.archived_goals.update(outcome.archived_goals)

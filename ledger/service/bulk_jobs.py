@@ -78,10 +78,10 @@ def _by_workers(work: Callable[[_Item], _Answer], held: list[_Item], source: Ite
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from benchledger.ledger.service.fold_jobs import collector_frozen, sigint_held
+    from benchledger.ledger.service.fold_jobs import collector_frozen, interruptions_held
 
     def submit(item: _Item) -> Future[_Answer]:
-        with sigint_held():  # (submit may fork a worker)
+        with interruptions_held():  # (submit may fork a worker)
             return pool.submit(work, item)
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),))

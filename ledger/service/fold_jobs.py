@@ -188,14 +188,15 @@ def _folded_by_workers(
 
 
 @contextmanager
-def sigint_held() -> Iterator[None]:
-    """SIGINT blocked in this thread while a worker may be started (forked or spawned): the worker starts with it blocked
-    (a signal mask survives fork and exec) until :func:`become_worker` ignores it. A Ctrl-C reaches the whole process group,
-    and a worker still starting printed a traceback of its own, or swallowed it; the parent receives it once this ends."""
+def interruptions_held() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread while a worker may be started (forked or spawned): the worker starts with
+    them blocked (a signal mask survives fork and exec) until :func:`become_worker` sets what they do there. A Ctrl-C
+    reaches the whole process group, and a worker still starting printed a traceback of its own, or swallowed it (so did
+    a SIGTERM, which the command line's handler turns into one); the parent receives them once this ends."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
@@ -219,17 +220,20 @@ def collector_frozen() -> Iterator[None]:
 
 
 def _submit(pool: Any, work: Callable[..., Any], *args: Any) -> Any:
-    """``pool.submit(work, *args)``, which may spawn a worker, with SIGINT held (:func:`sigint_held`)."""
-    with sigint_held():
+    """``pool.submit(work, *args)``, which may spawn a worker, with SIGINT and SIGTERM held (:func:`interruptions_held`)."""
+    with interruptions_held():
         return pool.submit(work, *args)
 
 
 def become_worker(parent: int) -> None:
     """What every worker process of benchledger does first: ignore Ctrl-C (the parent handles it and stops its workers; a
-    SIGINT pending since :func:`sigint_held` is dropped) and end when ``parent`` does (:func:`_exit_with_parent`)."""
+    SIGINT pending since :func:`interruptions_held` is dropped), die of SIGTERM (the command line's handler, inherited,
+    would make it an interruption of the parent's command: a pool that stops a broken worker terminates it and waits)
+    and end when ``parent`` does (:func:`_exit_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _exit_with_parent(parent)
 
 

@@ -46,7 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchledger.errors import WorkerDied
-from benchledger.ledger.service.fold_jobs import become_worker, collector_frozen, sigint_held
+from benchledger.ledger.service.fold_jobs import become_worker, collector_frozen, interruptions_held
 from benchledger.ledger.service.goal_folds import (
     READS,
     FoldAgainHere,
@@ -108,7 +108,7 @@ class FoldWorkers:
             for _ in range(self.jobs):  # (every worker forked before a sender thread starts: a fork copies no thread)
                 here, there = context.Pipe()
                 process = context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="benchledger-fold")
-                with sigint_held():
+                with interruptions_held():
                     process.start()
                 there.close()
                 self._workers.append((process, here))

@@ -222,6 +222,7 @@ class Ingest:
         self.outcome: IngestOutcome | None = None
         self._items: list[_HeldBatch | _FilesBatch | _GivenEvents] = []
         self._meant: set[str] = set()  # goals said to be meant new (``new_goal``)
+        self._written: IngestOutcome | None = None  # (the outcome of the transaction about to commit)
 
     def add(
         self,
@@ -286,10 +287,15 @@ class Ingest:
             empty = sorted({item.goal_id for item in self._items if isinstance(item, _HeldBatch) and not item.artifacts})
             if empty:
                 raise NothingToIngest(f"no artifact to ingest into {', '.join(map(repr, empty))}; nothing was written")
+        committed_before = Store.writes_committed
         try:
             self.outcome = self.ledger.writing(self._write)
         except _RolledBack as stop:
             self.outcome = stop.outcome
+        except KeyboardInterrupt:
+            if Store.writes_committed != committed_before:  # (it came as the write committed: what was written stays, and is said)
+                self.outcome = self._written
+            raise
         else:
             if self.folds is not None:
                 self.folds.committed()
@@ -351,6 +357,7 @@ class Ingest:
             raise _RolledBack(outcome)
         if self.materialize and writer.first_new:
             materialize_goals(session.tx, writer.first_new, writer.new_events, self.folds)
+        self._written = outcome
         return outcome
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import random
 import re
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -82,7 +84,7 @@ def _name_lost_reads(engine: Engine) -> None:
     def _on_error(context: Any) -> None:
         original = context.original_exception
         if not isinstance(original, Exception):
-            # Ctrl-C (report's SIGTERM too) raised while a statement ran: SQLAlchemy counts it a disconnect, to drop the
+            # Ctrl-C (SIGTERM too, on the command line) raised while a statement ran: SQLAlchemy counts it a disconnect, to drop the
             # connection, but nothing closed it; the interruption goes on, said as one (exit 130), not a lost server.
             return
         if getattr(original, "pgcode", None) == RECOVERY_CONFLICT and "conflict with recovery" in str(original):
@@ -92,6 +94,34 @@ def _name_lost_reads(engine: Engine) -> None:
                 f"the server of the ledger at {where} closed the connection: {_STANDBY_ADVICE}; otherwise the server "
                 "restarted or the network dropped it (a write it interrupted is in the ledger whole or not at all)"
             ) from original
+
+
+@contextmanager
+def interruptions_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back until the block ends, then handled as they would have been (in the main thread: only
+    there may a handler be set, and only there does one run).
+
+    A commit is where a write is kept, and what a write says it kept must be what it kept: an interruption that came
+    while the commit ran (a SQLite checkpoint, a PostgreSQL round trip) was raised just after it returned, before the
+    commit was counted (``Store.writes_committed``), so ``ingest-batches`` said "this transaction wrote nothing" of a
+    transaction that had committed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    before = {number: signal.signal(number, lambda number, frame: received.append(number)) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(received):
+            handler = before[number]
+            if callable(handler):
+                handler(number, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(number)
 
 
 def refuse_writes_on_standby(connection: Any, where: str, *, lock_key: int | None = None) -> None:

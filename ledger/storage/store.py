@@ -34,6 +34,7 @@ from benchledger.ledger.storage.append import append_locked, prepared_appends
 from benchledger.ledger.storage.engine import (
     create_ledger_engine,
     database_errors_as_unavailable,
+    interruptions_deferred,
     refuse_writes_on_standby,
     retry_sqlite_locked,
     rows_changed,
@@ -375,8 +376,7 @@ class Store:
             return total, [dict(r._mapping) for r in page]
 
     def projection_stats(self) -> ProjectionStats:
-        """How many rows each projection holds per version, in how many goals, its faulted rows and each goal's
-        latest covered position: a few aggregate queries, no payload read."""
+        """Rows per projection and version, goals per projection, faulted rows, each goal's latest covered position: aggregates alone."""
         rows = projection_rows.c
         with self.reading() as connection:
             by_version = connection.execute(select(rows.projection, rows.projection_version, func.count()).group_by(rows.projection, rows.projection_version))
@@ -491,9 +491,9 @@ class _TransactionContext:
         try:
             if exc_type is None:
                 wrote = self.write and rows_changed(self._connection) != self._changes_before
-                self._transaction.commit()
-                if wrote and self.ledger.persistent:
-                    Store.writes_committed += 1
+                with interruptions_deferred():  # (one that comes while it commits is raised once the commit is counted)
+                    self._transaction.commit()
+                    Store.writes_committed += wrote and self.ledger.persistent
             else:
                 self._transaction.rollback()
         finally:

@@ -194,7 +194,7 @@ def test_an_interruption_counts_only_the_transactions_that_wrote_something(migra
     result = invoke(migrated_url, "ingest-batches", str(path))
 
     assert result.exit_code == 130 and row_counts(migrated_url) == before
-    assert result.stderr == "benchledger: interrupted; nothing was written\n"
+    assert result.stderr == f"benchledger: interrupted; {path}: while appending lines 5-6: nothing was written\n"
 
 
 def test_standard_input_is_read_like_a_file(migrated_url, tmp_path):

@@ -460,7 +460,10 @@ def test_ctrl_c_while_workers_fold_leaves_no_worker_and_no_thread(migrated_url, 
     result = invoke(migrated_url, "ingest-batches", str(path), "--jobs", "2")
 
     assert result.exit_code == 130 and folders() - {os.getpid()}  # (the workers had folded the first transaction)
-    assert "the 1 transaction(s) it committed are kept" in result.stderr
+    assert result.stderr == (
+        f"benchledger: interrupted; {path}: while appending lines 3-4: this transaction wrote nothing; the 1 transaction(s) "
+        "before it committed 2 batch(es) of the lines before line 3, which stay: running the file again appends only what is missing\n"
+    )
     assert multiprocessing.active_children() == [] and threading.active_count() == threads
     assert _json(invoke(migrated_url, "audit", "--format", "json"))["ok"] is True  # (the first transaction, whole)
 

@@ -2,12 +2,22 @@
 
 * `benchledger ingest GOAL run.json` into a goal `goals archive` hid: appended, exit 0, and not a word that
   `goals` and the report's index leave the goal out, and with it what was just appended.
+* SIGTERM to a running `benchledger ingest-batches big.ndjson` ended it without a word (exit -15), whatever it had
+  committed; Ctrl-C said a count of transactions, not what the error a later transaction meets says of them.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
 
 from tests.helpers import invoke
 
@@ -62,3 +72,69 @@ def test_ingesting_into_an_archived_goal_says_it_stays_hidden_and_how_to_see_it(
     assert _listed(migrated_url) == ["other-goal", "tb2-db-wal"]
     later = invoke(migrated_url, "ingest", "--goal", "tb2-db-wal", str(DEMO / "01-preflight.json"), "--kind", "preflight")
     assert later.exit_code == 0 and later.stderr == ""
+
+
+# -- SIGTERM / Ctrl-C to a running ingest-batches -------------------------------------------------------------------
+
+INTERRUPTED = re.compile(
+    r"benchledger: interrupted; (?P<file>\S+): while appending (?:lines \d+-\d+|line \d+|the lines from line \d+): this "
+    r"transaction wrote nothing; the (?P<transactions>\d+) transaction\(s\) before it committed (?P<batches>\d+) batch\(es\) "
+    r"of the lines before line (?P<line>\d+), which stay: running the file again appends only what is missing"
+)
+
+
+def _batches_in(url: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return connection.execute(text("SELECT count(*) FROM events WHERE kind = 'ingest_batch'")).scalar_one()
+    finally:
+        engine.dispose()
+
+
+def _alive(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize(("stop", "jobs"), [(signal.SIGTERM, "2"), (signal.SIGINT, "1")], ids=["sigterm-jobs-2", "sigint-jobs-1"])
+def test_an_interrupted_ingest_batches_says_what_its_committed_transactions_kept(migrated_url, tmp_path, stop, jobs):
+    """SIGTERM killed it silently (exit -15, not a word of the transactions it had committed); Ctrl-C said a count of
+    transactions in other words than the error a later transaction meets. Both now end it as that error does."""
+    run = json.loads(Path(TREATMENT).read_text())
+    lines = 3000
+    path = tmp_path / "big.ndjson"
+    path.write_text("".join(
+        json.dumps({"goal_id": f"goal-{i % 40}", "kind": None, "artifacts": [dict(run, job_name=f"j{i}-{k}") for k in range(3)]}) + "\n"
+        for i in range(lines)
+    ))
+    command = [sys.executable, "-m", "benchledger", "--database-url", migrated_url, "ingest-batches", "--jobs", jobs, str(path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _batches_in(migrated_url) == 0:  # (the first transaction committed: the append is under way)
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    said = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and out == "", err
+    matched = INTERRUPTED.fullmatch(said)
+    assert matched is not None, said
+    assert matched["file"] == str(path) and int(matched["transactions"]) >= 1
+    # what it says the transactions kept is what the ledger holds: the lines before the one it names, a batch each
+    assert _batches_in(migrated_url) == int(matched["batches"]) == int(matched["line"]) - 1 < lines
+    assert not [pid for pid in workers if _alive(pid)], "a worker outlived the interrupted command"
+    # the same file again appends the rest
+    done = invoke(migrated_url, "ingest-batches", "--format", "json", str(path))
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["batches_appended"] == lines - int(matched["batches"])
+    assert _batches_in(migrated_url) == lines

@@ -110,8 +110,8 @@ def test_ctrl_c_during_ingest_batches_says_what_was_kept_and_a_rerun_appends_the
 
     assert result.exit_code == 130, result.output
     assert result.stderr == (
-        "benchledger: interrupted; the 2 transaction(s) it committed are kept, nothing after them was written "
-        "(the same `benchledger ingest-batches` again appends only the rest)\n"
+        f"benchledger: interrupted; {path}: while appending line 3: this transaction wrote nothing; the 2 transaction(s) "
+        "before it committed 2 batch(es) of the lines before line 3, which stay: running the file again appends only what is missing\n"
     )
     assert row_counts(migrated_url)["events"] == 2 * 2  # two batches: a run and its manifest each
     monkeypatch.setattr(bulk.Ingest, "commit", real_commit)
