@@ -17,7 +17,8 @@ import pytest
 import benchledger
 from tests.helpers import invoke, row_counts
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "examples" / "demo"
 BASELINE, TREATMENT, COMPARISON = (str(DEMO / n) for n in ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json"))
 
 
@@ -77,3 +78,20 @@ def test_retract_says_none_for_a_lifecycle_with_no_first_blocker(migrated_url):
         done = invoke(migrated_url, "retract", f"@{position}", "--reason", "wrong image", *dry_run)
         assert done.exit_code == 0, done.output
         assert "lifecycle: phase preflight_ready, first blocker none -> phase preflight_ready, first blocker none (unchanged)" in done.stdout, done.stdout
+
+
+def test_a_row_taken_out_of_a_loopx_run_ledger_is_named_as_such_and_import_loopx_advised(migrated_url, tmp_path):
+    """A row of the public LoopX run ledger saved alone (``jq '.benchmarks[].cases[].runs[0]'``) was advised ``--kind``
+    and every kind (``run``, ``comparison``, …); ``--kind run`` then said "no benchmark_run_v0 object"."""
+    public = json.loads((REPO / "tests" / "data" / "loopx-public" / "benchmark-run-ledger.json").read_text())
+    row = next(iter(next(iter(public["benchmarks"].values()))["cases"].values()))["runs"][0]
+    saved = tmp_path / "row.json"
+    saved.write_text(json.dumps(row))
+    _refused_in_one_line(
+        migrated_url, "ingest", "--goal", "rows", str(saved),
+        says=f"{saved}: this is a row of a LoopX run ledger (a benchmark_run_ledger_row_v0: run_id, benchmark_id, case_id, "
+        "recorded_at), not an artifact: bring in the run ledger that holds it with `benchledger import-loopx FILE --goal GOAL`; "
+        "or --skip-unknown leaves it out (listed)",
+    )
+    done = invoke(migrated_url, "ingest", "--goal", "rows", "--skip-unknown", str(saved), BASELINE)
+    assert done.exit_code == 0 and f"- skipped (--skip-unknown): {saved}: this is a row of a LoopX run ledger" in done.stdout, done.output

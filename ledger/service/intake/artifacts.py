@@ -23,7 +23,7 @@ from benchledger.projections.artifacts.kinds import (
     normalize,
     normalize_result_else_run,
 )
-from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA
+from benchledger.projections.runs import LOOPX_RUN_LEDGER_SCHEMA, ROW_IDENTITY_FIELDS, ROW_KIND, row_problems
 
 
 class KindContradicted(IntakeError):
@@ -117,6 +117,12 @@ def to_artifact(document: SourceDocument, kind: str | None, setting: KindSetting
             raise RunLedger(
                 f"this is a LoopX run ledger ({LOOPX_RUN_LEDGER_SCHEMA}), not an artifact: "
                 "bring it in with `benchledger import-loopx FILE --goal GOAL`"
+            )
+        if isinstance(value, dict) and "schema_version" not in value and not row_problems(value):
+            # (saved alone out of its run ledger, it declares nothing: a --kind advised for it would not read it)
+            raise RunLedger(
+                f"this is a row of a LoopX run ledger (a {ROW_KIND}: {', '.join(ROW_IDENTITY_FIELDS)}), not an artifact: "
+                "bring in the run ledger that holds it with `benchledger import-loopx FILE --goal GOAL`"
             )
         raise unknown_kind(value, setting)
     try:
@@ -267,6 +273,21 @@ def _over_batch_limit(source: str, artifacts: int, size: int) -> Refused | None:
     return None
 
 
+def repeated_in_batch(first_source: dict[str, str], source: str, sha256: str) -> str | None:
+    """Why the document at ``source`` is refused when its batch holds it already (its source hash ``sha256`` is in
+    ``first_source``, each source hash of the batch and where it was first read), else ``None``, noting it there.
+
+    The same bytes (or, embedded, the same object) twice in one batch is one observation listed twice: the batch's
+    reviews would count it twice (a run named twice, a folder and a file in it, a copy), while a later ingest of it
+    is a duplicate."""
+    earlier = first_source.get(sha256)
+    if earlier is None:
+        first_source[sha256] = source
+        return None
+    what = "given twice" if earlier == source else f"the same document as {earlier}"
+    return f"{what} in this batch: a batch lists an artifact once (its reviews would count it twice); give it once"
+
+
 def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> Iterator[Artifact | Refused]:
     """Each document of ``files`` (one batch) normalized, one at a time as it is read, or why it was refused.
 
@@ -279,8 +300,7 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
     is refused at the document that passes the limit, and read no further.
     A line of NDJSON that does not parse is refused and the lines after it are read
     on (:func:`read_each_document`): every problem of the file is named at once.
-    A document the batch holds already (the same bytes: a file named twice, a folder and a file in it, a copy) is
-    refused: the batch would list it twice and its reviews count it twice.
+    A document the batch holds already is refused (:func:`repeated_in_batch`).
     """
     count = size = 0
     first_source: dict[str, str] = {}  # (each document's source hash: where the batch read it first)
@@ -302,13 +322,8 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
                     census.declared.add(declared)
                 try:
                     artifact = to_artifact(document, kind)
-                    earlier = first_source.get(document.sha256)
-                    if earlier is None:
-                        first_source[document.sha256] = document.source
-                        yield artifact
-                    else:
-                        what = "given twice" if earlier == document.source else f"the same document as {earlier}"
-                        yield Refused(document.source, f"{what} in this batch: a batch lists an artifact once (its reviews would count it twice); give it once")
+                    repeated = repeated_in_batch(first_source, document.source, document.sha256)
+                    yield artifact if repeated is None else Refused(document.source, repeated)
                 except KindContradicted as exc:
                     census.contradicted.append(f"{document.source}: {exc}")
                 except UnknownKind as exc:
