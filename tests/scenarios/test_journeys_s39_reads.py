@@ -105,3 +105,34 @@ def test_prove_names_an_event_as_retract_does_by_its_position_or_a_prefix_of_its
                                   "event ids and positions)\n")
     with benchledger.open(migrated_url) as ledger:
         assert ledger.prove([f"@{fifth['position']}"]).as_dict() == json.loads(by_id.stdout)
+
+
+def _visible_text(html: str) -> str:
+    """A page's text as a reader sees it: no tags, no attributes (a title shows only on hover), spaces collapsed."""
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_a_written_reports_later_comparison_page_says_why_its_reviews_have_no_link(migrated_url, tmp_path, monkeypatch):
+    # `benchledger report` writes the reviews of the comparisons a goal's first page shows; batches-2.html listed the
+    # others' "claim · learning · verifier" greyed, without a link, and said nowhere on the page why (a hover title only),
+    # where docs/cli.md says the later pages say that `benchledger serve` shows them.
+    from benchledger.ledger.read import report_views
+    from tests.report_helpers import DEMO
+
+    monkeypatch.setattr(report_views, "BATCHES_PAGE_SIZE", 2)
+    baseline, treatment, comparison = (json.loads((DEMO / name).read_text()) for name in
+                                       ("04-run-baseline.json", "05-run-treatment.json", "06-comparison.json"))
+    for n in range(3):
+        files = []
+        for name, artifact in (("baseline", baseline), ("treatment", treatment), ("comparison", comparison)):
+            edited = {**artifact, "comparison_id": f"pair-{n}"} if name == "comparison" else {**artifact, "job_name": f"{artifact['job_name']}-{n}"}
+            (tmp_path / f"{name}-{n}.json").write_text(json.dumps(edited))
+            files.append(str(tmp_path / f"{name}-{n}.json"))
+        assert invoke(migrated_url, "ingest", "--goal", GOAL, *files).exit_code == 0
+    site = tmp_path / "site"
+    assert invoke(migrated_url, "report", "--output", str(site)).exit_code == 0
+    said = "This written report holds the reviews of the comparisons on the goal's first page; benchledger serve shows every one."
+    later = _visible_text((site / "goals" / GOAL / "batches-2.html").read_text())
+    assert "3 comparison(s), the latest first" in later and "claim · learning · verifier" in later
+    assert said in later
+    assert said not in _visible_text((site / "goals" / GOAL / "index.html").read_text())  # its reviews are linked
