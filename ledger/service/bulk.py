@@ -32,7 +32,7 @@ from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, Goal
 from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.ingest_outcome import IngestOutcome
-from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, to_artifact
+from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, repeated_in_batch, to_artifact
 from benchledger.ledger.service.intake.files import (
     MAX_BATCH_ARTIFACTS,
     MAX_BATCH_BYTES,
@@ -126,6 +126,7 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
             f"split it into lines of at most {MAX_BATCH_ARTIFACTS}"
         )
     artifacts = []
+    first_at: dict[str, str] = {}  # (each artifact's source hash: where the line lists it first)
     for index, document in enumerate(documents):
         at = f"artifacts[{index}]"
         # (the document's canonical JSON is as long as its compact JSON: sorting keys moves bytes, adds none)
@@ -133,10 +134,15 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
         size = len(body.encode())
         if size > MAX_DOCUMENT_BYTES:
             raise IntakeError(f"{at} is {size} bytes, larger than the {MAX_DOCUMENT_BYTES}-byte limit of one document")
+        embedded = embedded_document(f"{where} {at}", document, body)
         try:
-            artifacts.append(to_artifact(embedded_document(f"{where} {at}", document, body), kind, BATCH_KIND_FIELD))
+            artifact = to_artifact(embedded, kind, BATCH_KIND_FIELD)
         except IntakeError as exc:
             raise IntakeError(f"{at}: {exc}") from exc
+        repeated = repeated_in_batch(first_at, at, embedded.sha256)
+        if repeated is not None:
+            raise IntakeError(f"{at}: {repeated}")
+        artifacts.append(artifact)
     return BatchLine(goal_id, artifacts, source, new_goal, attempt)
 
 

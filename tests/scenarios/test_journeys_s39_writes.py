@@ -95,3 +95,22 @@ def test_a_row_taken_out_of_a_loopx_run_ledger_is_named_as_such_and_import_loopx
     )
     done = invoke(migrated_url, "ingest", "--goal", "rows", "--skip-unknown", str(saved), BASELINE)
     assert done.exit_code == 0 and f"- skipped (--skip-unknown): {saved}: this is a row of a LoopX run ledger" in done.stdout, done.output
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ingest_batches_refuses_a_line_listing_the_same_artifact_twice(migrated_url, tmp_path, jobs):
+    """A line ``{"artifacts": [baseline, baseline, treatment, comparison]}`` was taken, its reviews counting the baseline twice."""
+    baseline, treatment, comparison = (json.loads(Path(name).read_text()) for name in (BASELINE, TREATMENT, COMPARISON))
+    good = {"goal_id": "bulk-twice", "kind": None, "artifacts": [baseline, treatment, comparison]}
+    twice = {**good, "artifacts": [baseline, dict(reversed(baseline.items())), treatment, comparison]}  # (the same object, keys reordered)
+    batches = tmp_path / "batches.ndjson"
+    batches.write_text(json.dumps(twice) + "\n")
+    _refused_in_one_line(
+        migrated_url, "ingest-batches", "--jobs", jobs, str(batches),
+        says=f"{batches}:1: artifacts[1]: the same document as artifacts[0] in this batch: a batch lists an artifact once "
+        "(its reviews would count it twice); give it once",
+    )
+    batches.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")  # (the same line twice is the same batch: taken once)
+    assert invoke(migrated_url, "ingest-batches", "--jobs", jobs, str(batches)).exit_code == 0
+    show = json.loads(invoke(migrated_url, "show", "--goal", "bulk-twice", "--format", "json").stdout)
+    assert [row["payload"]["reviewed_run_count"] for row in show["projections"]["review-verifier-attribution"]] == [2]
