@@ -41,7 +41,7 @@ from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
 from benchledger.ledger.service.materialize import materialize_goals
 from benchledger.ledger.storage.append import guard_receipt, unstorable_problems
 from benchledger.ledger.storage.event_records import Appended, NewEvent, StoredEvent, StreamAppend
-from benchledger.ledger.storage.guard import UnstorableContent
+from benchledger.ledger.storage.guard import UnstorableContent, unprintable
 from benchledger.ledger.storage.store import ChunkedAppend, Store
 from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections.artifacts import Artifact
@@ -66,9 +66,10 @@ class NothingToIngest(InvalidInput):
 def member_event(artifact: Artifact) -> NewEvent:
     """An artifact's event: one source document is one observation (keyed on its source hash, docs/hash-chain.md)."""
     schema = artifact.payload.get("schema_version") if isinstance(artifact.payload, dict) else None
-    return NewEvent(
-        artifact.kind, artifact.payload, schema if isinstance(schema, str) else None, artifact.source_sha256, keyed_on_source=True, origin=artifact.origin
-    )
+    # (a raw lifecycle record's schema_version is any text: one holding a lone surrogate, which a review's throwaway
+    # ledger reads as LoopX does, is no column's value, and the chain hash could not encode it)
+    column = schema if isinstance(schema, str) and unprintable(schema) is None else None
+    return NewEvent(artifact.kind, artifact.payload, column, artifact.source_sha256, keyed_on_source=True, origin=artifact.origin)
 
 
 def manifest_member(event_id: str, kind: str, role: str | None) -> dict[str, Any]:
