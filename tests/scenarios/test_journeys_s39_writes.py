@@ -114,3 +114,21 @@ def test_ingest_batches_refuses_a_line_listing_the_same_artifact_twice(migrated_
     assert invoke(migrated_url, "ingest-batches", "--jobs", jobs, str(batches)).exit_code == 0
     show = json.loads(invoke(migrated_url, "show", "--goal", "bulk-twice", "--format", "json").stdout)
     assert [row["payload"]["reviewed_run_count"] for row in show["projections"]["review-verifier-attribution"]] == [2]
+
+
+def test_a_document_whose_lines_start_with_a_brace_is_one_document_on_standard_input(migrated_url):
+    """``python -c 'print(json.dumps(run, indent=0))' | benchledger ingest --goal g -``: an array of objects puts a
+    ``{`` at the start of a line, so standard input was read as NDJSON, a refusal a line ("<stdin>:1: invalid JSON: …"
+    twenty times, then "... and N more"), where the same file named by its path is ingested."""
+    run = json.loads(Path(BASELINE).read_text())
+    run["failure_attribution_labels"] = [{"label": "a"}, {"label": "b"}]  # (any array of objects)
+    text = json.dumps(run, indent=0)
+    assert "\n{" in text
+    done = invoke(migrated_url, "ingest", "--goal", "stdin-doc", "--format", "json", "-", input=text)
+    assert done.exit_code == 0, done.output
+    assert [e["source"] for e in json.loads(done.stdout)["events"]] == ["<stdin>"]
+    # NDJSON on standard input is still NDJSON: one artifact a line
+    lines = "\n".join(json.dumps(json.loads(Path(name).read_text())) for name in (TREATMENT, COMPARISON)) + "\n"
+    done = invoke(migrated_url, "ingest", "--goal", "stdin-doc", "--format", "json", "-", input=lines)
+    assert done.exit_code == 0, done.output
+    assert [e["source"] for e in json.loads(done.stdout)["events"]] == ["<stdin>:1", "<stdin>:2"]

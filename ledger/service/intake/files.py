@@ -345,6 +345,21 @@ def read_documents(file: str) -> Iterator[SourceDocument]:
         yield document
 
 
+def _one_document(data: bytes) -> bool:
+    """Whether standard input's ``data`` parse as one JSON document: one printed with nested objects at the start of
+    its lines (``json.dumps(run, indent=0)``: an array of objects) is one document, not NDJSON. (Larger than a
+    document may be, it is not one: it is never parsed whole here.)"""
+    if len(data) > MAX_DOCUMENT_BYTES:
+        return False
+    try:
+        json.loads(data)
+    except RecursionError:
+        return True  # (nested deeper than Python parses: one document, which parse_document refuses as such)
+    except ValueError:
+        return False
+    return True
+
+
 def read_each_document(file: str) -> Iterator[SourceDocument | InputFileError]:
     """The documents of one file from :func:`expand_paths` (``-`` is standard input), read as they are needed, each
     one or why it was refused.
@@ -363,8 +378,8 @@ def read_each_document(file: str) -> Iterator[SourceDocument | InputFileError]:
         if data.startswith(GZIP_MAGIC):
             data = read_limited(_Gunzipped(io.BytesIO(data), "<stdin>"), "<stdin>", MAX_NDJSON_BYTES, what="decompressed standard input")
         text_start = data.lstrip()[:1]
-        # Standard input holds one document, or NDJSON when it has several lines of objects.
-        if text_start == b"{" and b"\n{" in data.strip():
+        # Standard input holds one document, or NDJSON when it has several lines of objects and is not one document.
+        if text_start == b"{" and b"\n{" in data.strip() and not _one_document(data):
             yield from _ndjson(io.BytesIO(data), "<stdin>", MAX_NDJSON_BYTES)
         else:
             yield parse_document(data, "<stdin>")
