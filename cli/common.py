@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -209,6 +209,19 @@ def echo_errors(lines: list[str], count: int | None = None) -> None:
     then how many more (of ``count`` when ``lines`` holds only the first of them)."""
     for line in capped(lines, total=count):
         click.echo(f"error: {line}", err=True)
+
+
+def as_of_after_last_event_text(as_of: str, last: Mapping[str, Any]) -> str:
+    """What an answer says when ``--as-of`` is after the ledger's last event (``last``): it is the current state."""
+    return f"--as-of {as_of} is after the ledger's last event (position {last['position']}): this is the current state, as without --as-of"
+
+
+def echo_as_of_after_last_event(as_of: str | None, last: Mapping[str, Any] | None) -> None:
+    """One note on stderr when ``--as-of`` is after the ledger's last event (``last``, as the answer's
+    ``as_of_after_last_event`` gives it): a time to come, or a position not reached, reads what is there now. For the
+    formats whose output has no line to say it in (JSON, CSV): a table and markdown say it where they name the as-of."""
+    if as_of is not None and last is not None:
+        click.echo(f"benchledger: note: {as_of_after_last_event_text(as_of, last)}", err=True)
 
 
 def echo_archived_notes(goal_ids: Iterable[str], *, command: str, dry_run: bool = False) -> None:

@@ -9,7 +9,16 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import attempt_id, goal_filter, jobs_option, open_ledger, standby_lag_text, with_goal
+from benchledger.cli.common import (
+    as_of_after_last_event_text,
+    attempt_id,
+    echo_as_of_after_last_event,
+    goal_filter,
+    jobs_option,
+    open_ledger,
+    standby_lag_text,
+    with_goal,
+)
 from benchledger.cli.output import (
     echo_json,
     echo_json_listing,
@@ -32,8 +41,10 @@ AS_OF_HELP = (
 
 def _as_of_text(as_of: str | None, view: GoalView | History) -> str | None:
     """What an --as-of answer is as of, in words: the position, and the instant of ledger time it was resolved from."""
-    if view.as_of_position is None:
+    if view.as_of_position is None or as_of is None:
         return None
+    if view.as_of_after_last_event is not None:
+        return as_of_after_last_event_text(as_of, view.as_of_after_last_event)
     if view.as_of_time is None:
         return f"as of position {view.as_of_position}"
     whole = f" (--as-of {as_of} takes in that whole {view.as_of_period})" if view.as_of_period else ""
@@ -167,6 +178,7 @@ def show_command(
         click.echo(f"benchledger: note: --offset {offset} is past the {held} row(s) of projection {projection} of goal '{goal}' "
                    f"(--offset 0 to {held - 1} start within them)", err=True)
     if fmt == "json":
+        echo_as_of_after_last_event(as_of, view.as_of_after_last_event)
         echo_json(view.as_dict())
         return
     from benchledger.projections import REVIEW_MODULES, review_module
@@ -250,6 +262,8 @@ def history_command(
     with open_ledger(ctx) as ledger, ledger.history(
         goal, as_of=as_of, kind=kind, since=since, until=until, limit=limit, changes_only=changes_only, attempt=attempt
     ) as view:
+        if fmt in ("json", "csv"):
+            echo_as_of_after_last_event(as_of, view.as_of_after_last_event)
         if fmt == "json":
             echo_json_listing(view)
             return

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import goal_option, open_ledger
+from benchledger.cli.common import as_of_after_last_event_text, echo_as_of_after_last_event, goal_option, open_ledger
 from benchledger.cli.output import echo_json, echo_rows, format_option, signed_number, utc_text, wide_option
 from benchledger.ledger.results import Comparison, Comparisons, CurrentRun, PassRate, Run, RunPair
 
@@ -271,11 +271,16 @@ def compare_command(
             goal_ids=goals, as_of=as_of, benchmark=benchmark, baseline=baseline, treatment=treatment,
             include_archived=include_archived, seed=seed, resamples=resamples,
         )
+    after_last_event = found.scope["as_of_after_last_event"]
+    if fmt in ("json", "csv"):
+        echo_as_of_after_last_event(as_of, after_last_event)
     if fmt == "json":
         echo_json(found.as_dict())
         return
     # (what --as-of resolved to, said first as history says it: a time names the last event the ledger recorded by then)
     when = None if as_of is None else f"As of position {found.scope['as_of_position']} (--as-of {as_of}): the events up to it only."
+    if as_of is not None and after_last_event is not None:
+        when = as_of_after_last_event_text(as_of, after_last_event) + "."
     if fmt != "csv" and when:
         click.echo(when)
     if fmt != "csv" and not found.comparisons:

@@ -297,6 +297,7 @@ class Ledger:
             [Attempt(**attempt) for attempt in shown["attempts"]],
             shown["as_of_time"],
             shown["as_of_period"],
+            shown["as_of_after_last_event"],
         )
 
     def history(
@@ -324,7 +325,7 @@ class Ledger:
             as_of = view.as_of
             return self._held(History(
                 goal_id, as_of and as_of.position, map(_history_entry, view.entries), held.pop_all().close,
-                as_of and as_of.time, as_of and as_of.period,
+                as_of and as_of.time, as_of and as_of.period, as_of and as_of.after_last_event,
             ))
 
     # -- runs --------------------------------------------------------------------------------

@@ -259,16 +259,21 @@ class History(Listing[HistoryEntry]):
 
     def __init__(
         self, goal_id: str, as_of_position: int | None, rows: Iterator[HistoryEntry], close: Callable[[], None],
-        as_of_time: str | None = None, as_of_period: str | None = None,
+        as_of_time: str | None = None, as_of_period: str | None = None, as_of_after_last_event: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(rows, close)
         self.goal_id = goal_id
         self.as_of_position = as_of_position  # the position ``as_of`` named, or None
         self.as_of_time = as_of_time  # the instant an ``as_of`` TIME named (recorded_at, UTC), or None
         self.as_of_period = as_of_period  # the day, hour, minute or second that TIME took in whole, or None
+        # the ledger's last event (position, recorded_at) when ``as_of`` is after it: the current state, as without it
+        self.as_of_after_last_event = as_of_after_last_event
 
     def head(self) -> dict[str, Any]:
-        return {"goal_id": self.goal_id, "as_of_position": self.as_of_position, "as_of_time": self.as_of_time, "as_of_period": self.as_of_period}
+        return {
+            "goal_id": self.goal_id, "as_of_position": self.as_of_position, "as_of_time": self.as_of_time,
+            "as_of_period": self.as_of_period, "as_of_after_last_event": self.as_of_after_last_event,
+        }
 
 
 # -- a goal's projections ------------------------------------------------------------------------
@@ -323,6 +328,7 @@ class GoalView:
     attempts: list[Attempt]  # the latest first, at most 20 (``--projection attempt-lifecycle-state`` lists them all)
     as_of_time: str | None = None  # the instant an ``as_of`` TIME named (recorded_at, UTC)
     as_of_period: str | None = None  # the day, hour, minute or second that TIME took in whole
+    as_of_after_last_event: dict[str, Any] | None = None  # the ledger's last event when ``as_of`` is after it (``History``)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -330,6 +336,7 @@ class GoalView:
             "as_of_position": self.as_of_position,
             "as_of_time": self.as_of_time,
             "as_of_period": self.as_of_period,
+            "as_of_after_last_event": self.as_of_after_last_event,
             "head_position": self.head_position,
             "projections": {name: [row.as_dict() for row in rows] for name, rows in self.projections.items()},
             "counts": self.counts,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchledger.ledger.read.points import resolve_ledger_as_of
+from benchledger.ledger.read.points import resolve_as_of
 from benchledger.ledger.read.runs import UnknownFilterValue, choices_text, runs_model
 from benchledger.ledger.storage.store import Store, one_snapshot
 from benchledger.projections import runs, statistics
@@ -36,11 +36,12 @@ def compare(
     resamples: int = 2000,
 ) -> dict[str, Any]:
     """The comparisons of a scope (goals, default the whole ledger; ``as_of`` a position or time), one per benchmark and arm pair."""
-    position = resolve_ledger_as_of(ledger, as_of)
+    resolved = resolve_as_of(ledger, None, as_of)  # (over the whole ledger: a time names the last event recorded by then)
+    position = None if resolved is None else resolved.position
     model = runs_model(ledger, goal_ids=goal_ids, up_to_position=position)
     return compare_model(
         model, goal_ids=goal_ids, position=position, benchmark=benchmark, baseline=baseline, treatment=treatment,
-        include_archived=include_archived, seed=seed, resamples=resamples,
+        include_archived=include_archived, seed=seed, resamples=resamples, after_last_event=resolved and resolved.after_last_event,
     )
 
 
@@ -55,8 +56,10 @@ def compare_model(
     include_archived: bool = False,
     seed: int = 0,
     resamples: int = 2000,
+    after_last_event: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """:func:`compare` over a runs model already read (of ``goal_ids`` up to ``position``), for a reader that needs the model for more."""
+    """:func:`compare` over a runs model already read (of ``goal_ids`` up to ``position``, ``after_last_event`` when an
+    ``as_of`` named a position after the ledger's last event: ``points.AsOf``), for a reader that needs the model for more."""
     views = list(filter(runs.is_shown, model.runs))
     arms = {v["arm"] for v in views if v["arm"]}
     benchmarks = {v["benchmark_id"] for v in views}
@@ -86,8 +89,8 @@ def compare_model(
         entry["adjusted_p_value"] = adjusted
         entry["verdict"] = statistics.verdict(adjusted, entry["difference"])
     return {
-        "scope": {"goals": list(goal_ids) or None, "as_of_position": position, "benchmark": benchmark,
-                  "include_archived": include_archived, "seed": seed, "resamples": resamples},
+        "scope": {"goals": list(goal_ids) or None, "as_of_position": position, "as_of_after_last_event": after_last_event,
+                  "benchmark": benchmark, "include_archived": include_archived, "seed": seed, "resamples": resamples},
         "comparisons": found,
     }
 

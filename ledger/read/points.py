@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select, true
 
@@ -52,19 +53,22 @@ class Point:
 
 @dataclass(frozen=True)
 class AsOf:
-    """What ``--as-of`` resolved to: the position, and the instant a TIME named (``None`` for a position)."""
+    """What ``--as-of`` resolved to: the position, the instant a TIME named (``None`` for a position), and when it is
+    after the ledger's last event, that event's position and recording time (``after_last_event``: what is read is the
+    current state, as without it)."""
 
     position: int
     time: str | None = None
     period: str | None = None
+    after_last_event: dict[str, Any] | None = None
 
 
-def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> AsOf | None:
+def resolve_as_of(ledger: Store, goal_id: str | None, as_of: str | None) -> AsOf | None:
     """``as_of`` as a global position: ASCII digits are a position, anything else an ISO-8601 time.
 
-    A time names the last event of the goal the ledger recorded at or before
-    it (0: none); a time given to the day, hour, minute or second (no
-    fraction) takes in that whole period. Refused with one line
+    A time names the last event of the goal (``None``: of the ledger) the ledger
+    recorded at or before it (0: none); a time given to the day, hour, minute or
+    second (no fraction) takes in that whole period. Refused with one line
     (:class:`InvalidAsOf`): other digits (``²``), a position beyond 64 bits, a
     date that does not exist (``2026-02-30``) or one outside the years a UTC
     timestamp can name.
@@ -72,12 +76,27 @@ def resolve_as_of(ledger: Store, goal_id: str, as_of: str | None) -> AsOf | None
     if as_of is None:
         return None
     point = parse_point("--as-of", as_of)
-    return AsOf(resolve_point(ledger, goal_id, point, latest_at_or_before=True), point.end, point.period)
+    position = resolve_point(ledger, goal_id, point, latest_at_or_before=True)
+    return AsOf(position, point.end, point.period, _after_the_last_event(ledger, point))
 
 
-def resolve_ledger_as_of(ledger: Store, as_of: str | None) -> int | None:
-    """``as_of`` as :func:`resolve_as_of` reads it, over the whole ledger: a time names the last event recorded at or before it."""
-    return None if as_of is None else resolve_point(ledger, None, parse_point("--as-of", as_of), latest_at_or_before=True)
+def as_of_fields(resolved: AsOf | None) -> dict[str, Any]:
+    """What an answer read as of ``resolved`` says of it besides its position (``show``'s, ``history``'s)."""
+    if resolved is None:
+        return {"as_of_time": None, "as_of_period": None, "as_of_after_last_event": None}
+    return {"as_of_time": resolved.time, "as_of_period": resolved.period, "as_of_after_last_event": resolved.after_last_event}
+
+
+def _after_the_last_event(ledger: Store, point: Point) -> dict[str, Any] | None:
+    """The ledger's last event (``position``, ``recorded_at``) when ``point`` is after it (a position past it, a time whose
+    whole period is after its recording), else ``None``."""
+    with ledger.reading() as connection:
+        last = connection.execute(select(events.c.position, events.c.recorded_at).order_by(events.c.position.desc()).limit(1)).first()
+    if last is None:
+        return None
+    # (a time's whole period: a day that holds the last event is read as that day, which its own line says)
+    after = point.position > last.position if point.position is not None else point.start is not None and point.start > last.recorded_at
+    return {"position": last.position, "recorded_at": last.recorded_at} if after else None
 
 
 def resolve_point(ledger: Store, goal_id: str | None, point: Point, *, latest_at_or_before: bool) -> int:

@@ -24,6 +24,7 @@ from benchledger.ledger.read.attempt_views import SHOW_ATTEMPTS, attempt_entry, 
 from benchledger.ledger.read.points import (
     MAX_POSITION,
     AsOf,
+    as_of_fields,
     parse_point,
     refuse_an_empty_range,
     resolve_as_of,
@@ -235,8 +236,7 @@ def show(
     return {
         "goal_id": goal_id,
         "as_of_position": position,
-        "as_of_time": None if resolved is None else resolved.time,
-        "as_of_period": None if resolved is None else resolved.period,
+        **as_of_fields(resolved),
         "head_position": head["last_position"],
         "projections": _rows_by_projection(rows),
         "counts": dict(sorted(counts.items())),

@@ -138,3 +138,51 @@ def test_an_interrupted_ingest_batches_says_what_its_committed_transactions_kept
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["batches_appended"] == lines - int(matched["batches"])
     assert _batches_in(migrated_url) == lines
+
+
+# -- --as-of after the ledger's last event -----------------------------------------------------------------------------
+
+
+def test_an_as_of_after_the_last_event_says_it_reads_the_current_state_on_every_command_that_takes_it(migrated_url):
+    """`history GOAL --as-of 2099-01-01` said "as of position 6: the events the ledger recorded at or before
+    2099-01-01T23:59:59.999999Z (--as-of 2099-01-01 takes in that whole day)", as if 2099 had been read."""
+    assert invoke(migrated_url, "ingest", "--goal", "tb2-db-wal", BASELINE, TREATMENT, COMPARISON).exit_code == 0
+    import benchledger
+
+    with benchledger.open(migrated_url) as ledger:
+        last = ledger.last_position()
+    said = f"--as-of {{}} is after the ledger's last event (position {last}): this is the current state, as without --as-of"
+    note = "benchledger: note: " + said
+    for as_of in ("2099-01-01", str(last + 1), "99999"):
+        table = invoke(migrated_url, "history", "tb2-db-wal", "--as-of", as_of)
+        assert table.exit_code == 0 and table.stdout.splitlines()[0] == said.format(as_of) and table.stderr == "", table.output
+        markdown = invoke(migrated_url, "show", "tb2-db-wal", "--as-of", as_of, "--format", "markdown")
+        assert markdown.stdout.startswith(f"# Goal `tb2-db-wal` ({said.format(as_of)}; head at position {last})"), markdown.output
+        compared = invoke(migrated_url, "compare", "--as-of", as_of)
+        assert compared.stdout.splitlines()[0] == said.format(as_of) + "." and compared.stderr == "", compared.output
+        for command in (["history", "tb2-db-wal"], ["show", "tb2-db-wal"], ["compare"]):
+            for fmt in ("json", "csv") if command[0] != "show" else ("json",):
+                done = invoke(migrated_url, *command, "--as-of", as_of, "--format", fmt)
+                assert done.exit_code == 0 and done.stderr.splitlines() == [note.format(as_of)], (command, fmt, done.output)
+        document = json.loads(invoke(migrated_url, "history", "tb2-db-wal", "--as-of", as_of, "--format", "json").stdout)
+        assert document["as_of_after_last_event"]["position"] == last
+        scope = json.loads(invoke(migrated_url, "compare", "--as-of", as_of, "--format", "json").stdout)["scope"]
+        assert scope["as_of_after_last_event"]["position"] == last
+        # what is read is the current state: the same answer as without --as-of
+        assert [e["event_id"] for e in document["entries"]] == [
+            e["event_id"] for e in json.loads(invoke(migrated_url, "history", "tb2-db-wal", "--format", "json").stdout)["entries"]
+        ]
+    # the last event itself, and a time before it, are meaningful: said as before, no note
+    at_last = invoke(migrated_url, "history", "tb2-db-wal", "--as-of", str(last), "--format", "json")
+    assert at_last.stderr == "" and json.loads(at_last.stdout)["as_of_after_last_event"] is None
+    assert invoke(migrated_url, "history", "tb2-db-wal", "--as-of", str(last)).stdout.splitlines()[0] == f"as of position {last}"
+    recorded = json.loads(at_last.stdout)["entries"][-1]["recorded_at"]
+    day = invoke(migrated_url, "history", "tb2-db-wal", "--as-of", recorded[:10], "--format", "json")  # (the day holding it)
+    assert day.stderr == "" and json.loads(day.stdout)["as_of_after_last_event"] is None
+    before = invoke(migrated_url, "compare", "--as-of", "2000-01-01", "--format", "json")
+    assert before.stderr == "" and json.loads(before.stdout)["scope"]["as_of_after_last_event"] is None
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.show("tb2-db-wal", as_of="2099-01-01").as_of_after_last_event["position"] == last
+        with ledger.history("tb2-db-wal", as_of=last + 1) as history:
+            assert history.as_of_after_last_event["position"] == last
+        assert ledger.show("tb2-db-wal", as_of=last).as_of_after_last_event is None
