@@ -12,6 +12,14 @@ from benchledger.cli.common import as_of_after_last_event_text, echo_as_of_after
 from benchledger.cli.output import echo_json, echo_rows, format_option, signed_number, utc_text, wide_option
 from benchledger.ledger.results import Comparison, Comparisons, CurrentRun, PassRate, Run, RunPair
 
+# A benchmark or arm cell of a run whose record names none (a compact run without benchmark_id or mode; JSON: null):
+# said, not left blank, which read as a row whose cells were lost (docs/interop.md, "The runs model").
+NONE_NAMED = "(none)"
+
+
+def _named(value: str | None) -> str:
+    return value or NONE_NAMED
+
 
 def _score(run: Run | None) -> str:
     from benchledger.projections.runs import score_text
@@ -124,7 +132,7 @@ def _echo_listing(listing: Any, headers: list[str], row: Callable[[Any], list[An
 
 
 def _run_row(run: Run) -> list[Any]:
-    return [run.goal_id, run.run_id, run.benchmark_id, run.case_id, run.arm, run.status, _score(run), utc_text(run.recorded_at), _countable(run)]
+    return [run.goal_id, run.run_id, _named(run.benchmark_id), run.case_id, _named(run.arm), run.status, _score(run), utc_text(run.recorded_at), _countable(run)]
 
 
 def _wide_run_row(run: Run) -> list[Any]:
@@ -133,7 +141,7 @@ def _wide_run_row(run: Run) -> list[Any]:
 
 def _current_row(e: CurrentRun) -> list[Any]:
     run = e.current
-    return [e.goal_id, e.benchmark_id, e.case_id, e.arm, run.run_id if run else "(none countable)",
+    return [e.goal_id, _named(e.benchmark_id), e.case_id, _named(e.arm), run.run_id if run else "(none countable)",
             run and run.status, _score(run), utc_text(run and run.recorded_at), f"{e.countable_run_count}/{e.run_count}"]
 
 
@@ -154,12 +162,12 @@ def _side_note(side: str, run: Run | None, found_by: str | None, missing: str | 
 def _pair_row(p: RunPair) -> list[Any]:
     notes = [n for n in (_side_note("baseline", p.baseline, p.baseline_found_by, p.baseline_missing),
                          _side_note("treatment", p.treatment, p.treatment_found_by, p.treatment_missing)) if n]
-    return [p.goal_id, p.benchmark_id, p.case_id, p.pair_id, p.baseline_arm, _score(p.baseline),
-            p.treatment_arm, _score(p.treatment), "" if p.score_delta is None else signed_number(p.score_delta), "; ".join(notes)]
+    return [p.goal_id, _named(p.benchmark_id), p.case_id, p.pair_id, _named(p.baseline_arm), _score(p.baseline),
+            _named(p.treatment_arm), _score(p.treatment), "" if p.score_delta is None else signed_number(p.score_delta), "; ".join(notes)]
 
 
 def _rate_row(r: PassRate) -> list[Any]:
-    return [r.benchmark_id, r.arm, r.runs, r.passed, r.failed, r.unscored, _percent(r.pass_rate),
+    return [_named(r.benchmark_id), _named(r.arm), r.runs, r.passed, r.failed, r.unscored, _percent(r.pass_rate),
             r.archived, r.superseded, r.retracted, r.not_countable]
 
 
@@ -203,7 +211,7 @@ def _p(value: float | None) -> str:
 
 def _compare_row(c: Comparison) -> list[Any]:
     return [
-        c.benchmark_id, c.baseline_arm, c.treatment_arm, c.tasks, _percent(c.baseline_pass_rate), _percent(c.treatment_pass_rate),
+        _named(c.benchmark_id), c.baseline_arm, c.treatment_arm, c.tasks, _percent(c.baseline_pass_rate), _percent(c.treatment_pass_rate),
         _points(c.difference), _interval(c), c.test, _p(c.p_value), _p(c.adjusted_p_value),
         _detectable(c),
         c.verdict, len(c.baseline_only_tasks), len(c.treatment_only_tasks),
@@ -226,12 +234,12 @@ COMPARE_HEADERS = [
 
 def _unpaired_lines(comparisons: Comparisons) -> list[str]:
     """Why a pair of arms has no comparison, and the tasks one arm ran and the other did not, named (the first few of each)."""
-    lines = [f"{c.benchmark_id} ({c.baseline_arm} vs {c.treatment_arm}): {c.note}" for c in comparisons if c.note]
+    lines = [f"{_named(c.benchmark_id)} ({c.baseline_arm} vs {c.treatment_arm}): {c.note}" for c in comparisons if c.note]
     for c in comparisons:
         for arm, tasks in ((c.baseline_arm, c.baseline_only_tasks), (c.treatment_arm, c.treatment_only_tasks)):
             if tasks:
                 shown = ", ".join(tasks[:10]) + (f" … ({len(tasks) - 10} more)" if len(tasks) > 10 else "")
-                lines.append(f"{c.benchmark_id} ({c.baseline_arm} vs {c.treatment_arm}): {len(tasks)} task(s) only in {arm}, left out: {shown}")
+                lines.append(f"{_named(c.benchmark_id)} ({c.baseline_arm} vs {c.treatment_arm}): {len(tasks)} task(s) only in {arm}, left out: {shown}")
     return lines
 
 

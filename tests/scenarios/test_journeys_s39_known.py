@@ -186,3 +186,33 @@ def test_an_as_of_after_the_last_event_says_it_reads_the_current_state_on_every_
         with ledger.history("tb2-db-wal", as_of=last + 1) as history:
             assert history.as_of_after_last_event["position"] == last
         assert ledger.show("tb2-db-wal", as_of=last).as_of_after_last_event is None
+
+
+# -- runs whose rows name no benchmark and no arm ------------------------------------------------------------------
+
+
+def test_a_run_naming_no_benchmark_and_no_arm_says_none_in_every_runs_format(migrated_url, tmp_path):
+    """`runs --summary` printed a row whose benchmark and arm cells were blank (table, markdown, CSV), which reads as a
+    row whose cells were lost."""
+    anonymous = json.loads(Path(BASELINE).read_text())
+    del anonymous["benchmark_id"], anonymous["mode"]
+    path = tmp_path / "anonymous-run.json"
+    path.write_text(json.dumps({**anonymous, "job_name": "anonymous-job"}))
+    assert invoke(migrated_url, "ingest", "--goal", "tb2-db-wal", BASELINE, str(path)).exit_code == 0
+
+    def rows(*args: str) -> list[str]:
+        done = invoke(migrated_url, "runs", *args)
+        assert done.exit_code == 0, done.output
+        return done.stdout.splitlines()
+
+    table = [line.split() for line in rows("--summary") if line.startswith("(none)")]
+    assert table == [["(none)", "(none)", "1", "0", "1", "0", "0%", "0", "0", "0", "0"]]
+    assert "| (none) | (none) | 1 | 0 | 1 | 0 | 0% | 0 | 0 | 0 | 0 |" in rows("--summary", "--format", "markdown")
+    assert "(none),(none),1,0,1,0,0%,0,0,0,0," in rows("--summary", "--format", "csv")
+    rates = json.loads(invoke(migrated_url, "runs", "--summary", "--format", "json").stdout)["pass_rates"]
+    assert [(r["benchmark_id"], r["arm"]) for r in rates if r["benchmark_id"] is None] == [(None, None)]
+    # the other listings say it the same way
+    listed = [line for line in rows("--format", "csv") if "anonymous" in line or ",(none)," in line]
+    assert len(listed) == 1 and listed[0].split(",")[2] == "(none)" and listed[0].split(",")[4] == "(none)"
+    current = [line.split() for line in rows("--current") if "(none)" in line]
+    assert len(current) == 1 and current[0][1:3] == ["(none)", "(none)"]
