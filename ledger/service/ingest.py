@@ -35,6 +35,7 @@ from benchledger.ledger.service.ingest_outcome import (
     IngestOutcome,
     MemberOutcome,
     stored_lifecycle_note,
+    withdrawn_note,
 )
 from benchledger.ledger.service.intake.artifacts import Census, Refused, checked_kind, read_artifacts
 from benchledger.ledger.service.intake.files import MAX_BATCH_ARTIFACTS
@@ -47,6 +48,8 @@ from benchledger.ledger.storage.transaction import Transaction
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.attempts import valid_attempt_id
 from benchledger.projections.batch_manifest import BATCH_KIND, BATCH_SCHEMA, batch_manifest, claim_review_without_runs
+from benchledger.projections.retraction import KIND as RETRACTION_KIND
+from benchledger.projections.retraction import retracted_by
 
 # Events a statement appends: many rows a statement, and a chunk of 4 MiB documents read from files
 # stays well under the memory bound (docs/performance.md, "Memory"). A batch given as artifacts is held already and
@@ -614,6 +617,7 @@ class _Writer:
 
     def outcome(self, dry_run: bool, goal_id: str | None) -> IngestOutcome:
         batches, events = [], []
+        withdrawn: dict[str, dict[str, StoredEvent]] = {}  # (per goal: each retracted id's retraction, read once)
         for owner in self._owners:
             if isinstance(owner, _Given):
                 events += owner.events
@@ -622,6 +626,7 @@ class _Writer:
                 kinds = [m.kind for m in owner.members]
                 notes = (NO_RUN_NOTE,) if owner.batch.status == "appended" and claim_review_without_runs(kinds) else ()
                 notes += self._stored_lifecycle_notes(owner)
+                notes += self._withdrawn_notes(owner, withdrawn)
                 batches.append(BatchOutcome(owner.goal_id, tuple(owner.members), owner.batch, owner.label, notes))
         added = [b.goal_id for b in batches if b.batch.status == "appended"]
         archived = tuple(sorted(self.session.tx.archived_goals(added))) if added else ()
@@ -636,6 +641,23 @@ class _Writer:
             return ()
         next_attempt = self._attempts.next_attempt(batch.goal_id)
         return () if next_attempt is None else (stored_lifecycle_note(stored, next_attempt),)
+
+
+    def _withdrawn_notes(self, batch: _Batch, withdrawn: dict[str, dict[str, StoredEvent]]) -> tuple[str, ...]:
+        """Members stored already that a retraction withdrew: sending them again brings nothing back (a retraction is
+        final, docs/linking.md), which a report of "duplicate" alone left unsaid."""
+        stored = [m for m in batch.members if m.status == "duplicate"]
+        if not stored:
+            return ()
+        if batch.goal_id not in withdrawn:
+            retractions = self.session.tx.read_goal(batch.goal_id, kinds=(RETRACTION_KIND,))
+            withdrawn[batch.goal_id] = {event_id: r for r in retractions for event_id in retracted_by(r)}
+        by = withdrawn[batch.goal_id]
+        return tuple(
+            withdrawn_note(m.source, m.position, by[m.event_id].position, by[m.event_id].payload.get("reason"))
+            for m in stored
+            if m.event_id in by
+        )
 
 
 def _by_source(events: list[tuple[_Batch | _Given, NewEvent]]) -> list[tuple[str, list[tuple[_Batch | _Given, NewEvent]]]]:

@@ -31,6 +31,14 @@ def stored_lifecycle_note(kinds: list[str], next_attempt: int) -> str:
     )
 
 
+def withdrawn_note(source: str | None, position: int, retraction_position: int, reason: object) -> str:
+    """What a batch says of a member stored already whose event a retraction withdrew (``reason``: the retraction's)."""
+    return (
+        f"{source} is the event @{position}, withdrawn by the retraction @{retraction_position} ({reason}): it stays "
+        "withdrawn (a retraction is final), so the goal reads it as absent"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class MemberOutcome:
     """One event of an ingest, appended or found stored, as its report gives it (no payload: one is held per document)."""

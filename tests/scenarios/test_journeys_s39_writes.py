@@ -132,3 +132,24 @@ def test_a_document_whose_lines_start_with_a_brace_is_one_document_on_standard_i
     done = invoke(migrated_url, "ingest", "--goal", "stdin-doc", "--format", "json", "-", input=lines)
     assert done.exit_code == 0, done.output
     assert [e["source"] for e in json.loads(done.stdout)["events"]] == ["<stdin>:1", "<stdin>:2"]
+
+
+def test_ingesting_a_retracted_file_again_says_it_stays_withdrawn(migrated_url):
+    """The same file after its event was retracted: "duplicate #4", exit 0, and nothing said of the retraction, so a user
+    who re-sent it to put it back read that it was in the ledger while ``runs``, the reviews and the lifecycle leave it out."""
+    assert invoke(migrated_url, "ingest", "--goal", "withdrawn", str(DEMO)).exit_code == 0
+    history = json.loads(invoke(migrated_url, "history", "--goal", "withdrawn", "--kind", "run", "--format", "json").stdout)
+    run_position = history["entries"][0]["position"]
+    retraction = json.loads(invoke(migrated_url, "retract", f"@{run_position}", "--reason", "wrong image", "--format", "json").stdout)
+    said = (
+        f"{BASELINE} is the event @{run_position}, withdrawn by the retraction @{retraction['position']} (wrong image): "
+        "it stays withdrawn (a retraction is final), so the goal reads it as absent"
+    )
+    for dry_run in (["--dry-run"], []):
+        done = invoke(migrated_url, "ingest", "--goal", "withdrawn", *dry_run, BASELINE)
+        assert done.exit_code == 0, done.output
+        assert f"- note: {said}\n" in done.stdout, done.stdout
+    report = json.loads(invoke(migrated_url, "ingest", "--goal", "withdrawn", "--format", "json", BASELINE).stdout)
+    assert report["notes"] == [said]
+    # a file that was never retracted says nothing of the kind
+    assert "withdrawn by" not in invoke(migrated_url, "ingest", "--goal", "withdrawn", TREATMENT).stdout
