@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -132,21 +133,34 @@ def load_input(path: str, flag: str, kind: str, *, repeatable: bool = False) -> 
 def print_review(ctx: click.Context, name: str, payload: dict[str, Any], fmt: str) -> None:
     """Print the review as LoopX prints it and exit 0 (ok) or 1.
 
-    Its text is printed raw: a terminal colour code an input holds (``\x1b[31m``) stays, where ``click.echo`` would drop
-    it from a pipe. A review holding a lone UTF-16 surrogate (read from a ``\ud800`` escape) has no UTF-8 form, and LoopX
-    prints nothing for it (it fails, exit 1): nor does benchledger, which says why in one line instead of a traceback.
+    Its text is written as LoopX's ``print`` writes it: raw, so a terminal colour code an input holds (``\x1b[31m``)
+    stays, where ``click.echo`` would drop it from a pipe; and encoded as standard output encodes it, with its own
+    error handler. Under a C or C.UTF-8 locale that is ``surrogateescape``: a lone surrogate U+DC80-U+DCFF (read from
+    a ``\udcff`` escape, or from a byte no UTF-8 holds on standard input) is written as the byte it stands for. A
+    review holding a character that standard output cannot write (another lone surrogate, read from a ``\ud800``
+    escape) is not printed, as LoopX prints nothing for it (it fails, exit 1): benchledger says why in one line
+    instead of a traceback.
     """
     text = json_document(payload, escape_surrogates=False) if fmt == "json" else review_module(name).render_markdown(payload)
+    stdout = sys.stdout  # (what print writes to)
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+        data = f"{text}\n".encode(stdout.encoding or "utf-8", stdout.errors or "strict")
+    except UnicodeEncodeError as exc:
+        character = exc.object[exc.start]
+        what = (
+            "an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape of its input)"
+            if "\ud800" <= character <= "\udfff"
+            else f"the character {character!r}"
+        )
         click.echo(
-            f"benchledger: the {name} review holds an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape of its input), which "
-            "has no UTF-8 form: nothing is printed, as LoopX 0.4.8 prints nothing for it (exit 1); remove the escape from the input",
+            f"benchledger: the {name} review holds {what}, which standard output ({stdout.encoding}, errors={stdout.errors}) "
+            "cannot write: nothing is printed, as LoopX 0.4.8 prints nothing for it (exit 1); remove it from the input",
             err=True,
         )
         ctx.exit(1)
-    click.echo(text, color=True)
+    stdout.flush()
+    stdout.buffer.write(data)
+    stdout.buffer.flush()
     ctx.exit(0 if payload.get("ok") is True else 1)
 
 

@@ -2,21 +2,22 @@
 
 Each case of ``fuzz_s39/`` is typed as a user types it (``benchledger benchmark
 <command> <argv...>``, in the case's folder, its ``stdin`` file on standard
-input) and must print what LoopX printed there, byte for byte, with LoopX's
-exit status: both formats. LoopX's answers were recorded by
-``python -m tests.conformance.record_fuzz_s39``, never computed here.
+input, in the locale LoopX answered in) and must print what LoopX printed
+there, byte for byte, with LoopX's exit status: both formats. LoopX's answers
+were recorded by ``python -m tests.conformance.record_fuzz_s39``, never
+computed here.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from benchledger.cli.main import cli
-from tests.conformance.record_fuzz_s39 import FUZZ_CASES
+from tests.conformance.record_fuzz_s39 import FUZZ_CASES, environment
 from tests.helpers import invoke
 
 RUNS = [
@@ -27,13 +28,19 @@ RUNS = [
 
 
 @pytest.mark.parametrize(("case", "fmt"), RUNS, ids=[f"{case.name}-{fmt}" for case, fmt in RUNS])
-def test_prints_what_loopx_printed(case: Path, fmt: str, monkeypatch):
+def test_prints_what_loopx_printed(case: Path, fmt: str):
     spec = json.loads((case / "case.json").read_text(encoding="utf-8"))
-    monkeypatch.chdir(case)
     stdin = (case / spec["stdin"]).read_bytes() if spec.get("stdin") else b""
-    result = CliRunner().invoke(cli, ["benchmark", spec["command"], *spec["argv"][fmt]], input=stdin, catch_exceptions=False)
-    assert result.stdout_bytes == (case / f"{fmt}.stdout").read_bytes()
-    assert result.exit_code == int((case / f"{fmt}.exit").read_text())
+    result = subprocess.run(
+        [sys.executable, "-m", "benchledger", "benchmark", spec["command"], *spec["argv"][fmt]],
+        cwd=case,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        env=environment(),
+    )
+    assert result.stdout == (case / f"{fmt}.stdout").read_bytes(), result.stderr
+    assert result.returncode == int((case / f"{fmt}.exit").read_text())
 
 
 # Cases whose fix is in what the ledger stores: a review kept with --goal (its inputs ingested and the review reduced

@@ -37,14 +37,14 @@ def read_bytes(path: str, *, stdin_dash: bool = False) -> bytes:
         raise IntakeError(str(exc)) from exc
 
 
-def parse_json_bytes(data: bytes, *, universal_newlines: bool = False) -> Any:
-    """Decode UTF-8 strictly and parse with Python's JSON rules (NaN accepted, last duplicate key wins).
+def parse_json_bytes(data: bytes, *, universal_newlines: bool = False, encoding: str = "utf-8", errors: str = "strict") -> Any:
+    """Decode (UTF-8 strictly, unless told otherwise) and parse with Python's JSON rules (NaN accepted, last duplicate key wins).
 
     With ``universal_newlines`` ``\\r\\n`` and ``\\r`` read as ``\\n``, as in a file the
     reference opens in text mode (it shows in the positions of its parse errors).
     """
     try:
-        text = data.decode("utf-8")
+        text = data.decode(encoding, errors)
         if universal_newlines and "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         return json.loads(text)
@@ -60,5 +60,10 @@ def parse_json_bytes(data: bytes, *, universal_newlines: bool = False) -> Any:
 def read_json(path: str, *, stdin_dash: bool = False) -> Document:
     """Read and parse one JSON file the way the reference review commands do."""
     data = read_bytes(path, stdin_dash=stdin_dash)
-    from_file = not (stdin_dash and path == "-")  # (the reference reads standard input as it comes)
-    return Document(parse_json_bytes(data, universal_newlines=from_file), hashlib.sha256(data).hexdigest())
+    if stdin_dash and path == "-":
+        # The reference reads standard input as it comes (no newline translated), with its encoding and error handler:
+        # under a C or C.UTF-8 locale surrogateescape, which reads a byte no UTF-8 holds as a lone surrogate (U+DC80-U+DCFF).
+        value = parse_json_bytes(data, encoding=sys.stdin.encoding or "utf-8", errors=sys.stdin.errors or "strict")
+    else:
+        value = parse_json_bytes(data, universal_newlines=True)
+    return Document(value, hashlib.sha256(data).hexdigest())
