@@ -296,6 +296,8 @@ _WHOLE_CELL = re.compile(
 )
 # Columns of identities (goals, runs, pairs, events), printed whole whatever their values look like.
 IDENTITY_COLUMNS = frozenset({"goal", "run", "current run", "pair", "event id"})
+# Columns that name what a row is about: cut, they stay at least as wide as keeps two different values apart.
+NAME_COLUMNS = frozenset({"benchmark", "case", "arm", "baseline arm", "treatment arm"})
 # The fewest columns a cut cell keeps ("ab…xyz"); a narrower one says nothing.
 MIN_CUT_WIDTH = 6
 # A common prefix shorter than this (a "+" of every gate change) says nothing worth dropping.
@@ -336,7 +338,8 @@ def fit_columns(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
     the widest columns are narrowed to one common width, never an id, a time or
     a number (:data:`_WHOLE_CELL`, :data:`IDENTITY_COLUMNS`) and not below
     :data:`MIN_CUT_WIDTH` unless the columns left to cut cannot all have it
-    (then 3, ``a…z``, then 1, ``…``). The rule is a cell's, not a column's: a
+    (then 3, ``a…z``, then 1, ``…``); a column of :data:`NAME_COLUMNS` never
+    below the width that prints its different values differently. The rule is a cell's, not a column's: a
     column of text is never narrower than its widest cell that is wholly a
     number, an interval, an id or a time (``0.8125`` among ``failed 0`` and
     ``missing``), and prints that cell whole. A table whose whole cells leave
@@ -361,10 +364,34 @@ def fit_columns(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
          for i, keep, filled, kept in zip(shown, whole, content, uncut)]
         for least in (MIN_CUT_WIDTH, 3, 1)
     ]
+    # A name column goes no narrower than tells its values apart (three arms printed "code…ine" said nothing).
+    apart = [_distinct_width([r[i] for r in rows], natural[i]) if headers[i] in NAME_COLUMNS and not keep else 0
+             for i, keep in zip(shown, whole)]
+    tiers = [[max(floor, least) for floor, least in zip(tier, apart)] for tier in tiers]
     room = budget + COLUMN_GAP * (len(headers) - len(shown))  # (the gaps of the columns left out)
     floors = next((tier for tier in tiers if sum(tier) <= room), tiers[0])
     widths = fit_widths([natural[i] for i in shown], width, floors)
     return [_Column(i, w, keep, "" if keep else _shared_prefix(r[i] for r in rows)) for i, w, keep in zip(shown, widths, whole)]
+
+
+def _distinct_width(values: Sequence[str], most: int) -> int:
+    """The narrowest width (at most ``most``, every value whole) at which :func:`abbreviate` prints the different
+    ``values`` differently, past their common prefix as a column cuts them. A cut keeps more of a value the wider it
+    is, so the widths that do are one run up to ``most``: found by halving."""
+    distinct = {v for v in values if v}
+    prefix = _shared_prefix(distinct)
+
+    def apart(width: int) -> bool:
+        return len({abbreviate(v, width, len(prefix) if v.startswith(prefix) else 0) for v in distinct}) == len(distinct)
+
+    low, high = 1, max(most, 1)
+    while low < high:
+        middle = (low + high) // 2
+        if apart(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _pad(text: str, width: int) -> str:

@@ -136,3 +136,36 @@ def test_a_written_reports_later_comparison_page_says_why_its_reviews_have_no_li
     assert "3 comparison(s), the latest first" in later and "claim · learning · verifier" in later
     assert said in later
     assert said not in _visible_text((site / "goals" / GOAL / "index.html").read_text())  # its reviews are linked
+
+
+def _table_column(text: str, header: str, rows: int) -> list[str]:
+    """The cells of the column ``header`` in the first ``rows`` rows of a printed table (its columns read off the rule
+    under the headers; the last runs to the line's end)."""
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
+    spans, at = [], 0
+    for dashes in lines[rule].split("  "):
+        spans.append((at, at + len(dashes)))
+        at += len(dashes) + 2
+    printed = [lines[rule - 1][a:b].strip() for a, b in spans]  # (a header may be cut: "treatment a…")
+    a, b = next(span for name, span in zip(printed, spans) if name == header or (name.endswith("…") and header.startswith(name[:-1])))
+    return [line[a:b].strip() for line in lines[rule + 1 : rule + 1 + rows]]
+
+
+@pytest.mark.parametrize("columns", ["100", "120"])
+def test_a_table_cut_to_the_terminal_still_tells_its_arms_apart(migrated_url, columns):
+    # `runs --summary` in a 100-column terminal printed codex-acp-blind-loop-baseline, codex-app-server-goal-baseline and
+    # codex-goal-mode-baseline as the same "code…ine" (compare's arms as "co…e" and "…-…t"), where docs/cli.md says a cut
+    # cell keeps what tells it apart: a column that names what a row is about (benchmark, case, arm) is never cut so far
+    # that two of its values print alike.
+    from tests.report_helpers import PUBLIC_LEDGER
+
+    assert invoke(migrated_url, "import-loopx", str(PUBLIC_LEDGER), "--goal", "loopx-public").exit_code == 0
+    terminal = {"COLUMNS": columns}
+    rates = json.loads(invoke(migrated_url, "runs", "--summary", "--format", "json").stdout)["pass_rates"]
+    summary = invoke(migrated_url, "runs", "--summary", env=terminal).stdout
+    assert len(set(_table_column(summary, "arm", len(rates)))) == len({rate["arm"] for rate in rates}), summary
+    compared = json.loads(invoke(migrated_url, "compare", "--format", "json").stdout)["comparisons"]
+    table = invoke(migrated_url, "compare", env=terminal).stdout
+    for side in ("baseline arm", "treatment arm"):
+        assert len(set(_table_column(table, side, len(compared)))) == len({c[side.replace(" ", "_")] for c in compared}), table
