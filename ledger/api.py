@@ -575,10 +575,18 @@ class Ledger:
         """Append normalized ``artifacts`` (:func:`load_artifacts`; one alone, or a list) to ``goal_id`` as one batch, in one
         transaction (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written; anything
         but artifacts, such as documents as dicts, :class:`~benchledger.errors.InvalidInput`)."""
-        from benchledger.ledger.service.ingest import ingest
+        from benchledger.ledger.service.ingest import ingest, member_event
+        from benchledger.ledger.service.intake.artifacts import repeated_in_batch
 
+        held = _artifacts(artifacts)
+        first: dict[str, str] = {}
+        for index, artifact in enumerate(held):  # (as ingest refuses a document its batch holds already)
+            where = artifact.origin or f"artifacts[{index}]"
+            repeated = repeated_in_batch(first, where, member_event(artifact).event_id(goal_id))
+            if repeated is not None:
+                raise InvalidInput(f"{where}: {repeated}")
         return ingest(
-            self._store, goal_id, _artifacts(artifacts), source=_text("source", source), dry_run=_flag("dry_run", dry_run),
+            self._store, goal_id, held, source=_text("source", source), dry_run=_flag("dry_run", dry_run),
             new_goal=_flag("new_goal", new_goal), attempt=attempt,
         )
 

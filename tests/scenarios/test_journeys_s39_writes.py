@@ -153,3 +153,19 @@ def test_ingesting_a_retracted_file_again_says_it_stays_withdrawn(migrated_url):
     assert report["notes"] == [said]
     # a file that was never retracted says nothing of the kind
     assert "withdrawn by" not in invoke(migrated_url, "ingest", "--goal", "withdrawn", TREATMENT).stdout
+
+
+def test_the_library_refuses_the_same_artifact_twice_in_one_batch_as_ingest_does(migrated_url):
+    """``ledger.ingest_artifacts(goal, [run, run, …])`` listed the run twice in its batch, as ``ingest`` did."""
+    from benchledger.errors import InvalidInput
+
+    with benchledger.open(migrated_url) as ledger:
+        baseline, treatment, comparison = benchledger.ledger.load_artifacts([BASELINE, TREATMENT, COMPARISON])
+        (again,) = benchledger.ledger.load_artifacts([BASELINE])
+        with pytest.raises(InvalidInput) as refused:
+            ledger.ingest_artifacts("lib-twice", [baseline, treatment, again, comparison])
+        assert str(refused.value) == (
+            f"{BASELINE}: given twice in this batch: a batch lists an artifact once (its reviews would count it twice); give it once"
+        )
+        assert not ledger.has_goal("lib-twice")
+        assert ledger.ingest_artifacts("lib-twice", [baseline, treatment, comparison]).batch.status == "appended"

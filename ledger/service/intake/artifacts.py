@@ -273,16 +273,16 @@ def _over_batch_limit(source: str, artifacts: int, size: int) -> Refused | None:
     return None
 
 
-def repeated_in_batch(first_source: dict[str, str], source: str, sha256: str) -> str | None:
-    """Why the document at ``source`` is refused when its batch holds it already (its source hash ``sha256`` is in
-    ``first_source``, each source hash of the batch and where it was first read), else ``None``, noting it there.
+def repeated_in_batch(first_source: dict[str, str], source: str, identity: str) -> str | None:
+    """Why the document at ``source`` is refused when its batch holds it already (its ``identity``, a source hash or an
+    event id, is in ``first_source``, each one of the batch and where it was first read), else ``None``, noting it there.
 
     The same bytes (or, embedded, the same object) twice in one batch is one observation listed twice: the batch's
     reviews would count it twice (a run named twice, a folder and a file in it, a copy), while a later ingest of it
     is a duplicate."""
-    earlier = first_source.get(sha256)
+    earlier = first_source.get(identity)
     if earlier is None:
-        first_source[sha256] = source
+        first_source[identity] = source
         return None
     what = "given twice" if earlier == source else f"the same document as {earlier}"
     return f"{what} in this batch: a batch lists an artifact once (its reviews would count it twice); give it once"
