@@ -250,18 +250,25 @@ def _chunks(lines: Iterable[tuple[int, bytes]]) -> Iterator[list[tuple[int, byte
         yield chunk
 
 
-def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str], jobs: int) -> set[str]:
+def _validate(
+    path: str, name: str, report: BatchFileIngest, spool: BinaryIO, goals: GoalNames, held: set[str], jobs: int, *, only: set[str] | None = None,
+) -> tuple[set[str], set[str]]:
     """Pass 1: every line parsed, normalized and guarded (by ``jobs`` worker processes); each valid batch is written to
     ``spool`` as normalized (:func:`spool_line`), in file order. Returns the goals of the valid lines that name an attempt,
-    whose attempts :func:`_check_attempts` checks next.
+    whose attempts :func:`_check_attempts` checks next, and those of them a line left out of the spool before (below).
 
     ``goals`` are the ledger's goal names and ``held`` their set: a line creating a goal whose name is close to one
     of them, or to a goal an earlier line creates, is refused here (as :class:`Ingest` would refuse it in its
     transaction, after the earlier transactions committed), unless it says ``"new_goal": true``. What is found is
     reported line after line, whatever ``jobs``: the workers' answers come back in file order. After a refusal nothing
-    will be appended, but the valid lines are still spooled: the attempts they name are checked all the same.
+    will be appended: every line is still validated (each bad one is listed), but only what the check of the attempts
+    reads is spooled, the lines of goals a line names an attempt of by then (a large file refused at its first lines was
+    written whole to the spool). A goal whose attempt is named after some of its lines were left out is returned apart:
+    :func:`ingest_batch_file` reads the file again for it, spooling the lines of ``only`` (those goals) alone.
     """
     named: set[str] = set()
+    left_out: set[str] = set()  # goals a valid line of which was not spooled
+    unchecked: set[str] = set()  # goals named after that
     try:
         with open_input(path, name) as (handle, what):
             lines = read_lines(handle, name, limit=None, line_limit=MAX_BATCH_LINE_BYTES, what=what)
@@ -283,12 +290,19 @@ def _validate(path: str, name: str, report: BatchFileIngest, spool: BinaryIO, go
                     report.batches += 1
                     report.artifacts += line.artifacts
                     if line.spooled is not None and not refused:
-                        spool.write(line.spooled)
                         if line.attempt is not None:
                             named.add(line.goal_id)
+                            unchecked |= {line.goal_id} & left_out
+                        kept = only is None or line.goal_id in only
+                        if only is None and not report.ok:  # (refused: what the check of the attempts reads, alone)
+                            kept = line.goal_id in named
+                        if kept:
+                            spool.write(line.spooled)
+                        else:
+                            left_out.add(line.goal_id)
     except InputFileError as exc:
         report.refuse(None, str(exc))
-    return named
+    return named, unchecked
 
 
 def _check_attempts(ledger: Store, spool: BinaryIO, named: set[str], report: BatchFileIngest) -> None:
@@ -366,7 +380,11 @@ def ingest_batch_file(
     with tempfile.TemporaryFile(prefix="benchledger-batches-") as spool:
         try:
             existing = [head["goal_id"] for head in ledger.heads()]
-            named = _validate(path, name, report, spool, GoalNames(existing), set(existing), jobs)
+            named, unchecked = _validate(path, name, report, spool, GoalNames(existing), set(existing), jobs)
+            if unchecked:  # (the file is refused: read again, for the attempts alone, spooling the lines of the goals they name)
+                spool.seek(0)
+                spool.truncate()
+                _validate(path, name, BatchFileIngest(name), spool, GoalNames(existing), set(existing), jobs, only=named)
             if named:
                 _check_attempts(ledger, spool, named, report)
         except OSError as exc:  # (the input's own read errors are refusals: this is the spool's)

@@ -341,8 +341,9 @@ def test_what_is_appended_is_what_was_validated_whatever_happens_to_the_file(mig
     validate = bulk._validate
 
     def validated_then_edited(*args):
-        validate(*args)
+        validated = validate(*args)
         _batch_file(path, [*lines[:2], {**lines[2], "goal_id": "elsewhere"}, "not json"])
+        return validated
 
     monkeypatch.setattr(bulk, "_validate", validated_then_edited)
     report = _json(invoke(migrated_url, "ingest-batches", str(path), "--format", "json"))

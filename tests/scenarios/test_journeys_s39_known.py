@@ -216,3 +216,86 @@ def test_a_run_naming_no_benchmark_and_no_arm_says_none_in_every_runs_format(mig
     assert len(listed) == 1 and listed[0].split(",")[2] == "(none)" and listed[0].split(",")[4] == "(none)"
     current = [line.split() for line in rows("--current") if "(none)" in line]
     assert len(current) == 1 and current[0][1:3] == ["(none)", "(none)"]
+
+
+# -- ingest-batches stops spooling once the file is refused -------------------------------------------------------
+
+
+@pytest.fixture
+def spooled(monkeypatch):
+    """The bytes ingest-batches writes to its spool (a temporary file), as they are written."""
+    import tempfile as real_tempfile
+
+    from benchledger.ledger.service import bulk
+
+    written: list[int] = []
+    temporary_file = real_tempfile.TemporaryFile
+
+    class Counted:
+        def __init__(self, **options):
+            self._file = temporary_file(**options)
+
+        def write(self, data):
+            written.append(len(data))
+            return self._file.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self._file, name)
+
+        def __iter__(self):
+            return iter(self._file)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._file.close()
+
+    monkeypatch.setattr(bulk.tempfile, "TemporaryFile", Counted)
+    return written
+
+
+def _batch_lines(path: Path, lines: list) -> Path:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+def _run_line(goal: str, job: str, attempt: str | None = None) -> dict:
+    run = {**json.loads(Path(TREATMENT).read_text()), "job_name": job}
+    return {"goal_id": goal, "kind": None, "artifacts": [run], **({"attempt": attempt} if attempt else {})}
+
+
+BAD_LINE = '{"goal_id": "bulk-goal", "kind": null, "artifacts": [{"schema_version": "benchmark_run_v0", "x": NaN}]}'
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_refused_file_is_still_read_to_its_end_but_not_spooled(migrated_url, tmp_path, spooled, jobs):
+    """A big file refused at its first line was still written whole to the spool (normalized, about the stored size),
+    for an append that would never come; every later bad line is still listed."""
+    lines = [BAD_LINE, *(_run_line(f"goal-{i % 7}", f"j{i}") for i in range(300)), BAD_LINE]
+    path = _batch_lines(tmp_path / "big-bad.ndjson", lines)
+    done = invoke(migrated_url, "ingest-batches", "--jobs", jobs, "--format", "json", str(path))
+    assert done.exit_code == 1, done.output
+    report = json.loads(done.stdout)
+    assert [e["line"] for e in report["errors"]] == [1, 302] and report["batches"] == 300
+    assert sum(spooled) == 0, f"{sum(spooled)} bytes spooled for a refused file"
+
+
+def test_after_the_refusal_the_attempts_named_are_still_checked_as_the_lines_leave_them(migrated_url, tmp_path, spooled):
+    """What the check of the attempts reads is still spooled: a line naming an attempt, or of a goal named so; a goal
+    whose attempt is named only after some of its lines were left out is read again for it, so the check is exact."""
+    lines = [
+        BAD_LINE,
+        _run_line("fresh-goal", "a1"),  # (opens attempt 1 of a new goal: left out of the spool, then needed)
+        *(_run_line("other-goal", f"o{i}") for i in range(50)),  # (never named: left out)
+        _run_line("fresh-goal", "a2", attempt="2"),  # (the next after line 2's: not refused)
+        _run_line("fresh-goal", "a3", attempt="4"),  # (skips 3: refused)
+    ]
+    path = _batch_lines(tmp_path / "bad-named.ndjson", lines)
+    done = invoke(migrated_url, "ingest-batches", "--format", "json", str(path))
+    assert done.exit_code == 1, done.output
+    errors = json.loads(done.stdout)["errors"]
+    assert [e["line"] for e in errors] == [1, 54], errors
+    assert errors[1]["error"].startswith("attempt 4: the next attempt of goal fresh-goal is 3, so 4 would skip 3;")
+    run_line = len(json.dumps(_run_line("fresh-goal", "a1")))
+    assert 0 < sum(spooled) < 10 * run_line, "the second reading spools the named goal's three lines, not the other goal's fifty"
