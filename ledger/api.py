@@ -401,8 +401,8 @@ class Ledger:
             raise InvalidInput(
                 f"baseline {baseline!r} and treatment {treatment!r} are the same arm ({arm_of(baseline)!r}): a comparison needs two arms"
             )
-        found = compare.compare(
-            self._store, goal_ids=_items("goal_ids", goal_ids), as_of=as_of, benchmark=benchmark, baseline=baseline, treatment=treatment,
+        found = compare.compare(  # (a goal named twice is one goal of the scope, which says it once)
+            self._store, goal_ids=tuple(dict.fromkeys(_items("goal_ids", goal_ids))), as_of=as_of, benchmark=benchmark, baseline=baseline, treatment=treatment,
             include_archived=_flag("include_archived", include_archived), seed=seed, resamples=resamples,
         )
         return Comparisons(found["scope"], [Comparison(**c) for c in found["comparisons"]])

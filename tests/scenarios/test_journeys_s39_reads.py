@@ -169,3 +169,14 @@ def test_a_table_cut_to_the_terminal_still_tells_its_arms_apart(migrated_url, co
     table = invoke(migrated_url, "compare", env=terminal).stdout
     for side in ("baseline arm", "treatment arm"):
         assert len(set(_table_column(table, side, len(compared)))) == len({c[side.replace(" ", "_")] for c in compared}), table
+
+
+def test_compare_of_a_goal_named_twice_names_it_once_in_its_scope(migrated_url):
+    # `compare --goal G --goal G --format json` said "goals": ["G", "G"] (the numbers were one goal's); as report --goal
+    # G --goal G does, the scope names each goal once.
+    ingest_demo(migrated_url, GOAL)
+    once = json.loads(invoke(migrated_url, "compare", "--goal", GOAL, "--format", "json").stdout)
+    twice = invoke(migrated_url, "compare", "--goal", GOAL, "--goal", GOAL, "--format", "json")
+    assert twice.exit_code == 0 and json.loads(twice.stdout) == once and once["scope"]["goals"] == [GOAL]
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.compare(goal_ids=[GOAL, GOAL]).as_dict() == once
