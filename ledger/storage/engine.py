@@ -226,14 +226,28 @@ def shown_url(url: URL | str) -> str:
     return "postgresql://" + shown[len(default):] if shown.startswith(default) else shown
 
 
+def _sqlite_file(path: str) -> bool:
+    """Whether the file at ``path`` starts as a SQLite database does (or is empty: a ledger not written yet)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) in (b"SQLite format 3\x00", b"")
+    except OSError:
+        return True  # (unreadable: the URL it would be is still the advice; opening it says why it cannot be read)
+
+
 def create_ledger_engine(url: str) -> Engine:
     """An engine for the ledger at ``url``; a URL benchledger cannot use raises :class:`LedgerUnavailable`."""
     try:
         parsed = make_url(normalize_url(url))
     except ArgumentError as exc:
-        # (a path given as the URL: the file it names, if any, is what was meant)
+        # (a path given as the URL: the file it names, if any, is what was meant; unless it is no SQLite file, such as
+        # an export given to `merge --from`, whose sqlite:/// URL would only fail as "not a SQLite database")
         path = os.path.abspath(os.path.expanduser(url)) if "://" not in url else None
-        meant = f"; for the file {url}: sqlite:///{path}" if path and (os.path.isfile(path) or url.endswith((".sqlite", ".db"))) else ""
+        meant = ""
+        if path and os.path.isfile(path) and not _sqlite_file(path):
+            meant = f"; {url} is a file but not a SQLite ledger: an export is read by `benchledger merge {url}` or `benchledger import-ndjson {url}`"
+        elif path and (os.path.isfile(path) or url.endswith((".sqlite", ".db"))):
+            meant = f"; for the file {url}: sqlite:///{path}"
         raise LedgerUnavailable(f"{redact_url(url)} is not a database URL (use {SUPPORTED_URLS}{meant})") from exc
     refuse_a_sqlite_host(parsed)
     backend = parsed.get_backend_name()

@@ -169,3 +169,23 @@ def test_the_library_refuses_the_same_artifact_twice_in_one_batch_as_ingest_does
         )
         assert not ledger.has_goal("lib-twice")
         assert ledger.ingest_artifacts("lib-twice", [baseline, treatment, comparison]).batch.status == "appended"
+
+
+def test_merge_from_an_export_file_names_the_command_that_merges_it(migrated_url, tmp_path):
+    """``merge --from team.ndjson`` (an export, where --from takes a ledger) advised ``sqlite:////…/team.ndjson``, a URL
+    that then failed as "not a SQLite database"; a real SQLite ledger's path is still advised its URL."""
+    assert invoke(migrated_url, "ingest", "--goal", "exported", BASELINE).exit_code == 0
+    export = tmp_path / "team.ndjson"
+    export.write_text(invoke(migrated_url, "export").stdout)
+    before = row_counts(migrated_url)
+    done = invoke(migrated_url, "merge", "--from", str(export))
+    assert done.exit_code == 2, done.output
+    assert done.stderr == (
+        f"benchledger: {export} is not a database URL (use sqlite:///PATH or postgresql://USER@HOST/DATABASE; {export} is a "
+        f"file but not a SQLite ledger: an export is read by `benchledger merge {export}` or `benchledger import-ndjson {export}`)\n"
+    ), done.stderr
+    assert row_counts(migrated_url) == before
+    ledger = tmp_path / "mine.sqlite"
+    assert invoke(f"sqlite:///{ledger}", "ingest", "--goal", "mine", TREATMENT).exit_code == 0
+    done = invoke(migrated_url, "merge", "--from", str(ledger))
+    assert done.exit_code == 2 and f"for the file {ledger}: sqlite:///{ledger})" in done.stderr, done.stderr
