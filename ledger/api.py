@@ -530,7 +530,7 @@ class Ledger:
 
     def ingest(
         self, goal_id: str, paths: Sequence[str], *, kind: str | None = None, dry_run: bool = False, source: str = LIBRARY_SOURCE,
-        new_goal: bool = False, attempt: str | None = None,
+        new_goal: bool = False, attempt: str | int | None = None,
     ) -> IngestOutcome:
         """Read the documents of ``paths`` (files, folders, NDJSON) and append them to ``goal_id`` as one batch: all or none.
 
@@ -553,7 +553,7 @@ class Ledger:
         progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
         skip_unknown: bool = False,
         new_goal: bool = False,
-        attempt: str | None = None,
+        attempt: str | int | None = None,
     ) -> IngestOutcome:
         """Read and append the batches of ``plan`` (:func:`plan_ingest`, :func:`plan_ingest_tree`) in one transaction: all or none.
 
@@ -570,7 +570,7 @@ class Ledger:
 
     def ingest_artifacts(
         self, goal_id: str, artifacts: Sequence[Artifact], *, dry_run: bool = False, source: str = LIBRARY_SOURCE, new_goal: bool = False,
-        attempt: str | None = None,
+        attempt: str | int | None = None,
     ) -> BatchOutcome:
         """Append normalized ``artifacts`` (:func:`load_artifacts`; one alone, or a list) to ``goal_id`` as one batch, in one
         transaction (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written; anything

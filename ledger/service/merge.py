@@ -176,7 +176,8 @@ def merge_ledger(ledger: Store, url: str) -> MergeReport:
     where = shown_url(source.engine.url)
     if same_ledger(source.engine, ledger.engine):
         source.close()
-        raise InvalidInput(f"--from {where} is the ledger this merges into: there is nothing to merge (name another ledger)")
+        # (in the words of both ways in, as a refusal of a goal's name says how to mean it: NEW_GOAL_HOW)
+        raise InvalidInput(f"--from {where} (library: merge_from's url) is the ledger this merges into: there is nothing to merge (name another ledger)")
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="benchledger-merge-", suffix=".ndjson") as spool:
         try:
             for line in export_lines(source):

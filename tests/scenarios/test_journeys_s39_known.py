@@ -299,3 +299,29 @@ def test_after_the_refusal_the_attempts_named_are_still_checked_as_the_lines_lea
     assert errors[1]["error"].startswith("attempt 4: the next attempt of goal fresh-goal is 3, so 4 would skip 3;")
     run_line = len(json.dumps(_run_line("fresh-goal", "a1")))
     assert 0 < sum(spooled) < 10 * run_line, "the second reading spools the named goal's three lines, not the other goal's fifty"
+
+
+# -- the library's refusals name its own arguments -----------------------------------------------------------------
+
+
+def test_the_library_refusals_name_the_argument_a_caller_gave(migrated_url):
+    """``ledger.ingest(goal, [comparison], kind="preflight")`` said "--kind preflight contradicts …, drop --kind for it",
+    and ``ledger.merge_from(url)`` of its own ledger "--from URL is the ledger this merges into": options a library
+    caller never gave. Each names the argument beside the option now, as the refusal of a goal's name already did."""
+    import benchledger
+    from benchledger.errors import InvalidInput
+
+    with benchledger.open(migrated_url) as ledger:
+        with pytest.raises(InvalidInput, match=r"--kind preflight \(library: kind='preflight'\) contradicts its schema_version") as refused:
+            ledger.ingest("tb2-db-wal", [COMPARISON], kind="preflight")
+        assert "(drop --kind for it; library: kind=None)" in str(refused.value)
+        with pytest.raises(InvalidInput, match=r"\(library: merge_from's url\) is the ledger this merges into"):
+            ledger.merge_from(migrated_url)
+        # attempt is an int or its digits (the type hint said str only)
+        import inspect
+
+        for method in (ledger.ingest, ledger.ingest_files, ledger.ingest_artifacts):
+            assert inspect.signature(method).parameters["attempt"].annotation == "str | int | None"
+        assert ledger.ingest("tb2-db-wal", [BASELINE], attempt=1).ok
+    done = invoke(migrated_url, "ingest", "--goal", "tb2-db-wal", "--kind", "preflight", COMPARISON)
+    assert done.exit_code == 2 and "--kind preflight (library: kind='preflight') contradicts" in done.stderr

@@ -116,7 +116,7 @@ def test_an_identifier_the_filter_drops_is_dropped_as_loopx_drops_it(migrated_ur
 def test_a_kind_that_contradicts_the_schema_is_refused(migrated_url):
     result = invoke(migrated_url, "ingest", "--goal", "w", "--kind", "preflight", str(DEMO / "06-comparison.json"))
     assert result.exit_code == 2
-    assert "06-comparison.json: --kind preflight contradicts its schema_version 'benchmark_comparison_v0'" in result.output
+    assert "06-comparison.json: --kind preflight (library: kind='preflight') contradicts its schema_version 'benchmark_comparison_v0'" in result.output
     folder = invoke(migrated_url, "ingest", "--goal", "w", "--kind", "preflight", str(DEMO))
     assert folder.exit_code == 2 and "nothing was written" in folder.output
     assert row_counts(migrated_url)["events"] == 0

@@ -81,7 +81,9 @@ class KindSetting:
     give: str  # how to give one
 
 
-KIND_OPTION = KindSetting("--kind {kind}", "drop --kind for it", "pass --kind")
+# ``ingest --kind`` and the library's ``kind`` argument, which reach the same reader: both named, as a refusal of a goal's
+# name says how to mean it (``service.ingest.NEW_GOAL_HOW``)
+KIND_OPTION = KindSetting("--kind {kind} (library: kind='{kind}')", "drop --kind for it; library: kind=None", "pass --kind (library: kind=...)")
 # ``ingest-batches``: a line's own "kind" field (the command has no --kind)
 BATCH_KIND_FIELD = KindSetting('"kind": "{kind}"', 'set the line\'s "kind" to null for it', 'give the line a "kind"')
 
