@@ -138,10 +138,10 @@ def validation_timed(into: dict[str, float]) -> Iterator[None]:
     """The wall time of ``ingest_batch_file``'s validation pass (``bulk._validate``: one call) put in ``into``."""
     original = bulk._validate
 
-    def timed(*args: Any) -> None:
+    def timed(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
-            original(*args)
+            return original(*args, **kwargs)
         finally:
             into["validate_seconds"] = time.perf_counter() - start
 
