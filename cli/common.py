@@ -27,8 +27,8 @@ from benchledger.ledger.api import Ledger, is_goal_id
 from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 
 GOAL_ALIASES = ("--goal-id",)
-# A new goal whose name is close to an existing goal's is refused as a likely typo (docs/cli.md, "New goals").
-NEW_GOAL_HELP = "GOAL is meant to be a new goal, even though its name is close to an existing goal's (else refused as a likely typo)."
+# A new goal whose name is close to an existing goal's, or a file's, is refused as a likely mistake (docs/cli.md, "New goals").
+NEW_GOAL_HELP = "GOAL is meant to be a new goal, even though its name is close to an existing goal's or a file's (else refused as a likely mistake)."
 
 
 def _validate_goal(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

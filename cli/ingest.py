@@ -164,7 +164,7 @@ def ingest_command(
     own, and the whole tree is still one transaction. A gzip file
     (run.json.gz) is read decompressed. A batch holds at most 5,000 artifacts
     and 64 MiB of documents (docs/cli.md, "Limits"). A new GOAL whose name is
-    close to an existing goal's (a likely typo) is refused unless --new-goal.
+    close to an existing goal's, or a file's (a likely mistake), is refused unless --new-goal.
     --attempt ID puts the batch in that attempt of GOAL instead of where the
     attempt rule places it.
     """

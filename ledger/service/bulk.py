@@ -29,7 +29,7 @@ from benchledger.ledger.service.bulk_jobs import in_order
 from benchledger.ledger.service.bulk_report import BatchFileIngest
 from benchledger.ledger.service.bulk_spool import SpooledBatch, spool_line, spooled_head, unspooled
 from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, GoalFolds
-from benchledger.ledger.service.goal_names import GoalNames, close_name_problem
+from benchledger.ledger.service.goal_names import GoalNames, new_goal_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.ingest_outcome import IngestOutcome
 from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, repeated_in_batch, to_artifact
@@ -62,7 +62,7 @@ MAX_BATCH_LINE_BYTES = MAX_BATCH_BYTES
 BATCH_LINE_KEYS = {"goal_id", "kind", "artifacts", "source", "new_goal", "attempt"}
 # What a line of it is, in the words of a refusal.
 BATCH_LINE_SHAPE = 'one batch a line: {"goal_id": ..., "kind": ..., "artifacts": [...]}'
-# What a line says to create a goal whose name is close to an existing goal's (``service.goal_names``).
+# What a line says to create a goal whose name is close to an existing goal's, or a file's (``service.goal_names``).
 NEW_GOAL_HOW = 'add "new_goal": true to the line'
 BATCHES_SOURCE = "cli ingest-batches"
 # Events an append's statement holds: a transaction is appended a few chunks at a time, each handed to the folds while the
@@ -111,7 +111,7 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
         raise IntakeError("source, when given, must be a non-empty string (the label stored with the batch's events)")
     new_goal = value.get("new_goal", False)
     if not isinstance(new_goal, bool):
-        raise IntakeError("new_goal, when given, must be true or false (true: the goal is meant to be new, even if its name is close to another's)")
+        raise IntakeError("new_goal, when given, must be true or false (true: the goal is meant to be new, even if its name is close to another's or a file's)")
     attempt = value.get("attempt")
     if isinstance(attempt, int) and not isinstance(attempt, bool):
         attempt = str(attempt)  # ("attempt": 2 names attempt "2")
@@ -257,7 +257,7 @@ def _validate(
     ``spool`` as normalized (:func:`spool_line`), in file order. Returns the goals of the valid lines that name an attempt,
     whose attempts :func:`_check_attempts` checks next, and those of them a line left out of the spool before (below).
 
-    ``goals`` are the ledger's goal names and ``held`` their set: a line creating a goal whose name is close to one
+    ``goals`` are the ledger's goal names and ``held`` their set: a line creating a goal whose name is a file's, or close to one
     of them, or to a goal an earlier line creates, is refused here (as :class:`Ingest` would refuse it in its
     transaction, after the earlier transactions committed), unless it says ``"new_goal": true``. What is found is
     reported line after line, whatever ``jobs``: the workers' answers come back in file order. After a refusal nothing
@@ -279,9 +279,9 @@ def _validate(
                         continue
                     refused = bool(line.problems)
                     if line.goal_id not in held:
-                        close = [] if line.new_goal else goals.close_to(line.goal_id)
-                        if close:
-                            report.refuse(line.number, close_name_problem(line.goal_id, close, how_meant=NEW_GOAL_HOW))
+                        problem = None if line.new_goal else new_goal_problem(line.goal_id, goals, how_meant=NEW_GOAL_HOW)
+                        if problem:
+                            report.refuse(line.number, problem)
                             refused = True
                         goals.add(line.goal_id)
                         held.add(line.goal_id)

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, TypeVar
 from benchledger.errors import InvalidInput, LedgerError
 from benchledger.ledger.service.attempt_identity import REOBSERVED, AttemptPlacement, InvalidAttempt
 from benchledger.ledger.service.goal_folds import GoalFolds
-from benchledger.ledger.service.goal_names import refuse_close_names
+from benchledger.ledger.service.goal_names import refuse_unmeant_names
 from benchledger.ledger.service.ingest_outcome import (
     NO_RUN_NOTE,
     BatchOutcome,
@@ -55,7 +55,7 @@ from benchledger.projections.retraction import retracted_by
 # stays well under the memory bound (docs/performance.md, "Memory"). A batch given as artifacts is held already and
 # appended whole (its guard receipt covers it whole): a chunk ends after the batch that fills it.
 CHUNK_ARTIFACTS = 500
-# How a caller says a new goal is meant (what a refusal of a name close to an existing goal's advises).
+# How a caller says a new goal is meant (what a refusal of a name close to an existing goal's, or a file's, advises).
 NEW_GOAL_HOW = "pass --new-goal (library: new_goal=True)"
 
 
@@ -248,7 +248,7 @@ class Ingest:
         (the goal has attempts 1 and 2: 4 skips 3), raises :class:`InvalidAttempt`.
 
         ``new_goal`` (here and in :meth:`add_files`, :meth:`add_events`): a goal the ledger lacks is meant, even one
-        whose name is close to an existing goal's (``service.goal_names``: otherwise refused as a likely typo).
+        whose name is close to an existing goal's or a file's (``service.goal_names``: otherwise refused as a likely mistake).
         """
         self._register(_HeldBatch(goal_id, artifacts, review, label, source, checked_attempt(attempt), members), new_goal)
 
@@ -316,8 +316,8 @@ class Ingest:
         """One attempt at the transaction (:meth:`Store.writing` starts over while another SQLite writer holds the lock)."""
         if self.folds is not None:
             self.folds.begin()
-        if self.ledger.persistent:  # (before anything is read: a likely typo in a goal's name refuses the write)
-            refuse_close_names(session.tx, [item.goal_id for item in self._items], self._meant, how_meant=NEW_GOAL_HOW)
+        if self.ledger.persistent:  # (before anything is read: a likely mistake in a goal's name refuses the write)
+            refuse_unmeant_names(session.tx, [item.goal_id for item in self._items], self._meant, how_meant=NEW_GOAL_HOW)
         writer = _Writer(self, session)
         census = Census(self.skip_unknown)
         for item in self._items:

@@ -51,10 +51,12 @@ class UnknownGoal(InvalidInput, LookupError):
     """The ledger holds no goal of that id."""
 
     @classmethod
-    def named(cls, goal_id: str, close: Sequence[str] = ()) -> UnknownGoal:
-        """The one message every command gives for a goal the ledger does not hold (``close``: goals one typo away)."""
+    def named(cls, goal_id: str, close: Sequence[str] = (), *, path_kind: str | None = None) -> UnknownGoal:
+        """The one message every command gives for a goal the ledger does not hold (``close``: goals one typo away;
+        ``path_kind``: ``"file"`` or ``"directory"`` when ``goal_id`` is the path of one, a path given for a goal)."""
         suggestion = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
-        return cls(f"no goal {goal_id!r} in this ledger{suggestion} (`benchledger goals` lists them)")
+        path = f"; {goal_id!r} is a {path_kind} here, not a goal's name" if path_kind else ""
+        return cls(f"no goal {goal_id!r} in this ledger{suggestion}{path} (`benchledger goals` lists them)")
 
 
 class LedgerUnavailable(BenchledgerError):

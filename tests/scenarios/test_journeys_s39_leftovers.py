@@ -1,0 +1,87 @@
+"""What the walk of session 39 found and left, on both backends.
+
+Each test is a command line a user typed, what it printed, and what is right.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import benchledger
+from benchledger.errors import InvalidInput
+from benchledger.ledger import load_artifacts
+from tests.helpers import invoke, row_counts
+from tests.report_helpers import DEMO, PUBLIC_LEDGER, ingest_demo
+
+GOAL = "demo-db-wal-recovery"
+FILE_GIVEN = "goal '04-run-baseline.json' does not exist and its name is that of a file here: was a file given where the goal's name goes?"
+
+
+@pytest.fixture
+def in_a_folder_of_runs(tmp_path, monkeypatch):
+    """The working directory a user ingests from: the demo's files, and a folder of results."""
+    folder = tmp_path / "work"
+    shutil.copytree(DEMO, folder)
+    (folder / "results").mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def test_a_files_name_given_as_the_goal_is_refused_on_every_write_unless_meant(migrated_url, in_a_folder_of_runs):
+    # In examples/demo, `ingest --goal 04-run-baseline.json 04-run-baseline.json --dry-run` said it "would append" to a new
+    # goal named 04-run-baseline.json, and without --dry-run created it: the goal's name left out, the file took its place.
+    ingest_demo(migrated_url, GOAL)
+    before = row_counts(migrated_url)
+    for dry_run in (["--dry-run"], []):
+        refused = invoke(migrated_url, "ingest", "--goal", "04-run-baseline.json", "04-run-baseline.json", *dry_run)
+        assert refused.exit_code == 2 and refused.stdout == ""
+        assert refused.stderr == (f"benchledger: {FILE_GIVEN} Nothing was written; pass --new-goal (library: new_goal=True) "
+                                  "if a new goal of that name is meant\n")
+    directory = invoke(migrated_url, "ingest", "--goal", "results", "05-run-treatment.json")
+    assert directory.exit_code == 2 and "goal 'results' does not exist and its name is that of a directory here" in directory.stderr
+    suffix = invoke(migrated_url, "ingest", "--goal", "later.NDJSON", "05-run-treatment.json")  # (no such file: its suffix says it)
+    assert suffix.exit_code == 2 and "goal 'later.NDJSON' does not exist and its name ends in .NDJSON, as a file's does" in suffix.stderr
+
+    line = {"goal_id": "05-run-treatment.json", "artifacts": [json.loads((DEMO / "05-run-treatment.json").read_text())]}
+    (in_a_folder_of_runs / "lines.ndjson").write_text(json.dumps(line) + "\n")
+    batches = invoke(migrated_url, "ingest-batches", "lines.ndjson")
+    assert batches.exit_code == 1
+    assert ("- line 1: goal '05-run-treatment.json' does not exist and its name is that of a file here: was a file given where the "
+            "goal's name goes? Nothing was written; add \"new_goal\": true to the line if a new goal of that name is meant") in batches.stdout
+
+    imported = invoke(migrated_url, "import-loopx", "--goal", "ledger.json", str(PUBLIC_LEDGER))
+    assert imported.exit_code == 2 and "goal 'ledger.json' does not exist and its name ends in .json" in imported.stderr
+
+    with benchledger.open(migrated_url) as ledger:
+        with pytest.raises(InvalidInput, match=r"its name is that of a file here.*pass --new-goal \(library: new_goal=True\)"):
+            ledger.ingest("04-run-baseline.json", ["04-run-baseline.json"])
+        run = load_artifacts(["05-run-treatment.json"])
+        with pytest.raises(InvalidInput, match="goal 'run.json' does not exist and its name ends in .json"):
+            ledger.ingest_artifacts("run.json", run)
+    assert row_counts(migrated_url) == before
+
+    # A goal of that name meant: said so, it is created; then it is held, and never questioned again.
+    meant = invoke(migrated_url, "ingest", "--goal", "04-run-baseline.json", "--new-goal", "04-run-baseline.json")
+    assert meant.exit_code == 0
+    assert invoke(migrated_url, "ingest", "--goal", "04-run-baseline.json", "05-run-treatment.json").exit_code == 0
+    line["new_goal"] = True
+    (in_a_folder_of_runs / "lines.ndjson").write_text(json.dumps(line) + "\n")
+    assert invoke(migrated_url, "ingest-batches", "lines.ndjson").exit_code == 0
+    goals = json.loads(invoke(migrated_url, "goals", "--format", "json").stdout)
+    assert sorted(goal["goal_id"] for goal in goals["goals"]) == ["04-run-baseline.json", "05-run-treatment.json", GOAL]
+
+
+def test_reading_a_goal_named_as_a_file_says_it_names_a_file(migrated_url, in_a_folder_of_runs):
+    # `history --goal 04-run-baseline.json` said only "no goal '04-run-baseline.json' in this ledger".
+    ingest_demo(migrated_url, GOAL)
+    told = invoke(migrated_url, "history", "--goal", "04-run-baseline.json")
+    assert told.exit_code == 2
+    assert told.stderr == ("benchledger: no goal '04-run-baseline.json' in this ledger; '04-run-baseline.json' is a file here, "
+                           "not a goal's name (`benchledger goals` lists them)\n")
+    assert "is a directory here, not a goal's name" in invoke(migrated_url, "runs", "--goal", "results").stderr
+    # Only when it does name one.
+    assert invoke(migrated_url, "history", "--goal", "nothing.json").stderr == (
+        "benchledger: no goal 'nothing.json' in this ledger (`benchledger goals` lists them)\n")
