@@ -218,6 +218,13 @@ PRIVACY_RULES: tuple[PrivacyRule, ...] = (
             r"|AGE-SECRET-KEY-1[0-9A-Z]{58})"
         ),
     ),
+    PrivacyRule(
+        # A pre-signed URL is a credential: whoever holds it may read (or write) what it signs until it expires.
+        "signed-url",
+        "a signed URL's signature (?sig=…, X-Goog-Signature=…, Signature=…)",
+        ("sig=", "signature="),
+        re.compile(r"[?&](?:sig|signature|x-goog-signature|x-amz-signature)=[A-Za-z0-9%+/=_.~-]{16,}", re.IGNORECASE | re.ASCII),
+    ),
 )
 # LoopX's own patterns (common-inputs.md §2.2), named like the rules above.
 LOOPX_LOCAL_PATH = "loopx-local-path"

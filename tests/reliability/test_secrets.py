@@ -220,10 +220,11 @@ def run_everything(url: str, folder: Path) -> list[tuple[list[str], int, str]]:
         for variant, value in variants.items():
             path = _write(folder / variant, f"{name}.json", value)
             calls.append(["ingest", "--goal", f"ingest-{variant}", *(["--kind", kind] if kind else []), path])
-        # the same content as NDJSON (one artifact a line)
+        # the same content as NDJSON (one artifact a line; a line once: the same document twice in a batch is refused as such)
         ndjson = folder / "ndjson" / f"{name}.ndjson"
         ndjson.parent.mkdir(parents=True, exist_ok=True)
-        ndjson.write_text(json.dumps(variants["appended"]) + "\n" + json.dumps(variants["replaced"]) + "\n", encoding="utf-8")
+        lines = dict.fromkeys(json.dumps(variants[variant]) for variant in ("appended", "replaced"))
+        ndjson.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         calls.append(["ingest", "--goal", "ndjson", *(["--kind", kind] if kind else []), str(ndjson)])
 
     planted = {name: _write(folder / "review", f"{name}.json", plant(_load(source))) for name, (source, _) in SOURCES.items()}

@@ -189,3 +189,28 @@ def test_merge_from_an_export_file_names_the_command_that_merges_it(migrated_url
     assert invoke(f"sqlite:///{ledger}", "ingest", "--goal", "mine", TREATMENT).exit_code == 0
     done = invoke(migrated_url, "merge", "--from", str(ledger))
     assert done.exit_code == 2 and f"for the file {ledger}: sqlite:///{ledger})" in done.stderr, done.stderr
+
+
+SIGNED_URLS = {  # (short enough that a run's compaction, which cuts a text at 120 characters, keeps the signature)
+    "azure-sas": "https://acct.blob.core.windows.net/logs/run.log?sv=2022-11-02&sp=r&sig=q8C1tN2sG7mWv%2FkJ9YxQe3bHf0Lr5ZpA%3D",
+    "gcs-v4": "https://storage.googleapis.com/bench-logs/run.log?X-Goog-Signature=5d2c7a19f0e4b6a8c3d1e9f7a2b4c6d8e0f1a3b5",
+    "cloudfront": "https://d111111abcdef8.cloudfront.net/run.log?Expires=1796000000&Signature=nitfHRCrtziwO2HwPfWw~yYDhUF5Ew",
+}
+
+
+@pytest.mark.parametrize("service", sorted(SIGNED_URLS))
+def test_a_signed_url_is_refused_as_the_credential_it_is_and_a_plain_url_is_kept(migrated_url, tmp_path, service):
+    """A pre-signed URL grants whoever holds it what its signature allows (Azure's SAS ``sig=``, Google Cloud Storage's
+    ``X-Goog-Signature=``, CloudFront's ``Signature=``): it was stored, where S3's (its ``X-Amz-Credential=AKIA…``) and a
+    URL with a password are refused."""
+    run = json.loads(Path(BASELINE).read_text())
+    run["job_name"] = SIGNED_URLS[service]
+    signed = tmp_path / "signed.json"
+    signed.write_text(json.dumps(run))
+    _refused_in_one_line(
+        migrated_url, "ingest", "--goal", "signed", str(signed),
+        says=f"{signed}: $.job_name of this run holds a signed URL's signature (?sig=…, X-Goog-Signature=…, Signature=…) [signed-url]",
+    )
+    run["job_name"] = "https://storage.googleapis.com/bench-logs/run.log?generation=1733443200&alt=media"  # (no signature)
+    signed.write_text(json.dumps(run))
+    assert invoke(migrated_url, "ingest", "--goal", "signed", str(signed)).exit_code == 0
