@@ -10,6 +10,7 @@ import click
 
 from benchledger.cli.common import as_of_after_last_event_text, echo_as_of_after_last_event, goal_option, open_ledger
 from benchledger.cli.output import echo_json, echo_rows, format_option, signed_number, utc_text, wide_option
+from benchledger.ledger.api import RESAMPLES
 from benchledger.ledger.results import Comparison, Comparisons, CurrentRun, PassRate, Run, RunPair
 
 # A benchmark or arm cell of a run whose record names none (a compact run without benchmark_id or mode; JSON: null):
@@ -251,7 +252,7 @@ def _unpaired_lines(comparisons: Comparisons) -> list[str]:
 @click.option("--treatment", metavar="ARM", help="The treatment arm (any spelling); with --baseline.")
 @click.option("--include-archived", is_flag=True, help="Count archived runs as evidence too (not those left out for another reason as well).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The bootstrap's seed: the same ledger and seed give the same interval.")
-@click.option("--resamples", type=click.IntRange(min=100, max=100_000), default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--resamples", type=click.IntRange(*RESAMPLES), default=2000, show_default=True, help="Bootstrap resamples.")
 @format_option("table", "json", "markdown", "csv")
 @wide_option
 @click.pass_context

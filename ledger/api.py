@@ -96,6 +96,9 @@ __all__ = [
 LIBRARY_SOURCE = "library"
 # How ``ingest --batch-per-directory`` orders a job tree's batches (:func:`plan_ingest_tree`).
 INGEST_ORDERS = ("name", "time")
+# The bootstrap resamples a comparison takes, fewest and most (``Ledger.compare``, ``compare --resamples``): fewer make
+# its interval noise, more cost time and memory and change nothing a verdict reads.
+RESAMPLES = (100, 100_000)
 
 
 def open(
@@ -396,7 +399,7 @@ class Ledger:
         from benchledger.projections.runs import arm_of
 
         # (the bootstrap's generator takes a seed of 0 or more: -1 was its raw ValueError, an internal error)
-        seed, resamples = _whole_number("seed", seed), _whole_number("resamples", resamples, least=1)
+        seed, resamples = _whole_number("seed", seed), _whole_number("resamples", resamples, least=RESAMPLES[0], most=RESAMPLES[1])
         if baseline is not None and treatment is not None and arm_of(baseline) == arm_of(treatment):
             raise InvalidInput(
                 f"baseline {baseline!r} and treatment {treatment!r} are the same arm ({arm_of(baseline)!r}): a comparison needs two arms"
@@ -715,12 +718,15 @@ def _limit(limit: Any) -> int | None:
     return _whole_number("limit", limit, what="of rows", none=True)
 
 
-def _whole_number(name: str, value: Any, *, what: str = "", least: int = 0, none: bool = False) -> Any:
-    """A count, size or offset a caller gives: a whole number, ``least`` or more (``none``: or None, the default it stands
-    for); ``"3"``, ``2.5`` or ``True`` is a mistake, not a number."""
-    if (none and value is None) or (isinstance(value, int) and not isinstance(value, bool) and value >= least):
+def _whole_number(name: str, value: Any, *, what: str = "", least: int = 0, most: int | None = None, none: bool = False) -> Any:
+    """A count, size or offset a caller gives: a whole number, ``least`` or more (and ``most`` or fewer, when given;
+    ``none``: or None, the default it stands for); ``"3"``, ``2.5`` or ``True`` is a mistake, not a number."""
+    if (none and value is None) or (
+        isinstance(value, int) and not isinstance(value, bool) and value >= least and (most is None or value <= most)
+    ):
         return value
-    raise InvalidInput(f"{name} must be a whole number{f' {what}' if what else ''} ({least} or more){' or None' if none else ''}, not {value!r}")
+    bounds = f"{least} or more" if most is None else f"{least} to {most}"
+    raise InvalidInput(f"{name} must be a whole number{f' {what}' if what else ''} ({bounds}){' or None' if none else ''}, not {value!r}")
 
 
 def _flag(name: str, value: Any) -> bool:

@@ -85,3 +85,31 @@ def test_reading_a_goal_named_as_a_file_says_it_names_a_file(migrated_url, in_a_
     # Only when it does name one.
     assert invoke(migrated_url, "history", "--goal", "nothing.json").stderr == (
         "benchledger: no goal 'nothing.json' in this ledger (`benchledger goals` lists them)\n")
+
+
+@pytest.mark.parametrize("resamples", [5, 99, 100_001, 10**6])
+def test_the_library_takes_the_resamples_compare_takes_and_refuses_the_rest(migrated_url, resamples):
+    # `ledger.compare(resamples=5)` (or 10**6) was accepted while `compare --resamples 5` was refused (100 to 100,000):
+    # the library gave an interval of 5 resamples, or spent the time and memory of a million.
+    ingest_demo(migrated_url, GOAL)
+    typed = invoke(migrated_url, "compare", "--resamples", str(resamples))
+    assert typed.exit_code == 2 and f"{resamples} is not in the range 100<=x<=100000" in typed.stderr
+    with benchledger.open(migrated_url) as ledger:
+        with pytest.raises(InvalidInput, match=rf"^resamples must be a whole number \(100 to 100000\), not {resamples}$"):
+            ledger.compare(resamples=resamples)
+        for taken in (100, 100_000):
+            assert ledger.compare(resamples=taken).scope["resamples"] == taken
+            assert invoke(migrated_url, "compare", "--resamples", str(taken)).exit_code == 0
+
+
+def test_the_library_and_compare_take_the_same_seeds(migrated_url):
+    ingest_demo(migrated_url, GOAL)
+    typed = invoke(migrated_url, "compare", "--seed", "-1")
+    assert typed.exit_code == 2 and typed.stderr == "benchledger: seed must be a whole number (0 or more), not -1\n"
+    with benchledger.open(migrated_url) as ledger:
+        for seed in (-1, True, "7"):
+            with pytest.raises(InvalidInput, match=r"^seed must be a whole number \(0 or more\)"):
+                ledger.compare(seed=seed)
+        big = 10**40
+        assert ledger.compare(seed=big).scope["seed"] == big
+    assert json.loads(invoke(migrated_url, "compare", "--seed", str(10**40), "--format", "json").stdout)["scope"]["seed"] == 10**40
