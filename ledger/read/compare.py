@@ -8,11 +8,14 @@ are the two given, on every benchmark that holds either, or else every
 ``projections.statistics``'s; the p-values of one call are adjusted together
 (Holm), and each verdict reads its adjusted p-value.
 
-Tasks with evidence in one arm only are counted and named, never silently dropped.
+Tasks with evidence in one arm only are counted and named, never silently dropped; with no task in both arms, the
+note says which runs of the two arms were left out and why (retracted, archived, running, not a countable attempt),
+by the runs model's reasons.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,8 +81,11 @@ def compare_model(
         chosen = runs.arm_pairs(model.pairs)
     chosen = [c for c in chosen if benchmark is None or c[0] == benchmark]
     by_arm: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
-    for view in views:  # (each comparison reads its two arms' runs only: every run once per arm pair was most of compare)
-        by_arm.setdefault((view["benchmark_id"], view["arm"]), []).append(view)
+    # (each comparison reads its two arms' runs only: every run once per arm pair was most of compare; retracted runs
+    # come along for the note of a comparison without paired tasks, never into a rate: none is countable)
+    for view in model.runs:
+        if runs.is_shown(view) or view["retracted"]:
+            by_arm.setdefault((view["benchmark_id"], view["arm"]), []).append(view)
     found = [
         _compared(by_arm.get((bench, b), []) + by_arm.get((bench, t), []), bench, b, t, include_archived, seed, resamples)
         for bench, b, t in chosen
@@ -117,9 +123,23 @@ def _compared(
         result = statistics.compare_arms(paired, seed=seed, resamples=resamples)
         entry.update({name: value for name, value in result.as_dict().items() if name in entry})
     else:
-        left_out = [v for v in views if v["benchmark_id"] == benchmark and v["arm"] in (baseline, treatment) and not v["countable"]]
-        archived = sum(1 for v in left_out if v["not_countable_reason"] == runs.ARCHIVED)
-        entry["note"] = "no task has countable, scored runs in both arms" + (
-            f"; {archived} archived run(s) of these arms are left out (--include-archived counts them)" if archived and not include_archived else ""
-        )
+        entry["note"] = "no task has countable, scored runs in both arms" + _left_out(views, include_archived)
     return entry
+
+
+def _left_out(views: list[dict[str, Any]], include_archived: bool) -> str:
+    """What a note without paired tasks adds: the runs of ``views`` (two arms' runs, retracted ones included) that no
+    rate counts, by the runs model's reason, most telling first (``runs.EXCLUSION_ORDER``, then LoopX's flags)."""
+    reasons = Counter(v["not_countable_reason"] for v in views if not runs.counts_in_rate(v, include_archived=include_archived))
+    reasons.pop(None, None)
+    if not reasons:
+        return ""
+    phrases = {runs.RETRACTED: "retracted run(s)", runs.ARCHIVED: "archived run(s)", runs.RUNNING: "run(s) still running"}
+    flags = sorted(r for r in reasons if r not in runs.EXCLUSION_ORDER)  # (``case_attempt_countable=false``, ...)
+    order = [*(r for r in runs.EXCLUSION_ORDER if r != runs.ARCHIVED), *flags, runs.ARCHIVED]
+    parts = [f"{reasons[r]} {phrases.get(r, f'run(s) with {r}')}" for r in order if reasons[r]]
+    archived = ""
+    if reasons[runs.ARCHIVED]:
+        archived = " (--include-archived counts them)" if len(parts) == 1 else " (--include-archived counts the archived ones)"
+    return f"; {', '.join(parts)} of these arms are left out{archived}"
+

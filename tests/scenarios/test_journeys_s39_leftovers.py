@@ -113,3 +113,21 @@ def test_the_library_and_compare_take_the_same_seeds(migrated_url):
         big = 10**40
         assert ledger.compare(seed=big).scope["seed"] == big
     assert json.loads(invoke(migrated_url, "compare", "--seed", str(10**40), "--format", "json").stdout)["scope"]["seed"] == 10**40
+
+
+def test_compare_without_paired_tasks_says_a_retracted_run_was_left_out_as_it_says_an_archived_one(migrated_url, tmp_path):
+    # After `retract @N` of the demo goal's baseline run, `compare` said only "no task has countable, scored runs in both
+    # arms": the run the user withdrew was gone without a word, where an archived run left out is counted.
+    ingest_demo(migrated_url, GOAL)
+    listed = json.loads(invoke(migrated_url, "runs", "--goal", GOAL, "--arm", "hardened-codex", "--format", "json").stdout)
+    assert invoke(migrated_url, "retract", f"@{listed['runs'][0]['position']}", "--reason", "stale image").exit_code == 0
+    note = "no task has countable, scored runs in both arms; 1 retracted run(s) of these arms are left out"
+    compared = invoke(migrated_url, "compare", "--goal", GOAL)
+    assert compared.exit_code == 0
+    assert f"terminal-bench@2.0 (hardened-codex vs codex-loopx): {note}\n" in compared.stdout
+    as_json = json.loads(invoke(migrated_url, "compare", "--goal", GOAL, "--format", "json").stdout)["comparisons"]
+    assert [(c["verdict"], c["note"]) for c in as_json] == [("no paired tasks", note)]
+    with benchledger.open(migrated_url) as ledger:  # (one runs model: the library and the report read the same note)
+        assert [c.note for c in ledger.compare(goal_ids=[GOAL]).comparisons] == [note]
+    assert invoke(migrated_url, "report", "--goal", GOAL, "--output", str(tmp_path / "site")).exit_code == 0
+    assert sum(note in page.read_text() for page in (tmp_path / "site").rglob("*.html")) >= 1

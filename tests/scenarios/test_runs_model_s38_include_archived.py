@@ -97,8 +97,10 @@ def test_compare_include_archived_leaves_out_the_rows_attempt_accounting_exclude
     assert (found["tasks"], found["baseline_trials"], found["treatment_trials"]) == (15, 20, 31)
     assert (found["baseline_pass_rate"], found["treatment_pass_rate"]) == (1 / 3, 0.34)
     assert (found["baseline_only_tasks"], found["treatment_only_tasks"]) == (["bike-rebalance", "travel-planning"], ["powerlifting-coef-calc"])
-    # Without the flag the note counts the archived runs the flag would add, not those it would leave out anyway.
+    # Without the flag the note counts the archived runs the flag would add, not those it would leave out anyway: those
+    # are counted by their own reason.
     (plain,) = _json(url, "compare", "--benchmark", SKILLSBENCH, "--baseline", "baseline", "--treatment", "codex-loopx-treatment")["comparisons"]
     assert plain["note"] == (
-        "no task has countable, scored runs in both arms; 87 archived run(s) of these arms are left out (--include-archived counts them)"
+        "no task has countable, scored runs in both arms; 9 run(s) with case_attempt_countable=false, 87 archived run(s) of these "
+        "arms are left out (--include-archived counts the archived ones)"
     )
