@@ -47,7 +47,7 @@ INGEST = {
     "array.json": (1, "cannot tell the artifact kind", None),
     "big-integer-ok.json": (0, None, None),
     "binary-gzip-header.json": (1, "invalid JSON: Expecting value", None),  # (gzip of "hello": read decompressed, #28.12)
-    "bom-utf16le.json": (1, "not valid UTF-8", None),
+    "bom-utf16le.json": (1, "is UTF-16 or UTF-32 text", None),
     "bom-utf8.json": (1, "byte-order mark", None),
     "cesu8-surrogate.json": (1, "not valid UTF-8", None),
     "control-characters.json": (0, None, None),
@@ -97,7 +97,7 @@ INGEST = {
     "two-documents.json": (1, "Extra data", None),
     "types-everywhere.json": (0, None, None),
     "unclosed-array.json": (1, "invalid JSON", None),
-    "utf16-no-bom.json": (1, "NUL character", None),
+    "utf16-no-bom.json": (1, "is UTF-16 or UTF-32 text", None),
     "whitespace.json": (1, "invalid JSON", None),
     "wide-array.json": (0, None, None),
     "wrong-types.json": (0, None, None),

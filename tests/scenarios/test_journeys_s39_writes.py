@@ -214,3 +214,15 @@ def test_a_signed_url_is_refused_as_the_credential_it_is_and_a_plain_url_is_kept
     run["job_name"] = "https://storage.googleapis.com/bench-logs/run.log?generation=1733443200&alt=media"  # (no signature)
     signed.write_text(json.dumps(run))
     assert invoke(migrated_url, "ingest", "--goal", "signed", str(signed)).exit_code == 0
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_a_utf16_file_is_named_as_such(migrated_url, tmp_path, encoding):
+    """Windows PowerShell's ``loopx … > run.json`` writes UTF-16 with a byte-order mark: refused as "not valid UTF-8
+    (invalid start byte at byte 0)", and without the mark as "contains a NUL character", neither saying what the file is."""
+    run = tmp_path / "run.json"
+    run.write_bytes(Path(BASELINE).read_text().encode(encoding))
+    _refused_in_one_line(
+        migrated_url, "ingest", "--goal", "wide", str(run),
+        says=f"{run}: is UTF-16 or UTF-32 text (Windows PowerShell's > writes UTF-16), not UTF-8: save it as plain UTF-8",
+    )

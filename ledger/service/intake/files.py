@@ -88,6 +88,12 @@ def _finite_float(literal: str) -> float:
     return value
 
 
+def _wide_text(data: bytes) -> bool:
+    """Whether ``data`` are UTF-16 or UTF-32 text: a byte-order mark of one, or a document's ``{`` or ``[`` with a NUL
+    byte beside it (``7b 00`` in UTF-16LE, ``00 7b`` in UTF-16BE), as no UTF-8 document starts."""
+    return data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) or data[:2] in (b"{\x00", b"[\x00", b"\x00{", b"\x00[")
+
+
 def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES) -> SourceDocument:
     """Parse one document strictly; any refusal names ``source`` and the reason.
 
@@ -96,6 +102,8 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
     """
     if len(data) > limit:
         raise InputFileError(source, f"document is {len(data)} bytes, larger than the {limit}-byte limit")
+    if _wide_text(data):
+        raise InputFileError(source, "is UTF-16 or UTF-32 text (Windows PowerShell's > writes UTF-16), not UTF-8: save it as plain UTF-8")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
