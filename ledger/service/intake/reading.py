@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +27,14 @@ class Document:
 
 
 def read_bytes(path: str, *, stdin_dash: bool = False) -> bytes:
-    """Read ``path`` (``~`` expanded); ``-`` means standard input only when ``stdin_dash``."""
+    """Read ``path`` (``~`` expanded as pathlib does); ``-`` means standard input only when ``stdin_dash``."""
     try:
         if stdin_dash and path == "-":
             return sys.stdin.buffer.read()
-        return Path(os.path.expanduser(path)).read_bytes()
+        return Path(path).expanduser().read_bytes()
     except OSError as exc:
+        raise IntakeError(str(exc)) from exc
+    except RuntimeError as exc:  # ~user of no such user: pathlib's "Could not determine home directory.", as LoopX says
         raise IntakeError(str(exc)) from exc
 
 
