@@ -29,6 +29,8 @@ from benchledger.projections.attempts import ATTEMPT_ID_SYNTAX, valid_attempt_id
 GOAL_ALIASES = ("--goal-id",)
 # A new goal whose name is close to an existing goal's, or a file's, is refused as a likely mistake (docs/cli.md, "New goals").
 NEW_GOAL_HELP = "GOAL is meant to be a new goal, even though its name is close to an existing goal's or a file's (else refused as a likely mistake)."
+# What creates a goal: the next step a listing of no goal gives (`goals`, the report's and serve's index).
+FIRST_GOAL_STEP = "benchledger ingest --goal GOAL FILE..."
 
 
 def _validate_goal(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

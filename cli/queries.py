@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from benchledger.cli.common import (
+    FIRST_GOAL_STEP,
     as_of_after_last_event_text,
     attempt_id,
     echo_as_of_after_last_event,
@@ -116,8 +117,9 @@ def goals_command(ctx: click.Context, limit: int | None, after: str | None, incl
         )
         where = f"after '{after}' " if after is not None else ""
         hidden = "" if include_archived else "; archived goals are left out (--include-archived lists them)"
+        first = "" if after is not None else f"; `{FIRST_GOAL_STEP}` creates one"
         echo_rows(headers + (["archived"] if include_archived else []), rows, fmt, wide=wide,
-                  empty=f"no goals {where}in this ledger (`benchledger info` names it){hidden}")
+                  empty=f"no goals {where}in this ledger (`benchledger info` names it){hidden}{first}")
 
 
 def _archive_command(name: str, archived: bool, summary: str) -> click.Command:

@@ -30,7 +30,7 @@ from urllib.parse import quote
 import jinja2
 import markupsafe
 
-from benchledger.cli.common import standby_lag_text
+from benchledger.cli.common import FIRST_GOAL_STEP, standby_lag_text
 from benchledger.cli.output import encoded, signed_number, utc_text, visible
 from benchledger.cli.web import figures, report_folder, review_fields
 from benchledger.ledger.api import Ledger, is_goal_id
@@ -89,6 +89,7 @@ def _environment() -> jinja2.Environment:
     env.filters["left_out"] = _left_out
     # An attempt's reviews as its row links them: short, so the column stays narrow (the link's title names the review).
     env.globals["ATTEMPT_REVIEW_NAMES"] = {catalog.CLAIM: "claim", catalog.LEARNING: "learning", catalog.VERIFIER: "verifier"}
+    env.globals["FIRST_GOAL_STEP"] = FIRST_GOAL_STEP
     env.tests["mapping"] = lambda value: isinstance(value, Mapping)
     return env
 
@@ -292,7 +293,7 @@ class Site:
         standby = self.ledger.standby()
         return self._html(
             "index.html", "", listing=listing, audit=self.audit(), paging=_pager(number, pages, _index_name),
-            comparisons=compared, archived_left_out=archived_left_out,
+            comparisons=compared, archived_left_out=archived_left_out, command="report" if self.written else "serve",
             figures={"paired-differences": figures.paired_differences(compared["comparisons"])},
             standby=None if standby is None else standby_lag_text(standby.replayed_at, standby.lag_seconds),
         )

@@ -57,7 +57,8 @@ def test_a_new_embedded_ledger_is_announced_once(tmp_path):
     assert first.exit_code == 0
     assert first.stderr == (
         f"benchledger: note: created a new, empty ledger at {tmp_path / 'typo' / 'ledger.sqlite'} (`benchledger info` names the ledger in use)\n"
-        "benchledger: note: no goals in this ledger (`benchledger info` names it); archived goals are left out (--include-archived lists them)\n"
+        "benchledger: note: no goals in this ledger (`benchledger info` names it); archived goals are left out (--include-archived lists them); "
+        "`benchledger ingest --goal GOAL FILE...` creates one\n"
     )
     again = runner.invoke(cli, ["info", "--format", "json"], env=env, catch_exceptions=False)
     assert again.exit_code == 0 and again.stderr == ""

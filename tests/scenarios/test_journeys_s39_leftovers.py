@@ -13,8 +13,11 @@ import pytest
 import benchledger
 from benchledger.errors import InvalidInput
 from benchledger.ledger import load_artifacts
+from tests.cli import test_report_browser as browser
 from tests.helpers import invoke, row_counts
-from tests.report_helpers import DEMO, PUBLIC_LEDGER, ingest_demo
+from tests.report_helpers import DEMO, PUBLIC_LEDGER, ingest_demo, pages_of
+
+browser_type_launch_args = browser.browser_type_launch_args
 
 GOAL = "demo-db-wal-recovery"
 FILE_GIVEN = "goal '04-run-baseline.json' does not exist and its name is that of a file here: was a file given where the goal's name goes?"
@@ -131,3 +134,30 @@ def test_compare_without_paired_tasks_says_a_retracted_run_was_left_out_as_it_sa
         assert [c.note for c in ledger.compare(goal_ids=[GOAL]).comparisons] == [note]
     assert invoke(migrated_url, "report", "--goal", GOAL, "--output", str(tmp_path / "site")).exit_code == 0
     assert sum(note in page.read_text() for page in (tmp_path / "site").rglob("*.html")) >= 1
+
+
+@pytest.mark.parametrize("kind", ["report", "serve"])
+def test_the_index_of_an_empty_ledger_says_what_creates_a_goal_as_goals_does(migrated_url, tmp_path, page, kind):
+    # `report` (and `serve`) of an empty ledger showed "0 goal(s)." over an empty table header, and no next step.
+    listed = invoke(migrated_url, "goals")
+    assert listed.exit_code == 0
+    assert listed.stderr.endswith("; `benchledger ingest --goal GOAL FILE...` creates one\n"), listed.stderr
+    with pages_of(kind, migrated_url, tmp_path) as base:
+        page.goto(base + "index.html")
+        said = page.locator("#no-goals")
+        assert said.is_visible()
+        again = "; then write this report again (benchledger report)" if kind == "report" else ", and this page lists it when reloaded"
+        assert said.inner_text() == f"No goal in this ledger yet: benchledger ingest --goal GOAL FILE... creates one with a run's artifacts{again}."
+        assert "0 goal(s)" not in page.inner_text("main") and page.locator("table.goals").count() == 0
+        page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
+
+
+def test_the_index_of_a_ledger_whose_goals_are_all_archived_says_include_archived_lists_them(migrated_url, tmp_path):
+    assert invoke(migrated_url, "ingest", "--goal", GOAL, str(DEMO / "04-run-baseline.json")).exit_code == 0
+    assert invoke(migrated_url, "goals", "archive", GOAL).exit_code == 0
+    assert invoke(migrated_url, "report", "--output", str(tmp_path / "site")).exit_code == 0
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert ('<p class="next-step" id="no-goals">No goal to list: the ledger\'s 1 goal is archived; '
+            "<code>benchledger report --include-archived</code> lists it.</p>") in index
+    assert invoke(migrated_url, "report", "--include-archived", "--output", str(tmp_path / "all")).exit_code == 0
+    assert 'id="no-goals"' not in (tmp_path / "all" / "index.html").read_text()
