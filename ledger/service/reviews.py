@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchledger.errors import CheckFailed
+from benchledger.errors import CheckFailed, InvalidInput
 from benchledger.ledger.service.ingest import ingest
 from benchledger.ledger.service.ingest_outcome import BatchOutcome
 from benchledger.ledger.storage.engine import shown_url
 from benchledger.ledger.storage.store import (
     Store,
 )
-from benchledger.projections import review_module
+from benchledger.projections import REVIEW_MODULES, review_module
 from benchledger.projections.artifacts import Artifact
 from benchledger.projections.batch_manifest import batch_inputs
 from benchledger.projections.projector import (
@@ -45,6 +45,8 @@ def evaluate_review(
     stateless LoopX-style call and the stored path reduce the same stored
     events. A reducer failure becomes the review's error payload, as in LoopX.
     """
+    if name not in REVIEW_MODULES:  # (a library caller's name: the command line offers only these)
+        raise InvalidInput(f"no review named {name!r}; the reviews are: {', '.join(sorted(REVIEW_MODULES))}")
     persistent = ledger is not None
     ledger = ledger or Store.in_memory()
     module = review_module(name)

@@ -12,7 +12,7 @@ import pytest
 
 import benchledger
 from benchledger.errors import InvalidInput
-from benchledger.ledger import load_artifacts
+from benchledger.ledger import evaluate_review, load_artifacts
 from tests.cli import test_report_browser as browser
 from tests.helpers import invoke, row_counts
 from tests.report_helpers import DEMO, PUBLIC_LEDGER, ingest_demo, pages_of
@@ -161,3 +161,18 @@ def test_the_index_of_a_ledger_whose_goals_are_all_archived_says_include_archive
             "<code>benchledger report --include-archived</code> lists it.</p>") in index
     assert invoke(migrated_url, "report", "--include-archived", "--output", str(tmp_path / "all")).exit_code == 0
     assert 'id="no-goals"' not in (tmp_path / "all" / "index.html").read_text()
+
+
+def test_a_review_the_library_does_not_know_is_refused_by_name_not_a_key_error(migrated_url):
+    # Found on the way: `ledger.keep_review(goal, "claim-review", ...)` (the command is review-claim) raised KeyError:
+    # 'claim-review', no benchledger error, where every error a caller can cause is one (docs/python-api.md).
+    inputs = load_artifacts([str(DEMO / name) for name in ("06-comparison.json", "04-run-baseline.json", "05-run-treatment.json")])
+    before = row_counts(migrated_url)
+    with benchledger.open(migrated_url) as ledger:
+        with pytest.raises(InvalidInput, match=r"^no review named 'claim-review'; the reviews are: attempt-learning-gate, .*review-claim"):
+            ledger.keep_review(GOAL, "claim-review", inputs, {})
+        with pytest.raises(InvalidInput, match="no review named 'claim-review'"):
+            evaluate_review("claim-review", inputs, {})
+    assert row_counts(migrated_url) == before
+    with benchledger.open(migrated_url) as ledger:
+        assert ledger.keep_review(GOAL, "review-claim", inputs, {}).payload == evaluate_review("review-claim", inputs, {}).payload
