@@ -13,7 +13,7 @@ transaction of it is refused half-way). The rule (docs/cli.md, "New goals"):
 * a new goal close to a goal the ledger holds (or to one created earlier in
   the same write) is refused with "did you mean …", unless the caller said it
   is meant (``--new-goal``; an ``ingest-batches`` line's ``"new_goal": true``);
-* so is a new goal whose name is the path of a file or directory here, or ends
+* so is a new goal whose name is the path of a file here, or ends
   in ``.json`` or ``.ndjson`` (``ingest --goal run.json run.json``: a file's name
   given where the goal's goes), before its closeness is asked.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from benchledger.errors import InvalidInput
-from benchledger.ledger.storage.goal_names import SUGGESTED, GoalNames, path_kind
+from benchledger.ledger.storage.goal_names import SUGGESTED, GoalNames, names_a_file
 from benchledger.ledger.storage.transaction import Transaction
 
 # The suffixes of the files a write reads (artifacts, an ingest-batches file): a new goal named so is a file's name.
@@ -45,10 +45,9 @@ def close_name_problem(goal_id: str, close: Sequence[str], *, how_meant: str) ->
 
 def file_name_problem(goal_id: str, *, how_meant: str) -> str | None:
     """What a refusal says of new goal ``goal_id`` when its name is a file's (see the module); ``None`` when it is not."""
-    kind = path_kind(goal_id)
     suffix = next((suffix for suffix in FILE_SUFFIXES if goal_id.lower().endswith(suffix)), None)
-    if kind is not None:
-        what = f"is that of a {kind} here"
+    if names_a_file(goal_id):
+        what = "is that of a file here"
     elif suffix is not None:
         what = f"ends in {goal_id[-len(suffix):]}, as a file's does"
     else:

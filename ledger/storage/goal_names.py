@@ -8,8 +8,8 @@ characters or more — an edit being inserting, deleting or replacing a characte
 A write refuses a new goal close to one the ledger holds (``ledger.service.goal_names``); a read of a goal the ledger
 does not hold names the close ones (:func:`unknown_goal`). Names are the stored goal ids: this module knows no review.
 
-A name may also be a file's given where the goal's name goes (``ingest --goal run.json run.json``): :func:`path_kind`
-says whether it names a file or directory here, which a write refuses and a read of an unknown goal says.
+A name may also be a file's given where the goal's name goes (``ingest --goal run.json run.json``): :func:`names_a_file`
+says whether it names a file here, which a write refuses and a read of an unknown goal says.
 """
 
 from __future__ import annotations
@@ -104,17 +104,18 @@ def _letters(name: str) -> int:
     return bits
 
 
-def path_kind(name: str) -> str | None:
-    """``"file"`` or ``"directory"`` when ``name`` is the path of one, from the working directory (where a user typing
-    a goal's name stands); ``None`` otherwise (a name no path can be, with a NUL or too long, is none)."""
-    if os.path.isdir(name):
-        return "directory"
-    return "file" if os.path.exists(name) else None
+def names_a_file(name: str) -> bool:
+    """Whether ``name`` is the path of a file from the working directory (where a user typing a goal's name stands;
+    a name no path can be, with a NUL or too long, is none).
+
+    A directory is not asked: a folder named after its goal is how runs are kept (``ingest --goal db-wal db-wal/``),
+    and a name written as a directory's path (``results/``, ``./results``) is no goal's name to begin with."""
+    return os.path.isfile(name)
 
 
 def unknown_goal(goal_id: str, names: Iterable[str]) -> UnknownGoal:
     """The error for a goal the ledger does not hold, naming the goals of ``names`` close to it (a typo?), and saying
-    so when its name is a file's or directory's (a path given for the goal)."""
+    so when its name is a file's (a path given for the goal)."""
     if not isinstance(goal_id, str):
         return UnknownGoal.named(goal_id)
-    return UnknownGoal.named(goal_id, GoalNames(names).close_to(goal_id)[:SUGGESTED], path_kind=path_kind(goal_id))
+    return UnknownGoal.named(goal_id, GoalNames(names).close_to(goal_id)[:SUGGESTED], names_a_file=names_a_file(goal_id))

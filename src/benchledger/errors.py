@@ -51,11 +51,11 @@ class UnknownGoal(InvalidInput, LookupError):
     """The ledger holds no goal of that id."""
 
     @classmethod
-    def named(cls, goal_id: str, close: Sequence[str] = (), *, path_kind: str | None = None) -> UnknownGoal:
+    def named(cls, goal_id: str, close: Sequence[str] = (), *, names_a_file: bool = False) -> UnknownGoal:
         """The one message every command gives for a goal the ledger does not hold (``close``: goals one typo away;
-        ``path_kind``: ``"file"`` or ``"directory"`` when ``goal_id`` is the path of one, a path given for a goal)."""
+        ``names_a_file``: ``goal_id`` is the path of a file, a path given for a goal)."""
         suggestion = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
-        path = f"; {goal_id!r} is a {path_kind} here, not a goal's name" if path_kind else ""
+        path = f"; {goal_id!r} is a file here, not a goal's name" if names_a_file else ""
         return cls(f"no goal {goal_id!r} in this ledger{suggestion}{path} (`benchledger goals` lists them)")
 
 
