@@ -170,6 +170,8 @@ def signed_checkpoints(ledger: Store) -> list[dict[str, Any]]:
 
 def read_checkpoint(text: str, where: str) -> tuple[Checkpoint, str]:
     """The checkpoint a file holds (a signed note, or the bare note text), and its note text (what a signature covers)."""
+    if not text.strip():  # (a `checkpoint > FILE` that failed: "a checkpoint's text ends with a newline" is no help)
+        raise MalformedNote(f"{where}: is empty, not a checkpoint (`benchledger checkpoint > FILE` writes one)")
     try:
         note_text = parse_signed_note(text)[0] if "\n\n" in text else text
         return parse_checkpoint(note_text), note_text

@@ -226,3 +226,17 @@ def test_a_utf16_file_is_named_as_such(migrated_url, tmp_path, encoding):
         migrated_url, "ingest", "--goal", "wide", str(run),
         says=f"{run}: is UTF-16 or UTF-32 text (Windows PowerShell's > writes UTF-16), not UTF-8: save it as plain UTF-8",
     )
+
+
+def test_verify_consistency_names_an_empty_checkpoint_file_as_empty(migrated_url, tmp_path):
+    """An empty checkpoint file (``benchledger checkpoint > c.checkpoint`` that failed) read "a checkpoint's text ends
+    with a newline"."""
+    assert invoke(migrated_url, "ingest", "--goal", "proved", BASELINE).exit_code == 0
+    checkpoint, empty, proof = tmp_path / "c.checkpoint", tmp_path / "empty.checkpoint", tmp_path / "proof.json"
+    checkpoint.write_text(invoke(migrated_url, "checkpoint").stdout)
+    proof.write_text(invoke(migrated_url, "prove-consistency", "2", "--format", "json").stdout)
+    empty.write_text("")
+    assert invoke(migrated_url, "verify-consistency", str(checkpoint), str(checkpoint), str(proof)).exit_code == 0
+    done = invoke(migrated_url, "verify-consistency", str(checkpoint), str(empty), str(proof))
+    assert done.exit_code == 2, done.output
+    assert done.stderr == f"benchledger: {empty}: is empty, not a checkpoint (`benchledger checkpoint > FILE` writes one)\n", done.stderr
