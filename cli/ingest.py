@@ -69,11 +69,12 @@ def _markdown(outcome: IngestOutcome) -> Iterator[str]:
             lines.append("- nothing new: every artifact is stored and this batch already groups them")
         lines += [f"- note: {note}" for note in single.notes]
     else:
-        lines += [
-            f"- batch `{b.batch.event_id}` ({status(b.batch.status)}): {b.label} "
-            f"({b.appended_count} {'to append' if dry_run else 'appended'}, {b.duplicate_count} duplicate)"
-            for b in outcome.batches
-        ]
+        for b in outcome.batches:
+            lines.append(
+                f"- batch `{b.batch.event_id}` ({status(b.batch.status)}): {b.label} "
+                f"({b.appended_count} {'to append' if dry_run else 'appended'}, {b.duplicate_count} duplicate)"
+            )
+            lines += [f"  - note: {note}" for note in b.notes]
     lines += [f"- skipped (--skip-unknown): {source}: {reason}" for source, reason in outcome.skipped]
     lines.append("")
     yield from (line + "\n" for line in lines)

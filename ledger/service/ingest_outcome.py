@@ -97,6 +97,7 @@ class BatchOutcome:
             "batch_status": self.batch.status,
             "appended_count": self.appended_count,
             "duplicate_count": self.duplicate_count,
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 

@@ -240,3 +240,19 @@ def test_verify_consistency_names_an_empty_checkpoint_file_as_empty(migrated_url
     done = invoke(migrated_url, "verify-consistency", str(checkpoint), str(empty), str(proof))
     assert done.exit_code == 2, done.output
     assert done.stderr == f"benchledger: {empty}: is empty, not a checkpoint (`benchledger checkpoint > FILE` writes one)\n", done.stderr
+
+
+def test_a_job_trees_report_keeps_each_batchs_notes(migrated_url, tmp_path):
+    """``ingest --batch-per-directory`` of a job whose folder holds the comparison and not its runs said nothing, where
+    ``ingest`` of that folder notes that the claim review reads no run: a job tree's report dropped every batch's notes."""
+    for job, names in (("job-1", (BASELINE, TREATMENT)), ("job-2", (COMPARISON,))):
+        (tmp_path / "tree" / job).mkdir(parents=True)
+        for name in names:
+            shutil.copy(name, tmp_path / "tree" / job)
+    tree = tmp_path / "tree"
+    done = invoke(migrated_url, "ingest", "--goal", "jobs", "--dry-run", "--batch-per-directory", str(tree))
+    assert done.exit_code == 0, done.output
+    assert f"): {tree}/job-2 (1 to append, 0 duplicate)\n  - note: this batch holds a comparison and no run:" in done.stdout, done.stdout
+    report = json.loads(invoke(migrated_url, "ingest", "--goal", "jobs", "--format", "json", "--batch-per-directory", str(tree)).stdout)
+    notes = {batch["directory"]: batch.get("notes") for batch in report["batches"]}
+    assert notes[f"{tree}/job-1"] is None and notes[f"{tree}/job-2"][0].startswith("this batch holds a comparison and no run"), notes
