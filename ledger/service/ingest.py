@@ -327,7 +327,8 @@ class Ingest:
                     writer.event(given, new)
             elif isinstance(item, _HeldBatch):
                 batch = writer.own(_Batch(item.goal_id, item.label, item.review, item.source or self.source, item.attempt))
-                if len(item.artifacts) > MAX_BATCH_ARTIFACTS:
+                # (a limit of what a ledger keeps, as its guard is: a stateless review reads as many inputs as LoopX does)
+                if self.ledger.guarded and len(item.artifacts) > MAX_BATCH_ARTIFACTS:
                     writer.refuse(item.label or item.goal_id, f"the batch holds {len(item.artifacts)} artifacts, more than {MAX_BATCH_ARTIFACTS}, the limit of one batch")
                     continue
                 for artifact, new in zip(item.artifacts, item.members or map(member_event, item.artifacts)):

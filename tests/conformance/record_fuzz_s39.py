@@ -2,7 +2,8 @@
 
 Each case is a folder of ``tests/conformance/fuzz_s39/``: its input files and
 ``case.json`` naming the ``command`` and, per format, the whole argv after it
-(``"json"`` and ``"markdown"``: where ``--format`` goes is part of some cases),
+(``"json"`` and ``"markdown"``: where ``--format`` goes is part of some cases;
+an item ``{"repeat": [...], "times": N}`` stands for its arguments N times),
 with an optional ``stdin`` file. This script runs LoopX as a black box in the
 folder (``loopx benchmark <command> <argv...>``, in the :data:`LOCALE` both
 tools are run in) and stores what it printed, byte for byte, and its exit
@@ -18,6 +19,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.loopx import require_loopx
 
@@ -34,12 +36,17 @@ def environment() -> dict[str, str]:
     return {**inherited, **LOCALE}
 
 
+def expanded(argv: list[Any]) -> list[str]:
+    """``argv`` with each ``{"repeat": [...], "times": N}`` item written out."""
+    return [arg for item in argv for arg in (item["repeat"] * item["times"] if isinstance(item, dict) else [item])]
+
+
 def record(case: Path, loopx: str) -> None:
     spec = json.loads((case / "case.json").read_text(encoding="utf-8"))
     stdin = (case / spec["stdin"]).read_bytes() if spec.get("stdin") else b""
     for fmt, argv in spec["argv"].items():
         answer = subprocess.run(
-            [loopx, "benchmark", spec["command"], *argv], cwd=case, input=stdin, capture_output=True, timeout=120, env=environment()
+            [loopx, "benchmark", spec["command"], *expanded(argv)], cwd=case, input=stdin, capture_output=True, timeout=120, env=environment()
         )
         (case / f"{fmt}.stdout").write_bytes(answer.stdout)
         (case / f"{fmt}.exit").write_text(f"{answer.returncode}\n")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.record_fuzz_s39 import FUZZ_CASES, environment
+from tests.conformance.record_fuzz_s39 import FUZZ_CASES, environment, expanded
 from tests.helpers import invoke
 
 RUNS = [
@@ -32,7 +32,7 @@ def test_prints_what_loopx_printed(case: Path, fmt: str):
     spec = json.loads((case / "case.json").read_text(encoding="utf-8"))
     stdin = (case / spec["stdin"]).read_bytes() if spec.get("stdin") else b""
     result = subprocess.run(
-        [sys.executable, "-m", "benchledger", "benchmark", spec["command"], *spec["argv"][fmt]],
+        [sys.executable, "-m", "benchledger", "benchmark", spec["command"], *expanded(spec["argv"][fmt])],
         cwd=case,
         input=stdin,
         capture_output=True,
