@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import click
 
-from benchledger.cli.common import NEW_GOAL_HELP, echo_errors, goal_option, input_path, open_ledger
+from benchledger.cli.common import NEW_GOAL_HELP, echo_archived_notes, echo_errors, goal_option, input_path, open_ledger
 from benchledger.cli.output import echo_json, format_option
 from benchledger.errors import capped, redact_url
 from benchledger.ledger.results import LoopxImport, Refusal
@@ -86,6 +86,7 @@ def import_loopx_command(ctx: click.Context, goal: str, path: str, dry_run: bool
         report = plan.refusal(dry_run=dry_run)
     if not report.ok:
         echo_errors([f"{r.source}: {r.reason}" for r in report.refused])
+    echo_archived_notes(report.archived_goals, command="import-loopx", dry_run=dry_run)
     if fmt == "json":
         echo_json(report.as_dict())
     else:

@@ -797,6 +797,7 @@ class LoopxImport:
     events_appended: int
     events_already_present: int
     refused: list[Refusal]
+    archived_goals: list[str] = field(default_factory=list)  # the goal, when archived and this import appended to it
 
     @property
     def ok(self) -> bool:
@@ -817,6 +818,8 @@ class LoopxImport:
         }
         if self.refused:
             document["refused_count"] = len(self.refused)
+        if self.archived_goals:
+            document["archived_goals"] = list(self.archived_goals)
         return document
 
 

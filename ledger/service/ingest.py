@@ -630,9 +630,9 @@ class _Writer:
                 notes += self._withdrawn_notes(owner, withdrawn)
                 batches.append(BatchOutcome(owner.goal_id, tuple(owner.members), owner.batch, owner.label, notes))
         added = [b.goal_id for b in batches if b.batch.status == "appended"]
+        added += [o.goal_id for o in self._owners if isinstance(o, _Given) and any(e.status == "appended" for e in o.events)]
         archived = tuple(sorted(self.session.tx.archived_goals(added))) if added else ()
         return IngestOutcome(tuple(batches), tuple(events), dry_run, goal_id, archived_goals=archived)
-
 
     def _stored_lifecycle_notes(self, batch: _Batch) -> tuple[str, ...]:
         """A batch the rule placed that adds nothing but holds lifecycle records: they may be a new attempt's (a launch

@@ -84,6 +84,7 @@ class ImportReport:
     appended: int
     already_present: int
     dry_run: bool
+    archived_goals: tuple[str, ...] = ()  # the goal, when it is archived and this import appended to it (``IngestOutcome``)
 
     @property
     def ok(self) -> bool:
@@ -103,6 +104,7 @@ class ImportReport:
             "events_appended": self.appended,
             "events_already_present": self.already_present,
             "refused": list(plan.refused),
+            "archived_goals": list(self.archived_goals),
         }
 
 
@@ -128,7 +130,12 @@ def import_plan(ledger: Store, goal_id: str, plan: ImportPlan, *, dry_run: bool 
     # (the counts are of events: a batch's manifest is one, or the earlier batch that groups its members already)
     manifests = [b.batch.status for b in outcome.batches]
     return ImportReport(
-        goal_id, plan, outcome.appended_count + manifests.count("appended"), outcome.duplicate_count + manifests.count("duplicate"), dry_run
+        goal_id,
+        plan,
+        outcome.appended_count + manifests.count("appended"),
+        outcome.duplicate_count + manifests.count("duplicate"),
+        dry_run,
+        outcome.archived_goals,
     )
 
 

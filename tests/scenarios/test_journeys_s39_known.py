@@ -325,3 +325,25 @@ def test_the_library_refusals_name_the_argument_a_caller_gave(migrated_url):
         assert ledger.ingest("tb2-db-wal", [BASELINE], attempt=1).ok
     done = invoke(migrated_url, "ingest", "--goal", "tb2-db-wal", "--kind", "preflight", COMPARISON)
     assert done.exit_code == 2 and "--kind preflight (library: kind='preflight') contradicts" in done.stderr
+
+
+def test_importing_loopx_history_into_an_archived_goal_says_it_stays_hidden(migrated_url):
+    # import-loopx into an archived goal appended 303 events, exit 0, and said nothing: its rows are events given as they
+    # are (no batch manifest), which the note's check did not count as appended.
+    assert invoke(migrated_url, "ingest", "--goal", "tb2-db-wal", BASELINE).exit_code == 0
+    assert invoke(migrated_url, "goals", "archive", "tb2-db-wal").exit_code == 0
+    ledger_file = str(REPO / "tests" / "data" / "loopx-public" / "benchmark-run-ledger.json")
+
+    dry = invoke(migrated_url, "import-loopx", "--goal", "tb2-db-wal", "--dry-run", ledger_file)
+    assert dry.exit_code == 0, dry.output
+    assert dry.stderr.splitlines() == [ARCHIVED_NOTE.format(command="import-loopx", did="would append")]
+
+    done = invoke(migrated_url, "import-loopx", "--goal", "tb2-db-wal", "--format", "json", ledger_file)
+    assert done.exit_code == 0, done.output
+    assert done.stderr.splitlines() == [ARCHIVED_NOTE.format(command="import-loopx", did="appended")]
+    report = json.loads(done.stdout)
+    assert report["events_appended"] > 0 and report["archived_goals"] == ["tb2-db-wal"]
+
+    # the same file again appends nothing, so there is nothing to say
+    again = invoke(migrated_url, "import-loopx", "--goal", "tb2-db-wal", "--format", "json", ledger_file)
+    assert again.exit_code == 0 and again.stderr == "" and "archived_goals" not in json.loads(again.stdout)
