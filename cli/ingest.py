@@ -76,6 +76,7 @@ def _markdown(outcome: IngestOutcome) -> Iterator[str]:
             )
             lines += [f"  - note: {note}" for note in b.notes]
     lines += [f"- skipped (--skip-unknown): {source}: {reason}" for source, reason in outcome.skipped]
+    lines += [f"- taken once: {source}: {repeated}" for source, repeated in outcome.taken_once]
     lines.append("")
     yield from (line + "\n" for line in lines)
     for e in outcome.members():

@@ -579,7 +579,7 @@ class Ledger:
         transaction (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written; anything
         but artifacts, such as documents as dicts, :class:`~benchledger.errors.InvalidInput`)."""
         from benchledger.ledger.service.ingest import ingest, member_event
-        from benchledger.ledger.service.intake.artifacts import repeated_in_batch
+        from benchledger.ledger.service.intake.artifacts import LISTED_ONCE, repeated_in_batch
 
         held = _artifacts(artifacts)
         first: dict[str, str] = {}
@@ -587,7 +587,7 @@ class Ledger:
             where = artifact.origin or f"artifacts[{index}]"
             repeated = repeated_in_batch(first, where, member_event(artifact).event_id(goal_id))
             if repeated is not None:
-                raise InvalidInput(f"{where}: {repeated}")
+                raise InvalidInput(f"{where}: {repeated}: {LISTED_ONCE}")
         return ingest(
             self._store, goal_id, held, source=_text("source", source), dry_run=_flag("dry_run", dry_run),
             new_goal=_flag("new_goal", new_goal), attempt=attempt,

@@ -32,7 +32,7 @@ from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, Goal
 from benchledger.ledger.service.goal_names import GoalNames, new_goal_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.ingest_outcome import IngestOutcome
-from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, repeated_in_batch, to_artifact
+from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, LISTED_ONCE, repeated_in_batch, to_artifact
 from benchledger.ledger.service.intake.files import (
     MAX_BATCH_ARTIFACTS,
     MAX_BATCH_BYTES,
@@ -141,7 +141,7 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
             raise IntakeError(f"{at}: {exc}") from exc
         repeated = repeated_in_batch(first_at, at, embedded.sha256)
         if repeated is not None:
-            raise IntakeError(f"{at}: {repeated}")
+            raise IntakeError(f"{at}: {repeated}: {LISTED_ONCE}")
         artifacts.append(artifact)
     return BatchLine(goal_id, artifacts, source, new_goal, attempt)
 

@@ -349,7 +349,9 @@ class Ingest:
         goal_id = next(iter(goal_ids)) if len(goal_ids) == 1 else None
         if writer.refusals:
             raise _RolledBack(IngestOutcome((), dry_run=self.dry_run, goal_id=goal_id, errors=tuple(writer.refusals)))
-        outcome = dataclasses.replace(writer.outcome(self.dry_run, goal_id), skipped=tuple(census.skipped))
+        outcome = dataclasses.replace(
+            writer.outcome(self.dry_run, goal_id), skipped=tuple(census.skipped), taken_once=tuple(census.taken_once)
+        )
         files = [item for item in self._items if isinstance(item, _FilesBatch)]
         if files and not outcome.batches and not outcome.events:  # (so is a dry run: it would write nothing either)
             named = self.inputs or ", ".join(file for item in files for file in item.files) or "the inputs"

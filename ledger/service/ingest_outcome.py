@@ -112,6 +112,7 @@ class IngestOutcome:
     goal_id: str | None = None  # the goal of everything the unit wrote (None: several)
     errors: tuple[tuple[str, str], ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()  # (source, why): documents ``--skip-unknown`` left out
+    taken_once: tuple[tuple[str, str], ...] = ()  # (source, what it repeats): a document its batch held already
     # Goals a batch of this write adds to that are archived (``goals archive``): ``goals`` and the report's index leave
     # them out, and with them what it added, until they are unarchived.
     archived_goals: tuple[str, ...] = ()
@@ -161,6 +162,8 @@ class IngestOutcome:
         report["duplicate_count"] = sum(b.duplicate_count for b in self.batches)
         if self.skipped:
             report["skipped"] = [{"source": source, "reason": reason} for source, reason in self.skipped]
+        if self.taken_once:
+            report["taken_once"] = [{"source": source, "reason": reason} for source, reason in self.taken_once]
         if self.archived_goals:
             report["archived_goals"] = list(self.archived_goals)
         return report

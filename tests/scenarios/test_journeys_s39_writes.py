@@ -32,31 +32,35 @@ def _refused_in_one_line(url: str, *args: str, says: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["the same path", "a folder and a file in it", "a copy in another folder"])
-def test_the_same_document_twice_in_one_ingest_is_refused_naming_both_and_nothing_is_written(migrated_url, tmp_path, how):
+def test_the_same_document_twice_in_one_ingest_is_taken_once_and_said(migrated_url, tmp_path, how):
+    # The batch listed it twice, so its reviews counted the run twice (reviewed_run_count 3 of two runs). Refusing it
+    # instead (as this session first did) refused real data: the public run ledger's rows, saved one file each, hold
+    # identical documents (runs of one job with the same outcome), and a folder of them could not be ingested.
     runs = tmp_path / "runs"
     runs.mkdir()
     for name in (BASELINE, TREATMENT, COMPARISON):
         shutil.copy(name, runs)
     baseline = str(runs / "04-run-baseline.json")
     if how == "the same path":
-        args, says = [baseline, baseline, str(runs / "05-run-treatment.json")], f"{baseline}: given twice in this batch"
+        args, said = [baseline, baseline, str(runs / "05-run-treatment.json"), str(runs / "06-comparison.json")], (baseline, "given twice in this batch")
     elif how == "a folder and a file in it":
-        args, says = [str(runs), baseline], f"{baseline}: given twice in this batch"
+        args, said = [str(runs), baseline], (baseline, "given twice in this batch")
     else:
         (tmp_path / "copy").mkdir()
         copy = str(shutil.copy(baseline, tmp_path / "copy"))
-        args, says = [str(runs), copy], f"{copy}: the same document as {baseline} in this batch"
-    _refused_in_one_line(migrated_url, "ingest", "--goal", "twice", *args, says=says + ": a batch lists an artifact once (its reviews would count it twice); give it once")
-    assert invoke(migrated_url, "ingest", "--goal", "twice", "--dry-run", *args).exit_code == 1
-    with benchledger.open(migrated_url) as ledger:
-        assert not ledger.has_goal("twice")
+        args, said = [str(runs), copy], (copy, f"the same document as {baseline} in this batch")
+    dry = invoke(migrated_url, "ingest", "--goal", "twice", "--dry-run", *args)
+    assert dry.exit_code == 0 and f"- taken once: {said[0]}: {said[1]}\n" in dry.stdout, dry.output
 
-    # given once, the batch's reviews count each run once
-    done = invoke(migrated_url, "ingest", "--goal", "twice", str(runs))
+    done = invoke(migrated_url, "ingest", "--goal", "twice", "--format", "json", *args)
     assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["taken_once"] == [{"source": said[0], "reason": said[1]}]
+    assert report["appended_count"] == 3 and report["duplicate_count"] == 0
     show = json.loads(invoke(migrated_url, "show", "--goal", "twice", "--format", "json").stdout)
     reviewed = [row["payload"]["reviewed_run_count"] for row in show["projections"]["review-verifier-attribution"]]
-    assert reviewed == [2], reviewed
+    assert reviewed == [2], reviewed  # (each run counted once)
+    assert invoke(migrated_url, "audit").exit_code == 0
 
 
 def test_the_same_file_again_in_a_later_ingest_is_still_a_duplicate_not_a_refusal(migrated_url):

@@ -236,6 +236,7 @@ class Census:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (source, why)
     declared: set[str] = field(default_factory=set)  # the kinds documents declared
     unknown: dict[tuple[str, str], UnknownKind] = field(default_factory=dict)  # (source, reason refused with): why
+    taken_once: list[tuple[str, str]] = field(default_factory=list)  # (source, what it repeats): left out of its batch
 
     def advised(self, refusals: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``refusals`` (``(source, reason)``, in reading order) with each of a document of unknown kind (its reason
@@ -276,21 +277,24 @@ def _over_batch_limit(source: str, artifacts: int, size: int) -> Refused | None:
 
 
 def repeated_in_batch(first_source: dict[str, str], source: str, identity: str) -> str | None:
-    """Why the document at ``source`` is refused when its batch holds it already (its ``identity``, a source hash or an
+    """What the document at ``source`` repeats when its batch holds it already (its ``identity``, a source hash or an
     event id, is in ``first_source``, each one of the batch and where it was first read), else ``None``, noting it there.
 
     The same bytes (or, embedded, the same object) twice in one batch is one observation listed twice: the batch's
     reviews would count it twice (a run named twice, a folder and a file in it, a copy), while a later ingest of it
-    is a duplicate."""
+    is a duplicate. Files are taken once (:func:`read_artifacts`); a list a program made is refused (:data:`LISTED_ONCE`)."""
     earlier = first_source.get(identity)
     if earlier is None:
         first_source[identity] = source
         return None
-    what = "given twice" if earlier == source else f"the same document as {earlier}"
-    return f"{what} in this batch: a batch lists an artifact once (its reviews would count it twice); give it once"
+    return "given twice in this batch" if earlier == source else f"the same document as {earlier} in this batch"
 
 
-def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> Iterator[Artifact | Refused]:
+# Why a program's list (ingest-batches' line, the library's artifacts) that holds a document twice is refused.
+LISTED_ONCE = "a batch lists an artifact once (its reviews would count it twice); give it once"
+
+
+def read_artifacts(files: Iterable[str], kind: str | None, census: Census, *, once: bool = True) -> Iterator[Artifact | Refused]:
     """Each document of ``files`` (one batch) normalized, one at a time as it is read, or why it was refused.
 
     A document whose schema contradicts ``kind`` is not yielded but noted in
@@ -302,7 +306,9 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
     is refused at the document that passes the limit, and read no further.
     A line of NDJSON that does not parse is refused and the lines after it are read
     on (:func:`read_each_document`): every problem of the file is named at once.
-    A document the batch holds already is refused (:func:`repeated_in_batch`).
+    A document the batch holds already (:func:`repeated_in_batch`: the same bytes named twice, a folder and a file in
+    it, a copy) is taken once: left out, and listed in ``census.taken_once`` (``once=False``: every document is
+    yielded, for a reader that makes no batch of them).
     """
     count = size = 0
     first_source: dict[str, str] = {}  # (each document's source hash: where the batch read it first)
@@ -324,8 +330,11 @@ def read_artifacts(files: Iterable[str], kind: str | None, census: Census) -> It
                     census.declared.add(declared)
                 try:
                     artifact = to_artifact(document, kind)
-                    repeated = repeated_in_batch(first_source, document.source, document.sha256)
-                    yield artifact if repeated is None else Refused(document.source, repeated)
+                    repeated = repeated_in_batch(first_source, document.source, document.sha256) if once else None
+                    if repeated is None:
+                        yield artifact
+                    else:
+                        census.taken_once.append((document.source, repeated))
                 except KindContradicted as exc:
                     census.contradicted.append(f"{document.source}: {exc}")
                 except UnknownKind as exc:
@@ -353,7 +362,7 @@ def collect_artifacts(files: Iterable[str], kind: str | None) -> tuple[list[Arti
     artifacts: list[Artifact] = []
     errors: list[tuple[str, str]] = []
     census = Census()
-    for item in read_artifacts(files, checked_kind(kind), census):
+    for item in read_artifacts(files, checked_kind(kind), census, once=False):  # (a list to use, no batch yet)
         if isinstance(item, Refused):
             errors.append((item.source, item.reason))
         else:
