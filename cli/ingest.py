@@ -206,11 +206,12 @@ def _batches_markdown(report: dict[str, Any]) -> str:
     # lines of one run "appending" 5 events do not leave `info` counting 10 unexplained).
     batches = report["batches_appended"]
     grouped = f" (artifacts; +{batches} ingest_batch event(s) grouping them: {report['events_appended']} in all)" if batches else ""
+    taken_once = [f"line {t['line']}: {t['source']}: {t['reason']}" for t in report["taken_once"]]
     return (
         f"# ingest-batches from `{report['file']}`\n\n"
         f"- batches: {report['batches']} ({batches} new), artifacts: {report['artifacts']}\n"
         f"- appended: {report['appended']} event(s); duplicates: {report['duplicates']}{grouped}; transactions: {report['transactions']}\n"
-    )
+    ) + "".join(f"- taken once: {line}\n" for line in capped(taken_once, total=report["taken_once_count"]))
 
 
 @click.command("ingest-batches")

@@ -32,7 +32,7 @@ from benchledger.ledger.service.goal_folds import FoldAgainHere, FoldsHere, Goal
 from benchledger.ledger.service.goal_names import GoalNames, new_goal_problem
 from benchledger.ledger.service.ingest import Ingest, NothingToIngest, check_batch
 from benchledger.ledger.service.ingest_outcome import IngestOutcome
-from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, LISTED_ONCE, repeated_in_batch, to_artifact
+from benchledger.ledger.service.intake.artifacts import BATCH_KIND_FIELD, repeated_in_batch, to_artifact
 from benchledger.ledger.service.intake.files import (
     MAX_BATCH_ARTIFACTS,
     MAX_BATCH_BYTES,
@@ -87,6 +87,7 @@ class BatchLine:
     source: str
     new_goal: bool = False
     attempt: str | None = None  # the attempt the batch is named into (``ingest --attempt``)
+    taken_once: tuple[tuple[str, str], ...] = ()  # (artifacts[i], what it repeats): the same object again, left out of it
 
 
 def _batch_line(line: bytes, where: str) -> BatchLine:
@@ -126,6 +127,7 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
             f"split it into lines of at most {MAX_BATCH_ARTIFACTS}"
         )
     artifacts = []
+    taken_once = []  # (the same object again: taken once, as ingest takes a folder's copies of a run)
     first_at: dict[str, str] = {}  # (each artifact's source hash: where the line lists it first)
     for index, document in enumerate(documents):
         at = f"artifacts[{index}]"
@@ -140,10 +142,11 @@ def _batch_line(line: bytes, where: str) -> BatchLine:
         except IntakeError as exc:
             raise IntakeError(f"{at}: {exc}") from exc
         repeated = repeated_in_batch(first_at, at, embedded.sha256)
-        if repeated is not None:
-            raise IntakeError(f"{at}: {repeated}: {LISTED_ONCE}")
-        artifacts.append(artifact)
-    return BatchLine(goal_id, artifacts, source, new_goal, attempt)
+        if repeated is None:
+            artifacts.append(artifact)
+        else:
+            taken_once.append((at, repeated))
+    return BatchLine(goal_id, artifacts, source, new_goal, attempt, tuple(taken_once))
 
 
 class _Transactions:
@@ -213,6 +216,7 @@ class _CheckedLine:
     problems: tuple[str, ...] = ()
     spooled: bytes | None = None
     attempt: str | None = None
+    taken_once: tuple[tuple[str, str], ...] = ()
 
 
 def _checked_lines(name: str, lines: Sequence[tuple[int, bytes]]) -> list[_CheckedLine]:
@@ -232,7 +236,9 @@ def _checked_lines(name: str, lines: Sequence[tuple[int, bytes]]) -> list[_Check
         # (the report names the line: the place within it is enough)
         problems = tuple(f"{place.removeprefix(f'{name}:{number} ')}: {problem}" for place, problem in judged.problems)
         spooled = None if judged.receipt is None else spool_line(batch, judged.members, judged.receipt, number)
-        checked.append(_CheckedLine(number, None, batch.goal_id, batch.new_goal, len(batch.artifacts), problems, spooled, batch.attempt))
+        checked.append(
+            _CheckedLine(number, None, batch.goal_id, batch.new_goal, len(batch.artifacts), problems, spooled, batch.attempt, batch.taken_once)
+        )
     return checked
 
 
@@ -289,6 +295,7 @@ def _validate(
                         report.refuse(line.number, problem)
                     report.batches += 1
                     report.artifacts += line.artifacts
+                    report.take_once(line.number, line.taken_once)
                     if line.spooled is not None and not refused:
                         if line.attempt is not None:
                             named.add(line.goal_id)

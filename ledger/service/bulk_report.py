@@ -22,6 +22,8 @@ class BatchFileIngest:
     transactions: int = 0
     error_count: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
+    taken_once_count: int = 0  # artifacts a line listed again, taken once (``ingest`` takes a folder's copies of a run once) ...
+    taken_once: list[dict[str, Any]] = field(default_factory=list)  # ... and the first 20 of them
     archived_goals: set[str] = field(default_factory=set)  # goals it appended to that are archived (``IngestOutcome``)
 
     @property
@@ -37,6 +39,11 @@ class BatchFileIngest:
         self.error_count += 1
         if len(self.errors) < SHOWN_PROBLEMS:
             self.errors.append({"line": line, "error": error})
+
+    def take_once(self, line: int, repeats: Sequence[tuple[str, str]]) -> None:
+        self.taken_once_count += len(repeats)
+        room = SHOWN_PROBLEMS - len(self.taken_once)
+        self.taken_once += [{"line": line, "source": source, "reason": reason} for source, reason in repeats[:max(room, 0)]]
 
     def refuse_lines(self, refusals: Sequence[tuple[int, str]]) -> None:
         """Refusals of lines found once every line was read (``service.bulk``'s check of the attempts), merged with the others in line order:
@@ -59,5 +66,7 @@ class BatchFileIngest:
             "transactions": self.transactions,
             "error_count": self.error_count,
             "errors": self.errors,
+            "taken_once_count": self.taken_once_count,
+            "taken_once": self.taken_once,
             "archived_goals": sorted(self.archived_goals),
         }

@@ -102,20 +102,17 @@ def test_a_row_taken_out_of_a_loopx_run_ledger_is_named_as_such_and_import_loopx
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ingest_batches_refuses_a_line_listing_the_same_artifact_twice(migrated_url, tmp_path, jobs):
-    """A line ``{"artifacts": [baseline, baseline, treatment, comparison]}`` was taken, its reviews counting the baseline twice."""
+def test_ingest_batches_takes_a_line_listing_the_same_artifact_twice_once(migrated_url, tmp_path, jobs):
+    """A line ``{"artifacts": [baseline, baseline, treatment, comparison]}`` was taken, its reviews counting the baseline twice;
+    it is taken once and said, as ``ingest`` takes a folder's copies of a run (refusing it refused real data:
+    test_journeys_s39_regressions.py)."""
     baseline, treatment, comparison = (json.loads(Path(name).read_text()) for name in (BASELINE, TREATMENT, COMPARISON))
     good = {"goal_id": "bulk-twice", "kind": None, "artifacts": [baseline, treatment, comparison]}
     twice = {**good, "artifacts": [baseline, dict(reversed(baseline.items())), treatment, comparison]}  # (the same object, keys reordered)
     batches = tmp_path / "batches.ndjson"
-    batches.write_text(json.dumps(twice) + "\n")
-    _refused_in_one_line(
-        migrated_url, "ingest-batches", "--jobs", jobs, str(batches),
-        says=f"{batches}:1: artifacts[1]: the same document as artifacts[0] in this batch: a batch lists an artifact once "
-        "(its reviews would count it twice); give it once",
-    )
-    batches.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")  # (the same line twice is the same batch: taken once)
-    assert invoke(migrated_url, "ingest-batches", "--jobs", jobs, str(batches)).exit_code == 0
+    batches.write_text(json.dumps(twice) + "\n" + json.dumps(good) + "\n")  # (the same batch again: a duplicate)
+    done = invoke(migrated_url, "ingest-batches", "--jobs", jobs, str(batches))
+    assert done.exit_code == 0 and "- taken once: line 1: artifacts[1]: the same document as artifacts[0] in this batch\n" in done.stdout, done.output
     show = json.loads(invoke(migrated_url, "show", "--goal", "bulk-twice", "--format", "json").stdout)
     assert [row["payload"]["reviewed_run_count"] for row in show["projections"]["review-verifier-attribution"]] == [2]
 

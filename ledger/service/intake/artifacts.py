@@ -282,7 +282,8 @@ def repeated_in_batch(first_source: dict[str, str], source: str, identity: str) 
 
     The same bytes (or, embedded, the same object) twice in one batch is one observation listed twice: the batch's
     reviews would count it twice (a run named twice, a folder and a file in it, a copy), while a later ingest of it
-    is a duplicate. Files are taken once (:func:`read_artifacts`); a list a program made is refused (:data:`LISTED_ONCE`)."""
+    is a duplicate. Files and an ingest-batches line's objects are taken once (:func:`read_artifacts`, ``service.bulk``); the
+    library's list of artifacts is refused (:data:`LISTED_ONCE`)."""
     earlier = first_source.get(identity)
     if earlier is None:
         first_source[identity] = source
@@ -290,7 +291,7 @@ def repeated_in_batch(first_source: dict[str, str], source: str, identity: str) 
     return "given twice in this batch" if earlier == source else f"the same document as {earlier} in this batch"
 
 
-# Why a program's list (ingest-batches' line, the library's artifacts) that holds a document twice is refused.
+# Why the library's list of artifacts (``Ledger.ingest_artifacts``) that holds a document twice is refused.
 LISTED_ONCE = "a batch lists an artifact once (its reviews would count it twice); give it once"
 
 
