@@ -257,13 +257,19 @@ def _may_break_a_rule(payload: Any, body: str) -> bool:
     return False
 
 
-def metadata_problems(name: str, value: str | None) -> list[str]:
-    """Why a stored column of an event (``goal_id``, ``kind``, ``schema_version``, ``source``) may not be stored."""
+def metadata_problems(name: str, value: str | None, *, text_judged_in_payload: bool = False) -> list[str]:
+    """Why a stored column of an event (``goal_id``, ``kind``, ``schema_version``, ``source``) may not be stored.
+
+    ``text_judged_in_payload``: the column copies a field of the payload, whose text the payload's check judges and
+    names by its JSON path; only the column's width is checked here, so a problem is said once.
+    """
     if value is None:
         return []
     limit = COLUMN_LIMITS.get(name)
     if limit is not None and len(value) > limit:
         return [f"{name} is {len(value)} characters, longer than the {limit} the ledger stores"]
+    if text_judged_in_payload:
+        return []
     reason = unprintable(value)
     if reason:
         return [f"{name} contains {reason}"]
@@ -288,16 +294,17 @@ def storage_problems(items: Iterable[Storable]) -> list[tuple[str, str]]:
     """Every problem of ``items`` (module docstring) as ``(where, problem)``: the input, then what is wrong in it."""
     problems: list[tuple[str, str]] = []
     checked: set[tuple[str, str]] = set()  # goal ids and sources, each tested once
-    column_problems: dict[tuple[str, str | None], list[str]] = {}  # kinds and schema versions, each tested once
+    column_problems: dict[tuple[str, str | None, bool], list[str]] = {}  # kinds and schema versions, each tested once
     for item in items:
         where = item.origin or f"this {item.kind}"
         for name, value in (("goal_id", item.goal_id), ("source", item.source)):
             if (name, value) not in checked:
                 checked.add((name, value))
                 problems += [("the write", p) for p in metadata_problems(name, value)]
-        for column in (("kind", item.kind), ("schema_version", item.schema_version)):
+        schema_in_payload = isinstance(item.payload, dict) and item.payload.get("schema_version") == item.schema_version
+        for column in (("kind", item.kind, False), ("schema_version", item.schema_version, schema_in_payload)):
             if column not in column_problems:
-                column_problems[column] = metadata_problems(*column)
+                column_problems[column] = metadata_problems(column[0], column[1], text_judged_in_payload=column[2])
             problems += [(where, p) for p in column_problems[column]]
         problems += [(where, f"{place} of this {item.kind} {p}") for place, p in payload_problems(item.payload, item.body, limit=_payload_limit(item.kind))]
     return problems
