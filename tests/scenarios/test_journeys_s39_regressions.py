@@ -19,6 +19,8 @@ import pytest
 from tests.helpers import invoke
 from tests.report_helpers import public_runs
 
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+
 
 def _batches_of_the_public_runs(tmp_path: Path) -> tuple[Path, int]:
     """An ingest-batches file of the public runs saved one file each, a line per benchmark listing its files' documents (as
@@ -53,3 +55,23 @@ def test_an_ingest_batches_file_of_the_public_runs_takes_each_repeated_document_
     first = report["taken_once"][0]
     assert f"- taken once: line {first['line']}: {first['source']}: {first['reason']}" == taken_once[0], (first, taken_once[0])
 
+
+
+@pytest.mark.parametrize("command", ["ingest-batches", "import-ndjson", "merge"])
+def test_a_file_of_json_lines_saved_as_utf16_is_refused_once_as_such(migrated_url, tmp_path, command):
+    """PowerShell's ``benchledger export > backup.ndjson`` (or a batch file written the same way) writes UTF-16: ingest
+    names such a file (01dd430), where the readers of JSON lines said it a line at a time, none saying what it is
+    (import-ndjson: 'line 1: invalid JSON: 'utf-8' codec can't decode byte 0xff …', then 'line 2: invalid JSON:
+    Expecting value …'; ingest-batches: 'line 1: is UTF-16 …', …, 'line 3: contains a NUL character')."""
+    assert invoke(migrated_url, "ingest", "--goal", "demo", *(str(DEMO / name) for name in ("04-run-baseline.json", "05-run-treatment.json"))).exit_code == 0
+    if command == "ingest-batches":
+        text = json.dumps({"goal_id": "demo", "artifacts": [json.loads((DEMO / "06-comparison.json").read_text())]}) + "\n"
+    else:
+        text = invoke(migrated_url, "export", "--goal", "demo").stdout
+    saved = tmp_path / "saved.ndjson"
+    saved.write_bytes(text.encode("utf-16"))  # (with its byte-order mark, as Windows PowerShell 5.1's > writes it)
+    target = f"sqlite:///{tmp_path / 'other.sqlite'}" if command != "ingest-batches" else migrated_url
+    done = invoke(target, command, str(saved))
+    assert done.exit_code in (1, 2), done.output
+    said = f"{saved}: is UTF-16 or UTF-32 text (Windows PowerShell's > writes UTF-16), not UTF-8: save it as plain UTF-8"
+    assert said in done.output and "line 2" not in done.output and "NUL" not in done.output, done.output

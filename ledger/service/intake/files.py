@@ -88,6 +88,10 @@ def _finite_float(literal: str) -> float:
     return value
 
 
+# Why a file of UTF-16 or UTF-32 text (:func:`_wide_text`) is refused, whichever reader meets it.
+WIDE_TEXT = "is UTF-16 or UTF-32 text (Windows PowerShell's > writes UTF-16), not UTF-8: save it as plain UTF-8"
+
+
 def _wide_text(data: bytes) -> bool:
     """Whether ``data`` are UTF-16 or UTF-32 text: a byte-order mark of one, or a document's ``{`` or ``[`` with a NUL
     byte beside it (``7b 00`` in UTF-16LE, ``00 7b`` in UTF-16BE), as no UTF-8 document starts."""
@@ -103,7 +107,7 @@ def parse_document(data: bytes, source: str, *, limit: int = MAX_DOCUMENT_BYTES)
     if len(data) > limit:
         raise InputFileError(source, f"document is {len(data)} bytes, larger than the {limit}-byte limit")
     if _wide_text(data):
-        raise InputFileError(source, "is UTF-16 or UTF-32 text (Windows PowerShell's > writes UTF-16), not UTF-8: save it as plain UTF-8")
+        raise InputFileError(source, WIDE_TEXT)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -209,12 +213,15 @@ def _is_gzip(handle: BinaryIO) -> bool:
 
 def not_json_lines(path: str, *, what: str, shape: str, empty: str | None = None, limit: int = MAX_NDJSON_BYTES) -> str | None:
     """Why the regular file at ``path`` is plainly not ``what``, a file of JSON lines (``shape`` says whose), before its
-    lines are judged one by one: one JSON document over many lines (a LoopX run ledger: a problem a line), or, when
-    ``empty`` says why that is wrong, an empty file. None when its lines are to be judged (a folder, an unreadable or
+    lines are judged one by one: UTF-16 or UTF-32 text (split at its newlines, a problem a line), one JSON document over
+    many lines (a LoopX run ledger: likewise), or, when ``empty`` says why that is wrong, an empty file. None when its lines are to be judged (a folder, an unreadable or
     gzip file included: the reading says what is wrong with them). ``import-ndjson``, ``merge`` and ``ingest-batches``
     ask it first."""
     try:
         with open_regular_file(path, path) as handle:  # (a FIFO, a device: not opened to wait on; the reading names it)
+            if _wide_text(handle.read(4)):
+                return WIDE_TEXT
+            handle.seek(0)
             first = handle.readline(1024).strip()
             if not first and not handle.read(1):
                 return empty
