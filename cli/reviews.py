@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import NEW_GOAL_HELP, goal_option, open_ledger
+from benchledger.cli.common import NEW_GOAL_HELP, echo_archived_notes, goal_option, open_ledger
 from benchledger.cli.output import format_option, json_document
 from benchledger.ledger.api import evaluate_review, read_json
 from benchledger.projections import REVIEW_MODULES, review_module
@@ -180,7 +180,9 @@ def run_review(
         goal = ctx.meta.get(GOAL_META)
         if goal:
             with open_ledger(ctx, writes=True) as ledger:
-                payload = ledger.keep_review(goal, name, artifacts, options, new_goal=ctx.meta.get(NEW_GOAL_META, False)).payload
+                review = ledger.keep_review(goal, name, artifacts, options, new_goal=ctx.meta.get(NEW_GOAL_META, False))
+            payload = review.payload
+            echo_archived_notes(review.archived_goals, command=f"benchmark {name}")
         else:
             payload = evaluate_review(name, artifacts, options).payload
     print_review(ctx, name, payload, fmt)

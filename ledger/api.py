@@ -690,8 +690,8 @@ class Ledger:
         """:func:`evaluate_review`, keeping the inputs in ``goal_id`` as one batch with the review's flags (nothing when they cannot be kept)."""
         from benchledger.ledger.service.reviews import evaluate_and_keep
 
-        payload, _ = evaluate_and_keep(self._store, goal_id, name, artifacts, options, new_goal=new_goal)
-        return Review(name, payload)
+        payload, archived_goals = evaluate_and_keep(self._store, goal_id, name, artifacts, options, new_goal=new_goal)
+        return Review(name, payload, archived_goals)
 
     def report_views(self) -> ReportViews:
         """What the report's pages read (``benchledger report`` and ``serve``)."""

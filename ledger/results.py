@@ -829,6 +829,9 @@ class Review:
 
     name: str
     payload: dict[str, Any]
+    # Kept with a goal (``keep_review``): the goal, when it is archived and the review appended to it, as
+    # ``IngestOutcome.archived_goals`` (the listings that leave the goal out leave the review's evidence out too).
+    archived_goals: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -70,17 +70,22 @@ def evaluate_review(
 
 def evaluate_and_keep(
     ledger: Store, goal_id: str, name: str, artifacts: Sequence[Artifact], options: Mapping[str, Any], *, new_goal: bool = False
-) -> tuple[dict[str, Any], BatchOutcome]:
+) -> tuple[dict[str, Any], tuple[str, ...]]:
     """:func:`evaluate_review` into ``goal_id`` of ``ledger``: the inputs are kept, with the review's flags.
 
     What is kept must be storable (the store's guard, ``ledger.storage.guard``:
     no input or recorded flag may hold a local path, a secret, NaN, ...), and the
     projections the batch changes must reduce; otherwise nothing is written.
+    Returns the payload and, as ``IngestOutcome.archived_goals``, the goal when it is archived and the batch appended.
     """
     try:
-        return evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal_id, new_goal=new_goal)
+        payload, outcome = evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal_id, new_goal=new_goal)
     except ProjectionFault as exc:
         raise CheckFailed(f"nothing was stored: {exc}") from exc
+    if outcome.batch.status != "appended":
+        return payload, ()
+    with ledger.transaction() as tx:
+        return payload, tuple(sorted(tx.archived_goals([goal_id])))
 
 
 

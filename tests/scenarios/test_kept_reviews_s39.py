@@ -1,5 +1,9 @@
 """Reviews kept with --goal, as a user types them, on both backends (session 39, "kept reviews").
 
+A review kept into an archived goal appended its inputs and said nothing, where ingest and import-loopx say that the
+goal, and with it what they appended, stays hidden from `goals` and the report's index: the review says it too (and
+the same review again, which appends nothing, does not).
+
 A review's inputs are kept through the storage guard, which judges each stored column beside the payload. The
 ``schema_version`` column copies the document's own ``$.schema_version``, so a secret there was refused twice in
 one line ("preflight.json: schema_version holds a secret …; preflight.json: $.schema_version of this preflight
@@ -9,8 +13,11 @@ holds a secret …"): it is said once, at its JSON path; the column's width is s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.helpers import invoke, row_counts
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
 
 SECRET_RULE = "holds a secret of LoopX's filter (bearer …, access_key=…, sk-…, token=…) [loopx-secret]"
 REFUSED = "nothing was written (what the ledger refuses: docs/privacy.md)"
@@ -41,4 +48,27 @@ def test_a_schema_version_wider_than_its_column_is_still_refused(migrated_url, t
     review = invoke(migrated_url, "benchmark", "lifecycle-state", "--launch-json", "launch.json", "--goal", "g1", "--format", "json")
     assert (review.exit_code, review.stdout) == (1, "")
     assert review.stderr == f"benchledger: launch.json: schema_version is 200 characters, longer than the 128 the ledger stores; {REFUSED}\n"
+    assert row_counts(migrated_url) == before
+
+
+def test_a_review_kept_into_an_archived_goal_says_the_goal_is_archived(migrated_url):
+    baseline, treatment = str(DEMO / "04-run-baseline.json"), str(DEMO / "05-run-treatment.json")
+    assert invoke(migrated_url, "benchmark", "review-verifier-attribution", "--benchmark-run-json", baseline, "--goal", "exp-1").exit_code == 0
+    assert invoke(migrated_url, "goals", "archive", "exp-1").exit_code == 0
+    review = ["benchmark", "review-verifier-attribution", "--benchmark-run-json", baseline, "--benchmark-run-json", treatment]
+    stateless = invoke(migrated_url, *review, "--format", "json")
+
+    kept = invoke(migrated_url, *review, "--goal", "exp-1", "--format", "json")
+    assert (kept.exit_code, kept.stdout) == (stateless.exit_code, stateless.stdout)
+    assert kept.stderr == (
+        "benchledger: note: goal 'exp-1' is archived: `goals` and the report's index (its pass rates and comparisons) "
+        "leave it out, and with it what this benchmark review-verifier-attribution appended (`goals --include-archived` "
+        "and `report --include-archived` show it; `goals unarchive exp-1` lists it again)\n"
+    )
+    shown = json.loads(invoke(migrated_url, "show", "--goal", "exp-1", "--projection", "review-verifier-attribution", "--format", "json").stdout)
+    assert shown["projections"]["review-verifier-attribution"][-1]["payload"] == json.loads(stateless.stdout)
+
+    before = row_counts(migrated_url)
+    again = invoke(migrated_url, *review, "--goal", "exp-1", "--format", "json")
+    assert (again.exit_code, again.stdout, again.stderr) == (stateless.exit_code, stateless.stdout, "")
     assert row_counts(migrated_url) == before
