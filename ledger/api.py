@@ -781,7 +781,7 @@ def execute_baseline_failure_gate(
     from benchledger.ledger.service.reviews import execute_baseline_failure_gate as execute
     from benchledger.projections.baseline_failure_gate import NAME
 
-    return Review(NAME, execute(artifacts, options, database_url=url, new_goal=new_goal))
+    return Review(NAME, *execute(artifacts, options, database_url=url, new_goal=new_goal))
 
 
 def verify_consistency(

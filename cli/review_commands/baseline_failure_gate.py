@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from benchledger.cli.common import NEW_GOAL_HELP, goal_filter
+from benchledger.cli.common import NEW_GOAL_HELP, echo_archived_notes, goal_filter
 from benchledger.cli.reviews import FORMAT_OPTION, print_review, run_review
 from benchledger.ledger.api import read_json
 from benchledger.projections import baseline_failure_gate as review
@@ -46,7 +46,9 @@ def _execute(ctx: click.Context, fmt: str, options: dict[str, Any], new_goal: bo
         payload = review.error_payload(str(exc), options)
     else:
         url = (ctx.find_root().obj or {}).get("database_url")
-        payload = execute_baseline_failure_gate(artifacts, options, url=url, new_goal=new_goal).payload
+        executed = execute_baseline_failure_gate(artifacts, options, url=url, new_goal=new_goal)
+        payload = executed.payload
+        echo_archived_notes(executed.archived_goals, command="baseline-failure-gate --execute")
     print_review(ctx, review.NAME, payload, fmt)
 
 

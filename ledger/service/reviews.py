@@ -82,10 +82,15 @@ def evaluate_and_keep(
         payload, outcome = evaluate_review(name, artifacts, options, ledger=ledger, goal_id=goal_id, new_goal=new_goal)
     except ProjectionFault as exc:
         raise CheckFailed(f"nothing was stored: {exc}") from exc
+    return payload, _archived_goals(ledger, outcome)
+
+
+def _archived_goals(ledger: Store, outcome: BatchOutcome) -> tuple[str, ...]:
+    """``IngestOutcome.archived_goals`` of a kept review's batch: its goal, when it is archived and the batch appended."""
     if outcome.batch.status != "appended":
-        return payload, ()
+        return ()
     with ledger.transaction() as tx:
-        return payload, tuple(sorted(tx.archived_goals([goal_id])))
+        return tuple(sorted(tx.archived_goals([outcome.goal_id])))
 
 
 
@@ -96,7 +101,7 @@ NO_GLOBAL_REGISTRY = {"ok": True, "dry_run": False, "skipped": True, "reason": "
 
 def execute_baseline_failure_gate(
     artifacts: Sequence[Artifact], options: Mapping[str, Any], *, database_url: str | None = None, new_goal: bool = False
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], tuple[str, ...]]:
     """``baseline-failure-gate --execute``: review as a dry run; if the gate passes, keep it in its goal.
 
     The goal id is checked after the review, as LoopX does (a bad one is the
@@ -114,20 +119,21 @@ def execute_baseline_failure_gate(
 
     payload, _ = evaluate_review(gate.NAME, artifacts, options)
     if payload.get("ok") is not True:
-        return payload
+        return payload, ()
     try:
         goal_id = validate_goal_id(gate.validated_goal_id(options["goal_id"]))
     except InvalidGoalId as exc:
-        return gate.error_payload(str(exc), options)
+        return gate.error_payload(str(exc), options), ()
     ledger = open_store(database_url)
     try:
         payload, outcome = evaluate_review(gate.NAME, artifacts, options, ledger=ledger, goal_id=goal_id, new_goal=new_goal)
         registry = shown_url(ledger.engine.url)
         batch = ledger.events_by_id([outcome.batch.event_id])[outcome.batch.event_id]
+        archived_goals = _archived_goals(ledger, outcome)
     finally:
         ledger.close()
     if payload.get("ok") is not True:
-        return payload
+        return payload, archived_goals
     recorded = datetime.fromisoformat(batch.recorded_at.replace("Z", "+00:00")).astimezone()
     receipt = {
         "generated_at": recorded.isoformat(timespec="seconds"),
@@ -138,4 +144,4 @@ def execute_baseline_failure_gate(
         "index_path": f"position:{batch.position}",
         "global_sync": gate.GLOBAL_SYNC_DISABLED if options["no_global_sync"] else NO_GLOBAL_REGISTRY,
     }
-    return gate.executed_payload(payload, gate.history_event(payload, goal_id, options), receipt)
+    return gate.executed_payload(payload, gate.history_event(payload, goal_id, options), receipt), archived_goals

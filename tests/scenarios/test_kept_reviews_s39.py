@@ -2,7 +2,7 @@
 
 A review kept into an archived goal appended its inputs and said nothing, where ingest and import-loopx say that the
 goal, and with it what they appended, stays hidden from `goals` and the report's index: the review says it too (and
-the same review again, which appends nothing, does not).
+the same review again, which appends nothing, does not); so does baseline-failure-gate --execute.
 
 A review's inputs are kept through the storage guard, which judges each stored column beside the payload. The
 ``schema_version`` column copies the document's own ``$.schema_version``, so a secret there was refused twice in
@@ -71,4 +71,25 @@ def test_a_review_kept_into_an_archived_goal_says_the_goal_is_archived(migrated_
     before = row_counts(migrated_url)
     again = invoke(migrated_url, *review, "--goal", "exp-1", "--format", "json")
     assert (again.exit_code, again.stdout, again.stderr) == (stateless.exit_code, stateless.stdout, "")
+    assert row_counts(migrated_url) == before
+
+
+def test_a_gate_executed_into_an_archived_goal_says_the_goal_is_archived(migrated_url, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "baseline.json").write_bytes((DEMO / "04-run-baseline.json").read_bytes())
+    gate = ["benchmark", "baseline-failure-gate", "--benchmark-id", "terminal-bench@2.0", "--baseline-result-json", "baseline.json",
+            "--failure-phase", "writeback", "--no-global-sync", "--execute", "--goal", "exp-1"]
+    assert invoke(migrated_url, "ingest", "--goal", "exp-1", str(DEMO / "01-preflight.json")).exit_code == 0
+    assert invoke(migrated_url, "goals", "archive", "exp-1").exit_code == 0
+
+    executed = invoke(migrated_url, *gate, "--format", "json")
+    assert executed.exit_code == 0 and json.loads(executed.stdout)["appended"] is True
+    assert executed.stderr == (
+        "benchledger: note: goal 'exp-1' is archived: `goals` and the report's index (its pass rates and comparisons) "
+        "leave it out, and with it what this baseline-failure-gate --execute appended (`goals --include-archived` "
+        "and `report --include-archived` show it; `goals unarchive exp-1` lists it again)\n"
+    )
+    before = row_counts(migrated_url)
+    again = invoke(migrated_url, *gate, "--format", "json")
+    assert (again.exit_code, again.stderr) == (0, "")
     assert row_counts(migrated_url) == before
