@@ -60,7 +60,7 @@ def test_an_archived_goals_comparison_leaves_the_index_with_the_goal(migrated_ur
     assert _compared(_index(migrated_url, tmp_path / "before")) == [DEMO_ROW]
     assert invoke(migrated_url, "goals", "archive", GOAL).exit_code == 0
     index = _index(migrated_url, tmp_path / "site")
-    assert "0 goal(s)." in _text(index)
+    assert "No goal to list: the ledger's 1 goal is archived; benchledger report --include-archived lists it." in _text(index)
     assert _compared(index) == [] and "No arm pair to compare" in index
     assert _said(index).startswith("What benchledger compare prints over the 0 goal(s) this index lists (1 archived goal left out, "
                                    "as the listing leaves it out: report --include-archived shows it):"), _said(index)
