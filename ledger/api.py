@@ -577,21 +577,26 @@ class Ledger:
     ) -> BatchOutcome:
         """Append normalized ``artifacts`` (:func:`load_artifacts`; one alone, or a list) to ``goal_id`` as one batch, in one
         transaction (what the store refuses raises :class:`~benchledger.errors.InvalidEvent`, nothing written; anything
-        but artifacts, such as documents as dicts, :class:`~benchledger.errors.InvalidInput`)."""
-        from benchledger.ledger.service.ingest import ingest, member_event
-        from benchledger.ledger.service.intake.artifacts import LISTED_ONCE, repeated_in_batch
+        but artifacts, such as documents as dicts, :class:`~benchledger.errors.InvalidInput`). An artifact the list holds
+        already is taken once, as ``ingest`` takes a repeated file, and said in the batch's ``notes``."""
+        import dataclasses
 
-        held = _artifacts(artifacts)
-        first: dict[str, str] = {}
-        for index, artifact in enumerate(held):  # (as ingest refuses a document its batch holds already)
+        from benchledger.ledger.service.ingest import ingest, member_event
+        from benchledger.ledger.service.intake.artifacts import repeated_in_batch
+
+        held, taken_once, first = [], [], {}
+        for index, artifact in enumerate(_artifacts(artifacts)):
             where = artifact.origin or f"artifacts[{index}]"
             repeated = repeated_in_batch(first, where, member_event(artifact).event_id(goal_id))
-            if repeated is not None:
-                raise InvalidInput(f"{where}: {repeated}: {LISTED_ONCE}")
-        return ingest(
+            if repeated is None:
+                held.append(artifact)
+            else:
+                taken_once.append(f"taken once: {where}: {repeated}")
+        outcome = ingest(
             self._store, goal_id, held, source=_text("source", source), dry_run=_flag("dry_run", dry_run),
             new_goal=_flag("new_goal", new_goal), attempt=attempt,
         )
+        return dataclasses.replace(outcome, notes=(*outcome.notes, *taken_once)) if taken_once else outcome
 
     def ingest_batch_file(
         self, path: str, *, name: str | None = None, started: Callable[[int], None] | None = None,

@@ -156,20 +156,24 @@ def test_ingesting_a_retracted_file_again_says_it_stays_withdrawn(migrated_url):
     assert "withdrawn by" not in invoke(migrated_url, "ingest", "--goal", "withdrawn", TREATMENT).stdout
 
 
-def test_the_library_refuses_the_same_artifact_twice_in_one_batch_as_ingest_does(migrated_url):
-    """``ledger.ingest_artifacts(goal, [run, run, …])`` listed the run twice in its batch, as ``ingest`` did."""
-    from benchledger.errors import InvalidInput
-
+def test_the_library_takes_the_same_artifact_twice_in_one_batch_once_as_ingest_does(migrated_url, tmp_path):
+    """``ledger.ingest_artifacts(goal, [run, run, …])`` listed the run twice in its batch (its reviews counted it
+    twice); refused instead, the documented ``ingest_artifacts(goal, load_artifacts(glob))`` refused a folder of the
+    public runs, whose copies are identical documents. It is taken once and said, as ``ingest`` takes a file."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in (BASELINE, TREATMENT, COMPARISON):
+        shutil.copy(name, runs)
+    copy = shutil.copy(BASELINE, runs / "04-run-baseline-copy.json")
     with benchledger.open(migrated_url) as ledger:
-        baseline, treatment, comparison = benchledger.ledger.load_artifacts([BASELINE, TREATMENT, COMPARISON])
-        (again,) = benchledger.ledger.load_artifacts([BASELINE])
-        with pytest.raises(InvalidInput) as refused:
-            ledger.ingest_artifacts("lib-twice", [baseline, treatment, again, comparison])
-        assert str(refused.value) == (
-            f"{BASELINE}: given twice in this batch: a batch lists an artifact once (its reviews would count it twice); give it once"
-        )
-        assert not ledger.has_goal("lib-twice")
-        assert ledger.ingest_artifacts("lib-twice", [baseline, treatment, comparison]).batch.status == "appended"
+        loaded = benchledger.ledger.load_artifacts(sorted(str(path) for path in runs.glob("*.json")))
+        assert len(loaded) == 4  # (loading makes no batch: every document)
+        done = ledger.ingest_artifacts("lib-twice", loaded)
+        assert done.batch.status == "appended" and done.appended_count == 3
+        # (sorted, the copy comes first: the original is the repeat)
+        assert done.notes == (f"taken once: {runs / '04-run-baseline.json'}: the same document as {copy} in this batch",)
+        reviewed = [row.payload["reviewed_run_count"] for row in ledger.show("lib-twice").projections["review-verifier-attribution"]]
+        assert reviewed == [2], reviewed  # (each run counted once)
 
 
 def test_merge_from_an_export_file_names_the_command_that_merges_it(migrated_url, tmp_path):

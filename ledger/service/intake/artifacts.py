@@ -282,17 +282,13 @@ def repeated_in_batch(first_source: dict[str, str], source: str, identity: str) 
 
     The same bytes (or, embedded, the same object) twice in one batch is one observation listed twice: the batch's
     reviews would count it twice (a run named twice, a folder and a file in it, a copy), while a later ingest of it
-    is a duplicate. Files and an ingest-batches line's objects are taken once (:func:`read_artifacts`, ``service.bulk``); the
-    library's list of artifacts is refused (:data:`LISTED_ONCE`)."""
+    is a duplicate. It is taken once: files (:func:`read_artifacts`), an ingest-batches line's objects (``service.bulk``)
+    and the library's list of artifacts (``Ledger.ingest_artifacts``) alike."""
     earlier = first_source.get(identity)
     if earlier is None:
         first_source[identity] = source
         return None
     return "given twice in this batch" if earlier == source else f"the same document as {earlier} in this batch"
-
-
-# Why the library's list of artifacts (``Ledger.ingest_artifacts``) that holds a document twice is refused.
-LISTED_ONCE = "a batch lists an artifact once (its reviews would count it twice); give it once"
 
 
 def read_artifacts(files: Iterable[str], kind: str | None, census: Census, *, once: bool = True) -> Iterator[Artifact | Refused]:
