@@ -131,17 +131,3 @@ def json_array_length(column: ColumnElement, path: Path, dialect: str) -> Column
         return func.json_array_length(func.json_extract_path(cast(column, JSON), *path))
     raise ValueError(f"unsupported database dialect: {dialect}")
 
-
-def json_array_elements(column: ColumnElement, path: Path, dialect: str) -> Any:
-    """A lateral ``FROM`` item: one row per element of the array at ``path`` (none unless it is an array), column ``value``.
-
-    Join it to the table holding ``column`` (``ON true``); only for readable rows.
-    """
-    if dialect == "sqlite":
-        array = case((func.json_type(column, _selector(path)) == "array", func.json_extract(column, _selector(path))), else_=literal("[]"))
-        return func.json_each(array).table_valued("value").alias("element")
-    if dialect == "postgresql":
-        found = func.json_extract_path(cast(column, JSON), *path)
-        array = case((func.json_typeof(found) == "array", found), else_=cast(literal("[]"), JSON))
-        return func.json_array_elements_text(array).table_valued("value").lateral("element")
-    raise ValueError(f"unsupported database dialect: {dialect}")

@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, literal, or_, select, true
+from sqlalchemy import and_, bindparam, func, literal, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchledger.ledger.read.compare import compare_model
@@ -57,7 +57,7 @@ from benchledger.ledger.storage.event_records import row_to_event
 from benchledger.ledger.storage.goal_names import unknown_goal
 from benchledger.ledger.storage.schema import events, projection_rows, stream_heads
 from benchledger.ledger.storage.store import Store
-from benchledger.projections import catalog, retraction, runs
+from benchledger.projections import catalog, runs
 
 INDEX_PAGE_SIZE = 100
 BATCHES_PAGE_SIZE = 50  # rows of the comparisons table a page shows
@@ -145,16 +145,6 @@ def goal_index(
             }
         )
     return {"total": total, "offset": offset, "limit": limit, "goals": listing}
-
-
-def retracted_of(connection: Any, goal_ids: Sequence[str]) -> list[str]:
-    """The ids the goals' retractions retract (retractions are few: read whole, by the rule in ``projections.retraction``)."""
-    found = connection.execute(select(events.c.payload).where(events.c.goal_id.in_(goal_ids), events.c.kind == retraction.KIND))
-    return sorted({i for (text_value,) in found for i in retraction.retracted_ids_of(json.loads(text_value))})
-
-
-def not_retracted(retracted: Sequence[str]) -> ColumnElement:
-    return events.c.event_id.not_in(retracted) if retracted else true()
 
 
 # -- a goal ------------------------------------------------------------------------------------

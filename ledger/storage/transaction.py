@@ -148,13 +148,6 @@ class Transaction:
         """The highest event position (0 for an empty ledger)."""
         return self.connection.execute(select(func.coalesce(func.max(events.c.position), 0))).scalar_one()
 
-    def read_goals(self, goal_ids: Sequence[str]) -> dict[str, list[StoredEvent]]:
-        """Several goals' events (each in stream order) in a few queries."""
-        found: dict[str, list[StoredEvent]] = {goal: [] for goal in goal_ids}
-        for row in chunked_rows(self.connection, _EVENTS_OF_GOALS, "goal_ids", list(found)):
-            found[row.goal_id].append(row_to_event(row))
-        return found
-
     def events_by_id(self, event_ids: Iterable[str]) -> dict[str, StoredEvent]:
         ids = list(dict.fromkeys(event_ids))
         if self.connection.dialect.name == "postgresql":
@@ -277,11 +270,6 @@ _EVENTS_BY_ID = select(events).where(events.c.event_id.in_(bindparam("event_ids"
 # (an append looks up every new event's ids, and psycopg2 sends parameters as literals).
 _EVENTS_BY_ID_ARRAY = select(events).where(events.c.event_id == any_(bindparam("event_ids", type_=ARRAY(String))))
 _ID_ARRAY_SIZE = 10_000
-_EVENTS_OF_GOALS = (
-    select(events)
-    .where(events.c.goal_id.in_(bindparam("goal_ids", expanding=True)))
-    .order_by(events.c.goal_id, events.c.stream_version)
-)
 # No ORDER BY: ordered by (goal_id, stream_version), SQLite reads the goal's whole range of the
 # primary-key index instead of the (goal_id, kind) range (EXPLAIN QUERY PLAN), so an ingest's cost
 # grew with its goal's past; the few events of a kind are sorted after reading.
